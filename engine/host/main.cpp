@@ -1,0 +1,148 @@
+// engine [options] [script [args...]]: runs Lua scripts with the engine's modules, or
+// opens the REPL.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "host/repl.hpp"
+#include "host/runtime.hpp"
+
+namespace {
+
+void print_help(const host::Paths& paths) {
+  std::printf(
+      "usage: engine [options] [script [args...]]\n"
+      "\n"
+      "Runs a Lua 5.4 script with the engine's modules loaded, or opens the REPL when no\n"
+      "script is given.\n"
+      "\n"
+      "options:\n"
+      "  -e CODE     run CODE (may be repeated)\n"
+      "  -l MODULE   require MODULE into a global named after its last part\n"
+      "  -l G=MODULE require MODULE into the global G\n"
+      "  -i          enter the REPL after running the script or -e code\n"
+      "  -v          print the version\n"
+      "  -h, --help  print this help\n"
+      "  --          stop reading options\n"
+      "  -           run the standard input as a script\n"
+      "\n"
+      "A script given by bare name (engine experiment1.lua) is looked up in the working\n"
+      "directory, then in:\n");
+  for (const auto& d : paths.script_dirs) std::printf("  %s\n", d.c_str());
+  std::printf(
+      "require() finds the engine's Lua library in:\n"
+      "  %s\n"
+      "  %s\n"
+      "Models are looked up in:\n"
+      "  %s\n"
+      "Set ENGINE_HOME to use another tree holding stdlib/, scripts/ and models/.\n"
+      "The REPL keeps its history in ~/.engine_history (ENGINE_HISTORY overrides).\n",
+      (paths.root / "stdlib").c_str(), (paths.root / "scripts" / "lib").c_str(),
+      paths.models.c_str());
+}
+
+// -l NAME=MODULE sets the global NAME; -l a.b.c sets the global c.
+std::string global_name(std::string& module) {
+  if (auto eq = module.find('='); eq != std::string::npos) {
+    std::string name = module.substr(0, eq);
+    module = module.substr(eq + 1);
+    return name;
+  }
+  auto dot = module.rfind('.');
+  return dot == std::string::npos ? module : module.substr(dot + 1);
+}
+
+struct Command {
+  std::vector<std::pair<char, std::string>> actions;  // 'e' code or 'l' module, in order
+  bool interactive = false, version = false, help = false;
+  std::string script;  // "" none, "-" stdin
+  std::vector<std::string> args;
+};
+
+bool parse(int argc, char** argv, Command& cmd) {
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a == "-" || a.empty() || a[0] != '-') break;
+    if (a == "-i") cmd.interactive = true;
+    else if (a == "-v" || a == "--version") cmd.version = true;
+    else if (a == "-h" || a == "--help") cmd.help = true;
+    else if (a == "-e" || a == "-l") {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "engine: '%s' needs an argument\n", a.c_str());
+        return false;
+      }
+      cmd.actions.emplace_back(a[1], argv[++i]);
+    } else if ((a.rfind("-e", 0) == 0 || a.rfind("-l", 0) == 0) && a.size() > 2) {
+      cmd.actions.emplace_back(a[1], a.substr(2));
+    } else {
+      std::fprintf(stderr, "engine: unknown option '%s' (engine --help lists them)\n", a.c_str());
+      return false;
+    }
+  }
+  if (i < argc) {
+    cmd.script = argv[i++];
+    cmd.args.assign(argv + i, argv + argc);
+  }
+  return true;
+}
+
+int run(int argc, char** argv) {
+  Command cmd;
+  if (!parse(argc, argv, cmd)) return 2;
+  host::Paths paths = host::find_paths();
+  if (cmd.help) {
+    print_help(paths);
+    return 0;
+  }
+  if (cmd.version) {
+    std::printf("engine %s (%s)\n", ENGINE_VERSION, LUA_RELEASE);
+    if (cmd.actions.empty() && cmd.script.empty() && !cmd.interactive) return 0;
+  }
+  host::Runtime rt(paths);
+  rt.set_args(argv[0], cmd.script, cmd.args);
+  for (auto& [kind, value] : cmd.actions) {
+    bool ok = kind == 'e' ? rt.run_string(value, "=(command line)") : rt.require(value, global_name(value));
+    if (!ok) return 1;
+  }
+  if (cmd.script == "-") {
+    std::string code(std::istreambuf_iterator<char>(std::cin), {});
+    if (!rt.run_string(code, "=stdin")) return 1;
+  } else if (!cmd.script.empty()) {
+    auto found = host::find_script(paths, cmd.script);
+    if (!found) {
+      std::fprintf(stderr, "engine: cannot find script '%s' (engine --help says where it looks)\n",
+                   cmd.script.c_str());
+      return 1;
+    }
+    if (!rt.run_file(found->string(), cmd.args)) return 1;
+  }
+  bool nothing_ran = cmd.script.empty() && cmd.actions.empty() && !cmd.version;
+  if (cmd.interactive || (nothing_ran && isatty(STDIN_FILENO))) {
+    host::run_repl(rt);
+  } else if (nothing_ran) {  // as lua does: a script on the standard input
+    std::string code(std::istreambuf_iterator<char>(std::cin), {});
+    if (!rt.run_string(code, "=stdin")) return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "engine: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,156 @@
+// The REPL driven through a pseudo-terminal, as a person at a keyboard would.
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+class Terminal {
+ public:
+  explicit Terminal(const std::string& home) {
+    pid_ = forkpty(&fd_, nullptr, nullptr, nullptr);
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      setenv("HOME", home.c_str(), 1);
+      setenv("TERM", "xterm", 1);
+      unsetenv("ENGINE_HISTORY");
+      execl(ENGINE_EXE, ENGINE_EXE, static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  ~Terminal() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    close(fd_);
+  }
+
+  void type(const std::string& keys) { REQUIRE(write(fd_, keys.data(), keys.size()) == (ssize_t)keys.size()); }
+
+  // Reads until `text` appears in the output seen since the last call; false on timeout.
+  bool expect(const std::string& text, double seconds = 10) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    for (;;) {
+      size_t at = seen_.find(text, mark_);
+      if (at != std::string::npos) {
+        mark_ = at + text.size();
+        return true;
+      }
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+      char buf[4096];
+      ssize_t n = read(fd_, buf, sizeof buf);
+      if (n <= 0) return false;
+      seen_.append(buf, static_cast<size_t>(n));
+    }
+  }
+  const std::string& seen() const { return seen_; }
+  int wait_exit() {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    return status;
+  }
+
+ private:
+  int fd_ = -1;
+  pid_t pid_ = -1;
+  std::string seen_;
+  size_t mark_ = 0;
+};
+
+std::string temp_home() {
+  auto dir = std::filesystem::temp_directory_path() / ("repl_test_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+}  // namespace
+
+TEST_CASE("the REPL evaluates chunks and completes names and survives Ctrl-C", "[repl]") {
+  std::string home = temp_home();
+  Terminal t(home);
+  REQUIRE(t.expect("> "));
+
+  t.type("6 * 7\n");
+  CHECK(t.expect("42"));
+
+  t.type("{a = {b = {1, 'x'}}, n = 2}\n");
+  CHECK(t.expect("{ a = { b = { 1, \"x\" } }, n = 2 }"));
+
+  // An incomplete chunk asks for more with ">> ".
+  t.type("for i = 1, 2 do\n");
+  CHECK(t.expect(">> "));
+  t.type("print('row', i * 10)\n");
+  t.type("end\n");
+  CHECK(t.expect("row\t10"));
+  CHECK(t.expect("row\t20"));
+
+  // Tab completes a module's field; the completed call then runs.
+  t.type("json.enc\t");
+  CHECK(t.expect("json.encode"));
+  t.type("({1, 2})\n");
+  CHECK(t.expect("\"[1,2]\""));
+
+  // Ctrl-C stops a running chunk; the session goes on.
+  t.type("while true do end\n");
+  usleep(300 * 1000);
+  t.type("\x03");
+  CHECK(t.expect("interrupted!"));
+  t.type("print('still' .. ' alive')\n");
+  CHECK(t.expect("still alive"));
+
+  // Ctrl-C at a continuation prompt drops the pending chunk.
+  t.type("if true then\n");
+  CHECK(t.expect(">> "));
+  t.type("\x03");
+  t.type("print('fresh')\n");
+  CHECK(t.expect("fresh"));
+
+  // An error shows a traceback and keeps the session.
+  t.type("error('bad thing')\n");
+  CHECK(t.expect("bad thing"));
+  CHECK(t.expect("stack traceback"));
+
+  t.type("\x04");  // Ctrl-D leaves
+  int status = t.wait_exit();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+
+  std::ifstream hist(home + "/.engine_history");
+  std::stringstream ss;
+  ss << hist.rdbuf();
+  CHECK_THAT(ss.str(), Catch::Contains("6 * 7"));
+  CHECK_THAT(ss.str(), Catch::Contains("for i = 1, 2 do"));
+  std::filesystem::remove_all(home);
+}
+
+TEST_CASE("the REPL remembers history across sessions", "[repl]") {
+  std::string home = temp_home();
+  {
+    Terminal t(home);
+    REQUIRE(t.expect("> "));
+    t.type("remembered = 123\n");
+    t.type("\x04");
+    t.wait_exit();
+  }
+  Terminal t(home);
+  REQUIRE(t.expect("> "));
+  t.type("\x1b[A");  // up arrow recalls the last line
+  CHECK(t.expect("remembered = 123"));
+  t.type("\n");
+  t.type("remembered + 1\n");
+  CHECK(t.expect("124"));
+  std::filesystem::remove_all(home);
+}

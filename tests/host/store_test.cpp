@@ -1,0 +1,172 @@
+// The run store keeps every committed record exactly once, across reopen, crashes and
+// torn writes.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "store/store.hpp"
+
+namespace fs = std::filesystem;
+using store::Json;
+
+static fs::path fresh_dir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("store_test_" + std::to_string(getpid())) / name;
+  fs::remove_all(dir);
+  return dir;
+}
+
+static std::vector<Json> metrics_file(const fs::path& dir) {
+  std::ifstream in(dir / "metrics.jsonl");
+  std::vector<Json> out;
+  for (std::string line; std::getline(in, line);) out.push_back(Json::parse(line));
+  return out;
+}
+
+TEST_CASE("a new run writes its config and reopens with it", "[store]") {
+  fs::path dir = fresh_dir("config");
+  {
+    auto run = store::Run::open(dir, {Json{{"lr", 5e-7}, {"opt", "O3"}}});
+    CHECK_FALSE(run->resumed());
+  }
+  auto again = store::Run::open(dir, {Json{{"lr", 5e-7}, {"opt", "O3"}}});
+  CHECK(again->resumed());
+  CHECK(again->config()["opt"] == "O3");
+  REQUIRE_THROWS_WITH(store::Run::open(dir, {Json{{"lr", 2e-7}, {"opt", "O3"}}}),
+                      Catch::Contains("differs in: lr"));
+  store::OpenOptions replace{Json{{"lr", 2e-7}}, true};
+  CHECK(store::Run::open(dir, replace)->config()["lr"] == 2e-7);
+}
+
+TEST_CASE("samples are stored, queried and traced to their roots", "[store]") {
+  auto run = store::Run::open(fresh_dir("samples"));
+  store::Sample seed;
+  seed.status = "ok";
+  seed.gflops = 10;
+  seed.stage = 1;
+  int64_t a = run->add_sample(seed);
+  store::Sample child = seed;
+  child.parent_id = a;
+  child.gflops = 30;
+  child.iteration = 1;
+  child.timings = Json{{"times", {0.1, 0.2}}};
+  int64_t b = run->add_sample(child);
+  child.parent_id = b;
+  child.gflops = std::nullopt;
+  child.status = "compile_error";
+  int64_t c = run->add_sample(child);
+
+  auto best = run->samples({.order_by = "gflops", .descending = true, .limit = 1});
+  REQUIRE(best.size() == 1);
+  CHECK(best[0].id == b);
+  CHECK(best[0].timings["times"][1] == 0.2);
+  CHECK(run->count({.status = std::string("compile_error")}) == 1);
+  CHECK(run->count({.iteration = 1}) == 2);
+  auto chain = run->lineage(c);
+  REQUIRE(chain.size() == 3);
+  CHECK(chain[0].id == a);
+  CHECK(chain[2].id == c);
+  store::Sample orphan = seed;
+  orphan.parent_id = 999;
+  CHECK_THROWS_WITH(run->add_sample(orphan), Catch::Contains("parent sample 999"));
+  CHECK_THROWS_WITH(run->samples({.order_by = "name; DROP TABLE samples"}),
+                    Catch::Contains("cannot order"));
+}
+
+TEST_CASE("a rolled-back transaction leaves no record anywhere", "[store]") {
+  fs::path dir = fresh_dir("rollback");
+  auto run = store::Run::open(dir);
+  run->begin();
+  run->log(Json{{"step", 1}});
+  store::Sample s;
+  s.status = "ok";
+  run->add_sample(s);
+  run->set("step", 1);
+  run->rollback();
+  CHECK(run->metrics().empty());
+  CHECK(metrics_file(dir).empty());
+  CHECK(run->count() == 0);
+  CHECK_FALSE(run->get("step"));
+}
+
+TEST_CASE("a run killed inside a step resumes after the last committed step", "[store]") {
+  fs::path dir = fresh_dir("kill");
+  { store::Run::open(dir); }
+  pid_t pid = fork();
+  if (pid == 0) {
+    auto run = store::Run::open(dir);
+    for (int step = 1;; ++step) {
+      run->begin();
+      store::Sample s;
+      s.status = "ok";
+      s.iteration = step;
+      run->add_sample(s);
+      run->log(Json{{"step", step}});
+      if (step == 3) kill(getpid(), SIGKILL);  // dies with step 3 uncommitted
+      run->set("step", step);
+      run->commit();
+    }
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(WIFSIGNALED(status));
+  auto run = store::Run::open(dir);
+  CHECK(run->get("step") == Json(2));
+  CHECK(run->count() == 2);
+  auto lines = metrics_file(dir);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[1]["step"] == 2);
+}
+
+TEST_CASE("a torn metrics line is cut and committed lines missing from the file are restored",
+          "[store]") {
+  fs::path dir = fresh_dir("torn");
+  {
+    auto run = store::Run::open(dir);
+    for (int i = 1; i <= 3; ++i) run->log(Json{{"step", i}});
+  }
+  // Simulate a crash after the database commit of step 3 but mid-way through its line.
+  std::string text;
+  {
+    std::ifstream in(dir / "metrics.jsonl");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  size_t second_end = text.find('\n', text.find('\n') + 1);
+  std::ofstream(dir / "metrics.jsonl", std::ios::trunc) << text.substr(0, second_end + 1) << "{\"st";
+  auto run = store::Run::open(dir);
+  auto lines = metrics_file(dir);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[2]["step"] == 3);
+  CHECK(lines[2]["_seq"] == 3);
+  run->log(Json{{"step", 4}});
+  CHECK(metrics_file(dir).size() == 4);
+}
+
+TEST_CASE("checkpoints appear whole or not at all", "[store]") {
+  fs::path dir = fresh_dir("ckpt");
+  auto run = store::Run::open(dir);
+  fs::path staging = run->begin_checkpoint("step-10");
+  std::ofstream(staging / "weights.bin") << "w";
+  CHECK(run->checkpoints().empty());
+  CHECK_FALSE(fs::exists(run->checkpoint_path("step-10")));
+  run->commit_checkpoint("step-10");
+  CHECK(fs::exists(run->checkpoint_path("step-10") / "weights.bin"));
+  CHECK(run->checkpoints() == std::vector<std::string>{"step-10"});
+  CHECK_THROWS_WITH(run->begin_checkpoint("../escape"), Catch::Contains("invalid checkpoint"));
+  CHECK_THROWS_WITH(run->commit_checkpoint("never"), Catch::Contains("was not begun"));
+}
+
+TEST_CASE("state values round-trip as JSON", "[store]") {
+  auto run = store::Run::open(fresh_dir("state"));
+  run->set("pool", Json{{"stage1", {1, 2, 3}}});
+  run->set("step", 7);
+  CHECK(run->get("pool")->at("stage1").size() == 3);
+  CHECK(run->state()["step"] == 7);
+  run->erase("step");
+  CHECK_FALSE(run->get("step"));
+}

@@ -1,0 +1,75 @@
+local t = require "engine.test"
+
+local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"))
+
+local function run(cmdline)
+  local p = io.popen(cmdline .. " 2>&1")
+  local out = p:read("a")
+  local ok, _, code = p:close()
+  return out, ok and 0 or code
+end
+
+t.test("scripts get arg and ... as the standalone lua gives them", function()
+  local script = t.tmpdir() .. "/args.lua"
+  io.open(script, "w"):write("print(arg[0], arg[1], arg[2], select('#', ...), ...)"):close()
+  local out, code = run(string.format("%q %q one two", engine_exe, script))
+  t.eq(code, 0)
+  t.eq(out, script .. "\tone\ttwo\t2\tone\ttwo\n")
+end)
+
+t.test("a bare script name is found in scripts/experiments", function()
+  local out, code = run(string.format("cd %q && %q host_check.lua --steps=2 --out=%q",
+                                      t.tmpdir(), engine_exe, t.tmpdir() .. "/hc"))
+  t.eq(code, 0, out)
+  t.ok(out:find("host check: 8 samples"), out)
+end)
+
+t.test("errors show a traceback with file and line", function()
+  local script = t.tmpdir() .. "/bad.lua"
+  io.open(script, "w"):write("local x = 1\nlocal function f() error('no good') end\nf()\n"):close()
+  local out, code = run(string.format("%q %q", engine_exe, script))
+  t.eq(code, 1)
+  t.ok(out:find("bad.lua:2: no good", 1, true), out)
+  t.ok(out:find("stack traceback"), out)
+end)
+
+t.test("syntax errors and unknown scripts are reported", function()
+  local script = t.tmpdir() .. "/syntax.lua"
+  io.open(script, "w"):write("if then\n"):close()
+  local out, code = run(string.format("%q %q", engine_exe, script))
+  t.eq(code, 1)
+  t.ok(out:find("syntax.lua:1:"), out)
+  out, code = run(string.format("%q no_such_script.lua", engine_exe))
+  t.eq(code, 1)
+  t.ok(out:find("cannot find script 'no_such_script.lua'"), out)
+  out, code = run(string.format("%q --bogus", engine_exe))
+  t.eq(code, 2)
+  t.contains(out, "unknown option '--bogus'")
+end)
+
+t.test("-e, -l and --help", function()
+  local out, code = run(string.format("%q -l engine.sweep -l s=engine.sweep -e %q", engine_exe,
+                                      "print(#sweep.product{x = {1, 2}}, s == sweep)"))
+  t.eq(code, 0, out)
+  t.eq(out, "2\ttrue\n")
+  out = run(string.format("%q --help", engine_exe))
+  t.ok(out:find("scripts/experiments"), out)
+  t.ok(out:find("models"), out)
+end)
+
+t.test("modules are reachable by require and as globals", function()
+  t.eq(require("engine.store"), store)
+  t.eq(require("engine.json"), json)
+  t.eq(require("engine.log"), log)
+  t.ok(type(engine.root) == "string" and engine.models:find("models$"))
+end)
+
+t.test("log levels filter and bad levels are named", function()
+  t.eq(log.level(), "info")
+  log.set_level("warn")
+  t.eq(log.level(), "warning")
+  log.set_level("info")
+  t.raises(function() log.set_level("loud") end, "unknown level 'loud'")
+end)
+
+t.run()
