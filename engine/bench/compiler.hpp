@@ -1,0 +1,54 @@
+// The compiler interface of the evaluation: a back end turns kernel source into loaded
+// machine code. Two back ends exist: "gcc" (the system compiler as a subprocess into a
+// shared object) and "gccjit" (engine/kernelc, in memory through libgccjit).
+//
+// A back end never runs the kernel; the sandbox does. compile() is called inside the
+// kernel's child process, so a back end may leave the process in any state except one
+// that lets the kernel escape the sandbox.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+struct CompileOptions {
+  std::string opt = "O3";             // "O0", "O1", "O2", "O3"
+  std::vector<std::string> march;     // explicit target flags, e.g. {"-march=sapphirerapids"};
+                                      // resolved from the host CPU before reaching a back end
+  bool openmp = true;                 // link the OpenMP runtime (kernels may use it)
+  std::string entry = "matmul_optimized";  // the function to return
+};
+
+enum class CompileStatus {
+  ok,
+  compile_error,      // invalid source; diagnostics say where and why
+  library_violation,  // references something outside the allow-list; diagnostics name it
+  unsupported,        // valid C the back end cannot handle yet; the caller may fall back
+};
+
+const char* to_string(CompileStatus s);
+
+struct CompiledKernel {
+  CompileStatus status = CompileStatus::compile_error;
+  std::string backend;      // which back end produced this
+  std::string diagnostics;  // "file:line:col: error: ..." lines, as a compiler prints them
+  void* entry = nullptr;    // the entry function when ok
+  double compile_ms = 0;
+  std::vector<std::string> external_symbols;  // what the code references outside itself
+  std::shared_ptr<void> code;  // keeps the machine code loaded while held
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+  virtual CompiledKernel compile(const std::string& source, const CompileOptions& opts) = 0;
+};
+
+// The external symbols a kernel may reference: libm, the OpenMP runtime, memory
+// allocation and memset/memcpy/memmove. Anything else is a library violation.
+bool symbol_allowed(const std::string& name);
+
+}  // namespace bench
