@@ -144,18 +144,59 @@ local function drop_main(code)
   return code:sub(1, s - 1) .. code:sub(close)
 end
 
--- The start of the first preprocessor line before `limit`, or nil.
+-- Lines that start C code at file scope: a preprocessor directive, or a declaration.
 local directives = {include = true, define = true, pragma = true, ["if"] = true,
-                    ifdef = true, ifndef = true, undef = true}
-local function first_directive(text, limit)
+                    ifdef = true, ifndef = true, undef = true, endif = true, ["else"] = true}
+local decl_words = {void = true, double = true, float = true, int = true, long = true,
+                    unsigned = true, signed = true, char = true, short = true, const = true,
+                    static = true, inline = true, extern = true, typedef = true,
+                    struct = true, union = true, enum = true, size_t = true,
+                    __attribute__ = true, __m512d = true, __m256d = true}
+
+local function starts_code(line)
+  local word = line:match("^%s*#%s*(%a+)")
+  if word then return directives[word] == true end
+  word = line:match("^%s*([%a_][%w_]*)")
+  return word ~= nil and decl_words[word] == true
+end
+
+-- Bare code: from the first line of C before the definition (prose before it is
+-- dropped), through the definition, and on through the file-scope C that follows it
+-- (helpers after the kernel), up to the first line of prose.
+local function bare_code(text, start, stop)
+  local first = start
   local pos = 1
-  while pos < limit do
+  while pos < start do
     local line_end = text:find("\n", pos, true) or #text + 1
-    local word = text:sub(pos, line_end - 1):match("^%s*#%s*(%a+)")
-    if word and directives[word] then return pos end
+    if starts_code(text:sub(pos, line_end - 1)) then first = pos; break end
     pos = line_end + 1
   end
-  return nil
+  local last = stop - 1
+  while true do
+    local next_start = text:find("%S", last + 1)
+    if not next_start then break end
+    local line_start = next_start
+    while line_start > 1 and text:sub(line_start - 1, line_start - 1) ~= "\n" do
+      line_start = line_start - 1
+    end
+    local line_end = text:find("\n", next_start, true) or #text + 1
+    if not starts_code(text:sub(line_start, line_end - 1)) then break end
+    if text:sub(next_start, next_start) == "#" then
+      last = line_end - 1
+    else
+      local semi, brace = text:find(";", next_start, true), text:find("{", next_start, true)
+      if brace and (not semi or brace < semi) then
+        local close = matching_brace(text, brace)
+        if not close then break end
+        last = close - 1
+      elseif semi then
+        last = semi
+      else
+        break
+      end
+    end
+  end
+  return text:sub(first, last)
 end
 
 local function clean(text)
@@ -183,10 +224,7 @@ function extract.kernel(text, spec)
   if #blocks == 0 then
     local start, stop_or_why = find_definition(text, spec)
     if start then
-      -- Bare code: keep from the first preprocessor line or the definition, whichever is
-      -- first, so prose before the code is dropped and #includes are kept.
-      local first = first_directive(text, start) or start
-      local code = text:sub(first, stop_or_why - 1)
+      local code = bare_code(text, start, stop_or_why)
       return drop_main(code):gsub("^%s+", ""):gsub("%s+$", "") .. "\n"
     end
     reasons[#reasons + 1] = stop_or_why

@@ -6,6 +6,7 @@
 --   prompts.write(3, task)                   -- a fresh kernel within stage 3's rules
 --   prompts.improve(code, 3, task)           -- SQD: a faster kernel, same stage
 --   prompts.advance(code, 3, task)           -- SQD: into stage 4, adding its technique
+--                                            (at the last stage: the same as improve)
 --   prompts.repair(code, 3, message, task)   -- SQD: fix this kernel (here is the error)
 --   prompts.render(messages)                 -- the ChatML text the policy samples from
 --
@@ -133,13 +134,13 @@ end
 
 -- SQD "advance": from stage s into s + 1, adding the technique the next stage brings.
 function prompts.advance(code, s, task)
-  local next_stage = math.min(s + 1, stages.count)
-  local new = stages.get(next_stage).introduces
+  if s >= stages.count then return prompts.improve(code, s, task) end  -- nothing deeper
+  local new = stages.get(s + 1).introduces
   return messages(table.concat({
-    prompts.task_text(task), "", prompts.stage_rules(next_stage), "",
+    prompts.task_text(task), "", prompts.stage_rules(s + 1), "",
     "Here is a correct kernel from the previous stage:", code_block(code), "",
-    (new and ("Advance it to the next stage: add " .. stages.names[new] .. ", keeping "
-              .. "what already works.") or "Make it faster."), answer_format}, "\n"))
+    "Advance it to the next stage: add " .. stages.names[new] .. ", keeping what already works.",
+    answer_format}, "\n"))
 end
 
 -- SQD "repair": the kernel failed with `message`; fix it within stage s.
