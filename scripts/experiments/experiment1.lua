@@ -21,7 +21,8 @@ local M = {}
 
 M.spec = experiment.spec{
   description = "Experiment 1: GRPO on eight fixed prompts, raw GFLOPS reward, swept over "
-    .. "compiler level x learning rate x beta.",
+    .. "compiler level x learning rate x beta.\nWithout --model the default small model runs "
+    .. "with the small profile; with --model the paper's values are the defaults.",
   options = {
     {"out", "runs/experiment1", "run directory (one subdirectory per configuration)"},
     {"steps", 200, "GRPO steps per configuration"},
@@ -42,7 +43,9 @@ M.spec = experiment.spec{
 -- The configurations the options select, in the paper's order.
 function M.configs(opts)
   local all = sweep.product{{"opt", opts.opt}, {"lr", opts.lr}, {"beta", opts.beta}}
-  return sweep.select(all, opts.configs)
+  local ok, selected = pcall(sweep.select, all, opts.configs)
+  if not ok then experiment.fail("--configs: " .. tostring(selected)) end
+  return selected
 end
 
 -- The fixed prompts of a step: prompts_per_step of the eight, in turn.
@@ -116,9 +119,10 @@ end
 
 -- Runs every selected configuration. deps: the primitives (see experiment.lua).
 function M.run(opts, deps)
+  local configs = M.configs(opts)
   deps = experiment.deps(deps)
   local results = {}
-  for i, config in ipairs(M.configs(opts)) do
+  for i, config in ipairs(configs) do
     log.info("configuration", {index = i, name = sweep.name(config)})
     results[i] = M.run_config(opts, config, deps)
   end
@@ -134,5 +138,5 @@ function M.main(argv)
   print("report: engine report.lua " .. opts.out)
 end
 
-if experiment.is_main() then M.main(arg) end
+if experiment.is_main() then experiment.main(arg[0], M.main, arg) end
 return M

@@ -24,7 +24,8 @@ local M = {}
 
 M.spec = experiment.spec{
   description = "Experiment 2: GRPO within Staged Quality-Diversity, swept over compiler "
-    .. "level x learning rate (beta = 0).",
+    .. "level x learning rate (beta = 0).\nWithout --model the default small model runs with "
+    .. "the small profile; with --model the paper's values are the defaults.",
   options = {
     {"out", "runs/experiment2", "run directory (one subdirectory per configuration)"},
     {"iterations", 9, "SQD iterations per configuration"},
@@ -45,7 +46,9 @@ M.spec = experiment.spec{
 
 function M.configs(opts)
   local all = sweep.product{{"opt", opts.opt}, {"lr", opts.lr}}
-  return sweep.select(all, opts.configs)
+  local ok, selected = pcall(sweep.select, all, opts.configs)
+  if not ok then experiment.fail("--configs: " .. tostring(selected)) end
+  return selected
 end
 
 -- The pools of the next iteration as nodes, from the ids the run store keeps.
@@ -179,9 +182,10 @@ function M.run_config(opts, config, deps)
 end
 
 function M.run(opts, deps)
+  local configs = M.configs(opts)
   deps = experiment.deps(deps)
   local results = {}
-  for i, config in ipairs(M.configs(opts)) do
+  for i, config in ipairs(configs) do
     log.info("configuration", {index = i, name = sweep.name(config)})
     results[i] = M.run_config(opts, config, deps)
   end
@@ -197,5 +201,5 @@ function M.main(argv)
   print("report: engine report.lua " .. opts.out)
 end
 
-if experiment.is_main() then M.main(arg) end
+if experiment.is_main() then experiment.main(arg[0], M.main, arg) end
 return M

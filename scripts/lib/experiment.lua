@@ -41,6 +41,8 @@ experiment.options = {
   {"clip", 0.2, "GRPO clipping range (delta)"},
   {"detector", "", "stage technique detector for all stages: regex, features, auto "
    .. "(empty: each stage's own)"},
+  {"template", "chatml", "prompt format: chatml (Qwen2/2.5), or model (the policy's own "
+   .. "pol:chat(messages))", choices = {"chatml", "model"}},
   {"seed", 1, "seed of sampling and of SQD's random choices"},
   {"checkpoint_every", 1, "save the trainer every N updates (1: --resume is exact)"},
 }
@@ -50,6 +52,25 @@ experiment.options = {
 experiment.runtime_options = {out = true, configs = true, resume = true, profile = true,
                               device = true, steps = true, iterations = true, _ = true,
                               _given = true, checkpoint_every = true}
+
+-- A mistake of the user's (a missing model, an existing run): main() prints it alone,
+-- without a traceback.
+local UserError = {__tostring = function(e) return e.message end}
+
+function experiment.fail(message)
+  error(setmetatable({message = message}, UserError), 0)
+end
+
+-- Calls fn(...); a user's mistake ends the script with its message and status 1.
+function experiment.main(program, fn, ...)
+  local ok, err = xpcall(fn, function(e)
+    if getmetatable(e) == UserError then return e end
+    return debug.traceback(tostring(e), 2)
+  end, ...)
+  if ok then return end
+  io.stderr:write(program, ": ", tostring(err), "\n")
+  os.exit(1)
+end
 
 -- Adds the shared options after an experiment's own (its own win on name clashes).
 function experiment.spec(spec)
@@ -94,8 +115,8 @@ function experiment.deps(deps)
       if ok then out[name] = mod end
     end
     if out[name] == nil then
-      error(string.format("this engine has no '%s' module (engine.%s): build it, or pass a "
-                          .. "stand-in as deps.%s", name, name, name), 3)
+      experiment.fail(string.format("this engine has no '%s' module (engine.%s): build it, or "
+                                    .. "pass a stand-in as deps.%s", name, name, name))
     end
   end
   return out
@@ -106,11 +127,11 @@ function experiment.model_dir(opts, deps)
   local dir = opts.model or (engine.models .. "/" .. experiment.default_model_name)
   if not deps.injected and not sys.exists(dir .. "/config.json") then
     if opts.model then
-      error(string.format("--model=%s: no Hugging Face checkpoint there (config.json is "
-                          .. "missing)", dir), 0)
+      experiment.fail(string.format("--model=%s: no Hugging Face checkpoint there (config.json "
+                                    .. "is missing)", dir))
     end
-    error(string.format("the default model %s is missing (it is not shipped yet): pass "
-                        .. "--model=DIR, a Hugging Face Qwen2/Llama checkpoint", dir), 0)
+    experiment.fail(string.format("the default model %s is missing (it is not shipped yet): "
+                                  .. "pass --model=DIR, a Hugging Face Qwen2/Llama checkpoint", dir))
   end
   return dir
 end
@@ -142,8 +163,8 @@ end
 function experiment.open_run(dir, identity, opts)
   local exists = sys.exists(dir .. "/config.json")
   if exists and not opts.resume then
-    error(string.format("%s already holds a run: pass --resume to continue it, or choose "
-                        .. "another --out", dir), 0)
+    experiment.fail(string.format("%s already holds a run: pass --resume to continue it, or "
+                                  .. "choose another --out", dir))
   end
   local run = store.open(dir, {config = identity})
   log.info(exists and "resuming" or "starting", {dir = dir})
@@ -197,7 +218,12 @@ end
 function Session:sample(message_lists, seed)
   local texts = {}
   for i, msgs in ipairs(message_lists) do
-    texts[i] = self.policy.chat and self.policy:chat(msgs) or prompts.render(msgs)
+    if self.opts.template == "model" then
+      if not self.policy.chat then experiment.fail("--template=model: the policy has no chat method") end
+      texts[i] = self.policy:chat(msgs)
+    else
+      texts[i] = prompts.render(msgs)
+    end
   end
   local o = self.opts
   local out = self.policy:sample(texts, {n = o.G, temperature = o.temperature, top_p = o.top_p,

@@ -21,8 +21,14 @@ end
 function results.load(dir)
   if not sys.exists(dir) then error("results: no such directory " .. dir, 2) end
   local exp = {dir = dir, configs = {}}
-  for _, name in ipairs(sys.listdir(dir)) do
-    local path = dir .. "/" .. name
+  local paths = {}
+  if sys.exists(dir .. "/config.json") then  -- one configuration's run directory
+    paths[1] = dir
+  else
+    for _, name in ipairs(sys.listdir(dir)) do paths[#paths + 1] = dir .. "/" .. name end
+  end
+  for _, path in ipairs(paths) do
+    local name = path:match("([^/]+)$")
     if sys.exists(path .. "/config.json") and sys.exists(path .. "/run.sqlite") then
       local run = store.open(path, {log_file = false})
       local identity = run:config()

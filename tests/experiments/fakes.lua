@@ -6,8 +6,6 @@
 --     figure that grows with the techniques the label lists;
 --   * the trainer checks the groups it is given, counts updates, and saves/loads that
 --     count as its checkpoint.
--- FAKE_KILL_AT_BATCH=N makes the N-th bench call kill its own process (SIGKILL), as a
--- crash in the middle of a step would.
 
 local fakes = {}
 
@@ -100,10 +98,8 @@ end
 
 function fakes.bench()
   local bench = {calls = 0, kernels = 0, seen_opts = {}}
-  local kill_at = tonumber(os.getenv("FAKE_KILL_AT_BATCH") or "")
   function bench.evaluate_batch(sources, opts)
     bench.calls = bench.calls + 1
-    if kill_at and bench.calls == kill_at then os.execute("kill -9 " .. sys.pid()) end
     bench.seen_opts[#bench.seen_opts + 1] = opts
     local out = {}
     for i, code in ipairs(sources) do

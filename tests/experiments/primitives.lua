@@ -6,10 +6,11 @@ local PRIMITIVES = os.getenv("EXPERIMENTS_PRIMITIVES") or "fake"
 
 local M = {fake = PRIMITIVES == "fake"}
 
--- deps for experiment.run (nil: the engine's modules).
+-- deps for experiment.run.
 function M.deps()
   if M.fake then return require("fakes").deps() end
-  return nil
+  return {policy = require "engine.policy", bench = require "engine.bench",
+          train = require "engine.train"}
 end
 
 -- Command-line options the primitives need (the model of the engine's primitives).

@@ -26,7 +26,7 @@ end
 
 -- Runs an experiment in a child engine; returns how it ended.
 local function child(name, options, kill_at)
-  local cmd = {string.format("FAKE_KILL_AT_BATCH=%s", kill_at or ""), string.format("%q", engine_exe),
+  local cmd = {string.format("KILL_AT_BATCH=%s", kill_at or ""), string.format("%q", engine_exe),
                string.format("%q", here .. "/run_experiment.lua"), name}
   for _, o in ipairs(options) do cmd[#cmd + 1] = string.format("%q", o) end
   local ok, how, code = os.execute(table.concat(cmd, " ") .. " >/dev/null 2>&1")
@@ -38,16 +38,19 @@ local function killed(how, code)
 end
 
 -- Everything a run stored about its samples, in id order, for comparing two runs.
+-- Measured figures are compared only with the fakes (a real benchmark's vary).
 local function contents(dir)
   local run = store.open(dir, {log_file = false})
   local rows = {}
   for _, s in ipairs(run:samples{}) do
-    rows[#rows + 1] = {s.id, s.parent_id or 0, s.iteration, s.stage or 0, s.status,
-                       s.gflops or 0, s.reward, s.code}
+    rows[#rows + 1] = {s.id, s.parent_id or 0, s.iteration, s.stage or 0, s.code,
+                       primitives.fake and s.status or "", primitives.fake and s.gflops or 0,
+                       primitives.fake and s.reward or 0}
   end
   local metrics = {}
   for _, m in ipairs(run:metrics()) do
-    metrics[#metrics + 1] = {m.kind, m.step or 0, m.iteration or 0, m.group or 0, m.mean_reward}
+    metrics[#metrics + 1] = {m.kind, m.step or 0, m.iteration or 0, m.group or 0, m.kernels,
+                             primitives.fake and m.mean_reward or 0}
   end
   run:close()
   return rows, metrics

@@ -32,6 +32,10 @@ t.test("experiment 1 sweeps 12 configurations; any subset can be chosen", functi
   t.eq(exp1.configs(parse(exp1, {"--model=/m", "--configs=opt=O3,lr=5e-7,beta=0.001"})),
        {{opt = "O3", lr = 5e-7, beta = 0.001}})
   t.eq(#exp1.configs(parse(exp1, {"--model=/m", "--configs=1,12"})), 2)
+  t.raises(function() exp1.configs(parse(exp1, {"--model=/m", "--configs=opt=O2"})) end,
+           "--configs: sweep: selector 'opt=O2' matches no configuration")
+  t.raises(function() exp1.configs(parse(exp1, {"--model=/m", "--configs=13"})) end,
+           "no configuration 13 (there are 12)")
   t.eq(exp1.configs(parse(exp1, {"--model=/m", "--opt=O3", "--lr=5e-7", "--beta=0.0"})),
        {{opt = "O3", lr = 5e-7, beta = 0.0}})
 end)
