@@ -2,6 +2,7 @@
 --
 --   engine report.lua runs/experiment1          # writes runs/experiment1/report/
 --   engine report.lua runs/experiment2 --out=/tmp/r
+--   engine report.lua runs/experiment2/lr=5e-07,opt=O3 --lineage=42   # one kernel's ancestry
 --
 -- Writes reward.png (mean reward per step or SQD iteration, one line per configuration:
 -- Fig. 3 / Fig. 7), gflops.png (max GFLOPS: Fig. 4 / Fig. 8), report.md (Table II: best
@@ -15,7 +16,10 @@ local results = require "results"
 local opts = args.parse(arg, {
   description = "Plots and tables of an experiment's runs (experiment1.lua, experiment2.lua).",
   positional = "RUN_DIR",
-  options = {{"out", "", "where to write the report [default: RUN_DIR/report]"}},
+  options = {
+    {"out", "", "where to write the report [default: RUN_DIR/report]"},
+    {"lineage", 0, "print the lineage of sample ID of a configuration's RUN_DIR, and stop"},
+  },
 })
 local dir = opts._[1]
 if not dir then
@@ -23,6 +27,28 @@ if not dir then
   os.exit(2)
 end
 dir = dir:gsub("/+$", "")
+
+if opts.lineage > 0 then
+  if not sys.exists(dir .. "/config.json") then
+    io.stderr:write("report.lua: --lineage needs one configuration's run directory, e.g. "
+                    .. dir .. "/<config>\n")
+    os.exit(2)
+  end
+  local run = store.open(dir, {log_file = false})
+  local chain = run:lineage(opts.lineage)
+  run:close()
+  if #chain == 0 then
+    io.stderr:write(string.format("report.lua: %s has no sample %d\n", dir, opts.lineage))
+    os.exit(1)
+  end
+  io.stdout:write(results.lineage_table(chain), "\n")
+  for _, s in ipairs(chain) do
+    io.stdout:write(string.format("--- sample %d (%s, stage %s, %s) ---\n%s\n", s.id,
+                                  s.extra.action or "sample", tostring(s.stage or "-"),
+                                  s.status, s.code ~= "" and s.code or s.completion))
+  end
+  os.exit(0)
+end
 local out = opts.out ~= "" and opts.out or (dir .. "/report")
 sys.mkdir(out)
 
@@ -48,6 +74,9 @@ add("# " .. title, "", "Runs: `" .. dir .. "`, " .. #exp.configs .. " configurat
 add("![mean reward](reward.png)", "", "![max GFLOPS](gflops.png)", "")
 add("## Best kernels (Table II)", "", results.table2(exp))
 add("## Techniques of the best kernels (Table III)", "", results.table3(exp))
+if exp.kind == "experiment2" then
+  add("## SQD pools (kernels kept per stage after each iteration)", "", results.pools_table(exp))
+end
 
 local best = results.best(exp)
 if best then

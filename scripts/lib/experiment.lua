@@ -15,8 +15,9 @@ local reward = require "reward"
 
 local experiment = {}
 
--- The default model's directory (shipped with the engine under models/).
+-- The default model: a directory under the engine's models/ (not shipped yet).
 experiment.default_model_name = "small"
+experiment.default_model = engine.models .. "/" .. experiment.default_model_name
 
 -- Options every experiment has; each experiment adds its own and its sweep axes.
 -- Defaults are the paper's values where it gives them.
@@ -24,8 +25,8 @@ experiment.options = {
   {"out", nil, "run directory (one subdirectory per configuration)", type = "string"},
   {"configs", "", "which configurations to run: indices '1,4' or conditions 'opt=O3,lr=5e-7'"},
   {"resume", false, "continue the runs in --out where they stopped"},
-  {"model", nil, "policy checkpoint directory [default: the engine's default model]",
-   type = "string"},
+  {"model", nil, "policy checkpoint directory, Hugging Face format [default: "
+   .. experiment.default_model .. ", with the small profile]", type = "string"},
   {"device", "cpu", "where the policy runs: cpu, cuda, cuda:N"},
   {"dtype", "fp32", "policy weights: fp32, bf16, fp16", choices = {"fp32", "bf16", "fp16"}},
   {"G", 64, "completions per prompt (the group size)"},
@@ -107,7 +108,8 @@ end
 -- The primitives: the caller's, else the engine's modules.
 function experiment.deps(deps)
   deps = deps or {}
-  local out = {injected = deps.policy ~= nil}
+  local engine_policy = rawget(_G, "policy") or package.loaded["engine.policy"]
+  local out = {injected = deps.policy ~= nil and deps.policy ~= engine_policy}
   for _, name in ipairs{"policy", "bench", "train"} do
     out[name] = deps[name] or rawget(_G, name)
     if out[name] == nil then
@@ -124,7 +126,7 @@ end
 
 -- The model directory, with a clear error when it is missing.
 function experiment.model_dir(opts, deps)
-  local dir = opts.model or (engine.models .. "/" .. experiment.default_model_name)
+  local dir = opts.model or experiment.default_model
   if not deps.injected and not sys.exists(dir .. "/config.json") then
     if opts.model then
       experiment.fail(string.format("--model=%s: no Hugging Face checkpoint there (config.json "
@@ -319,7 +321,7 @@ function experiment.show(bar, done, record)
                     ok = c.ok or 0, kl = record.kl or 0})
 end
 
--- Lists a table's entries as "k=v" text, for logs.
+-- Counts per status as "status=n" text, in the order of Eq. 3, for logs.
 function experiment.counts_text(counts)
   local parts = {}
   for _, status in ipairs(reward.statuses) do

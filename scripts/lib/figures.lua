@@ -57,9 +57,14 @@ function figures.lines(spec)
     lines[#lines + 1] = "plot [0:1] [0:1] NaN notitle"
   else
     local parts = {}
+    -- gnuplot cycles through 8 colours: the dash pattern and the point shape tell
+    -- apart lines that share one
+    local points = {7, 5, 9, 11, 13}
     for i, s in ipairs(plotted) do
-      parts[i] = string.format("%s index %d using 1:2 with linespoints pt 7 ps 0.6 lw 1.5 title %s",
-                               quote(data_path), i - 1, quote(s.name))
+      local round = (i - 1) // 8
+      parts[i] = string.format("%s index %d using 1:2 with linespoints lt %d dt %d pt %d ps 0.7 "
+                               .. "lw 1.5 title %s", quote(data_path), i - 1, (i - 1) % 8 + 1,
+                               round + 1, points[round % #points + 1], quote(s.name))
     end
     lines[#lines + 1] = "plot " .. table.concat(parts, ", \\\n     ")
   end

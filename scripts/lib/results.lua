@@ -17,6 +17,27 @@ local function sorted_keys(t)
   return keys
 end
 
+-- Configurations in the paper's order: by compiler level, then learning rate, then any
+-- other swept value.
+results.order = {"opt", "lr", "beta"}
+
+function results.config_order(a, b)
+  local keys = {table.unpack(results.order)}
+  for _, k in ipairs(sorted_keys(a.config)) do
+    local known = false
+    for _, o in ipairs(results.order) do known = known or o == k end
+    if not known then keys[#keys + 1] = k end
+  end
+  for _, k in ipairs(keys) do
+    local x, y = a.config[k], b.config[k]
+    if x ~= y and x ~= nil and y ~= nil then
+      if type(x) == type(y) then return x < y end
+      return tostring(x) < tostring(y)
+    end
+  end
+  return a.name < b.name
+end
+
 -- The configurations under an experiment directory (each a run directory).
 function results.load(dir)
   if not sys.exists(dir) then error("results: no such directory " .. dir, 2) end
@@ -49,6 +70,7 @@ function results.load(dir)
   if #exp.configs == 0 then
     error("results: " .. dir .. " holds no runs (no <config>/config.json)", 2)
   end
+  table.sort(exp.configs, results.config_order)
   return exp
 end
 
@@ -96,25 +118,42 @@ local function baseline(exp, cfg)
   return nil
 end
 
--- Table II: best GFLOPS, peak ratio and the learning gain against lr = 0.
+-- The mean reward over the last quarter of a configuration's steps (or iterations).
+function results.final_reward(cfg)
+  local points = results.series(cfg, "mean_reward")
+  if #points == 0 then return nil end
+  local n = math.max(1, #points // 4)
+  local sum = 0
+  for i = #points - n + 1, #points do sum = sum + points[i][2] end
+  return sum / n
+end
+
+-- Table II: best GFLOPS, peak ratio and the learning gain against lr = 0 (the ratio of
+-- best GFLOPS), with the final mean reward and its difference from lr = 0.
 function results.table2(exp)
   local rows = {
-    "| configuration | best GFLOPS | peak ratio | learning gain | samples |",
-    "| --- | ---: | ---: | ---: | ---: |",
+    "| configuration | best GFLOPS | peak ratio | learning gain | final mean reward | "
+      .. "reward gain | samples |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
   }
   for _, cfg in ipairs(exp.configs) do
     local best = cfg.best and cfg.best.gflops
     local p = peak(cfg)
-    local gain = "-"
+    local final = results.final_reward(cfg)
+    local gain, reward_gain = "-", "-"
     local base = baseline(exp, cfg)
-    if base and best and base.best and base.best.gflops > 0 then
-      gain = string.format("%.2fx (%+.2f GFLOPS)", best / base.best.gflops, best - base.best.gflops)
+    if base then
+      if best and base.best and base.best.gflops > 0 then
+        gain = string.format("%.2fx (%+.2f GFLOPS)", best / base.best.gflops, best - base.best.gflops)
+      end
+      local base_final = results.final_reward(base)
+      if final and base_final then reward_gain = string.format("%+.2f", final - base_final) end
     elseif cfg.config.lr == 0 then
-      gain = "(baseline)"
+      gain, reward_gain = "(baseline)", "(baseline)"
     end
-    rows[#rows + 1] = string.format("| %s | %s | %s | %s | %d |", cfg.name, fmt(best),
+    rows[#rows + 1] = string.format("| %s | %s | %s | %s | %s | %s | %d |", cfg.name, fmt(best),
                                     (best and p) and string.format("%.1f%%", 100 * best / p) or "-",
-                                    gain, cfg.samples)
+                                    gain, fmt(final), reward_gain, cfg.samples)
   end
   return table.concat(rows, "\n") .. "\n"
 end
@@ -160,6 +199,27 @@ function results.lineage_table(lineage)
     local action = (s.extra and s.extra.action) or (s.parent_id and "child" or "sample")
     rows[#rows + 1] = string.format("| %s | %d | %d | %s | %s | %s |", action, s.id, s.iteration,
                                     s.stage and tostring(s.stage) or "-", s.status, fmt(s.gflops))
+  end
+  return table.concat(rows, "\n") .. "\n"
+end
+
+-- SQD's pools: how many kernels each stage kept after every iteration (experiment 2).
+function results.pools_table(exp)
+  local header = {"configuration", "iteration"}
+  local align = {"---", "---:"}
+  for s = 1, stages.count do
+    header[#header + 1] = "stage " .. s
+    align[#align + 1] = "---:"
+  end
+  local rows = {"| " .. table.concat(header, " | ") .. " |", "| " .. table.concat(align, " | ") .. " |"}
+  for _, cfg in ipairs(exp.configs) do
+    for _, m in ipairs(cfg.metrics) do
+      if m.kind == "iteration" and m.pool then
+        local cells = {cfg.name, tostring(m.iteration)}
+        for s = 1, stages.count do cells[#cells + 1] = tostring(m.pool[s] or 0) end
+        rows[#rows + 1] = "| " .. table.concat(cells, " | ") .. " |"
+      end
+    end
   end
   return table.concat(rows, "\n") .. "\n"
 end

@@ -1,11 +1,13 @@
 -- Stand-ins for the engine's policy, bench and train primitives, with the same Lua
 -- interfaces, so the experiments' plumbing can be tested without a model:
 --   * the policy answers with canned kernels (the labelled ones in the shared folder,
---     fenced, plus a few completions with no usable code), chosen by the seed;
+--     fenced, plus a few completions with no usable code), chosen by the seed; each
+--     update of its trainer makes it pick faster kernels ("skill"), so learning and a
+--     lost update both show in the samples;
 --   * the bench reads each kernel's "/* expect: STATUS */" label (none: ok) and gives a GFLOPS
 --     figure that grows with the techniques the label lists;
---   * the trainer checks the groups it is given, counts updates, and saves/loads that
---     count as its checkpoint.
+--   * the trainer checks the groups it is given, counts updates (the policy's skill),
+--     and saves/loads that count as its checkpoint.
 
 local fakes = {}
 
@@ -40,6 +42,7 @@ local function choices_for(prompt, canned)
     for _, tech in ipairs(stages.get(s).allowed) do allowed[tech] = true end
   end
   local good, bad = {}, {}
+  local function speed(text) return select(2, (text:match("techniques:([%w_ ]+)") or ""):gsub("%w+", "")) end
   for _, text in ipairs(canned) do
     local techniques = text:match("techniques:%s*([%w_ ]+)")
     if not text:find("expect: ok", 1, true) then
@@ -52,6 +55,10 @@ local function choices_for(prompt, canned)
       if fits then good[#good + 1] = text end
     end
   end
+  table.sort(good, function(a, b)  -- slowest first: skill moves the choice up the list
+    if speed(a) ~= speed(b) then return speed(a) < speed(b) end
+    return a < b
+  end)
   return good, bad
 end
 
@@ -62,7 +69,7 @@ function fakes.policy()
   function policy.load(dir, opts)
     assert(type(dir) == "string", "policy.load: the directory must be a string")
     policy.loads = policy.loads + 1
-    local pol = {dir = dir, opts = opts}
+    local pol = {dir = dir, opts = opts, skill = 0}
     function pol:sample(prompts, o)
       assert(type(prompts) == "table" and #prompts > 0, "pol:sample: prompts must be a list")
       assert(math.type(o.n) == "integer" and o.n > 0, "pol:sample: n must be a positive integer")
@@ -77,6 +84,7 @@ function fakes.policy()
         for i = 1, o.n do
           local list = i % 2 == 1 and good or bad
           local k = (base + i // 2) % #list + 1
+          if list == good then k = math.min(#good, k + self.skill) end
           out[p][i] = {text = list[k], tokens = {k, i}, logprobs = {-0.5, -0.25},
                        finish_reason = "stop"}
         end
@@ -127,7 +135,7 @@ function fakes.train()
   function train.grpo(pol, opts)
     assert(pol and pol.sample, "train.grpo: needs a policy")
     assert(type(opts.lr) == "number" and opts.lr > 0, "train.grpo: lr must be positive")
-    local trainer = {updates = 0, groups = {}, opts = opts}
+    local trainer = {updates = 0, groups = {}, opts = opts, policy = pol}
     function trainer:step(groups)
       for _, g in ipairs(groups) do
         assert(type(g.prompt) == "string", "a group needs its prompt text")
@@ -139,6 +147,7 @@ function fakes.train()
         self.groups[#self.groups + 1] = g
       end
       self.updates = self.updates + 1
+      pol.skill = self.updates
       return {loss = 1.0 / self.updates, kl = (opts.beta or 0) * self.updates, tokens = 2 * #groups,
               lr = opts.lr}
     end
@@ -147,6 +156,7 @@ function fakes.train()
     end
     function trainer:load(dir)
       self.updates = json.read(dir .. "/trainer.json").updates
+      pol.skill = self.updates
     end
     train.trainers[#train.trainers + 1] = trainer
     return trainer

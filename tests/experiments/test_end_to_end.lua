@@ -240,7 +240,9 @@ end)
 
 t.test("the report: plots, tables, the best kernel and its lineage", function()
   local out1, out2 = t.tmpdir(), t.tmpdir()
-  t.ok(child("experiment1", {"--out=" .. out1, "--steps=2", table.unpack(E1)}))
+  t.ok(child("experiment1", {"--out=" .. out1, "--steps=2", "--profile=paper", "--G=4",
+                             "--prompts_per_step=2", "--size=64", "--opt=O3", "--lr=0.0,5e-7",
+                             "--beta=0.0"}))
   t.ok(child("experiment2", {"--out=" .. out2, "--iterations=2", table.unpack(E2)}))
   for _, out in ipairs{out1, out2} do
     local ok = os.execute(string.format("%q report.lua %q >/dev/null 2>&1", engine_exe, out))
@@ -259,9 +261,32 @@ t.test("the report: plots, tables, the best kernel and its lineage", function()
     end
     t.ok(io.open(out .. "/report/best_kernel.c"), "the best kernel's source")
   end
+  local md1 = io.open(out1 .. "/report/report.md"):read("a")
+  local base_row = md1:match("| beta=0,lr=0,opt=O3 |[^\n]*")
+  t.ok(base_row and base_row:find("(baseline)", 1, true), "the lr = 0 baseline row")
+  if primitives.fake then t.contains(base_row, "| 41.00 | 41.0% |", "fake GFLOPS over the fake peak") end
+  local gain_row = md1:match("| beta=0,lr=5e%-07,opt=O3 |[^\n]*")
+  t.ok(gain_row and gain_row:find("x (", 1, true), "a learning gain against lr = 0: " .. tostring(gain_row))
+  if primitives.fake then
+    -- the fake policy improves with every update, so the final reward rises over lr = 0
+    t.ok(gain_row:match("| %+%d+%.%d%d |"), "a positive reward gain: " .. gain_row)
+  end
   local md2 = io.open(out2 .. "/report/report.md"):read("a")
   t.contains(md2, "lr=5e-07,opt=O3")
   t.contains(md2, "| seed |")
+  t.contains(md2, "| lr=5e-07,opt=O3 | 2 |")
+  -- any kernel's lineage, printed from a configuration's directory
+  local config_dir = out2 .. "/lr=5e-07,opt=O3"
+  local run = store.open(config_dir, {log_file = false})
+  local child_id = run:samples{iteration = 2, limit = 1}[1].id
+  run:close()
+  local pipe = io.popen(string.format("%q report.lua %q --lineage=%d 2>&1", engine_exe, config_dir, child_id))
+  local text = pipe:read("a")
+  t.ok(pipe:close(), text)
+  t.contains(text, "| seed | 1 | 0 | 1 |")
+  t.contains(text, string.format("--- sample %d (", child_id))
+  t.ok(not os.execute(string.format("%q report.lua %q --lineage=99999 2>/dev/null", engine_exe, config_dir)),
+       "an unknown sample is an error")
 end)
 
 t.run()
