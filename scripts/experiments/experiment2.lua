@@ -140,7 +140,7 @@ local function close_iteration(run, opts, name, it)
   local record = experiment.summary(children)
   record.kind, record.iteration, record.config = "iteration", it, name
   record.pool = {}
-  for s = 1, stages.last do record.pool[s] = #pools[s] end
+  for s = 1, stages.count do record.pool[s] = #pools[s] end
   run:atomic(function()
     run:set("pool", sqd.pool_ids(pools))
     run:set("plan", nil)

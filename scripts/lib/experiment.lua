@@ -273,7 +273,7 @@ function Session:record(prompt, completions, results, fields)
   for i, r in ipairs(results) do
     local extra = {message = r.message, reason = r.reason, techniques = r.techniques,
                    finish_reason = completions[i].finish_reason, backend = r.backend,
-                   max_rel_error = r.max_rel_error}
+                   max_rel_error = r.max_rel_error, features = r.features}
     for k, v in pairs(fields.extra or {}) do extra[k] = v end
     ids[i] = self.run:add_sample{
       iteration = fields.iteration, stage = fields.stage, parent_id = fields.parent_id,

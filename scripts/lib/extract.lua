@@ -7,6 +7,8 @@
 --   if not code then result.status = "format_violation"; result.message = why end
 --   local name = extract.library_call(code)   -- "cblas_dgemm" or nil
 
+local stages = require "stages"
+
 local extract = {}
 
 -- The task's function: void matmul_optimized(double *A, double *B, double *C, int M,
@@ -43,32 +45,28 @@ end
 -- The index just past the brace that closes the one at `open` (skipping comments,
 -- strings and character literals), or nil when it is never closed.
 local function matching_brace(code, open)
-  local depth, i, n = 0, open, #code
-  while i <= n do
-    local c, two = code:sub(i, i), code:sub(i, i + 1)
+  local depth, i = 0, open
+  while true do
+    local j = code:find("[{}/\"']", i)
+    if not j then return nil end
+    local c, two = code:sub(j, j), code:sub(j, j + 1)
     if two == "/*" then
-      local j = code:find("*/", i + 2, true)
-      if not j then return nil end
-      i = j + 2
+      local close = code:find("*/", j + 2, true)
+      if not close then return nil end
+      i = close + 2
     elseif two == "//" then
-      i = (code:find("\n", i, true) or n) + 1
+      i = (code:find("\n", j, true) or #code) + 1
     elseif c == '"' or c == "'" then
-      local j = i + 1
-      while j <= n and code:sub(j, j) ~= c do
-        if code:sub(j, j) == "\\" then j = j + 1 end
-        j = j + 1
-      end
-      i = j + 1
+      i = stages.literal_end(code, j) + 1
+    elseif c == "{" then
+      depth, i = depth + 1, j + 1
+    elseif c == "}" then
+      depth, i = depth - 1, j + 1
+      if depth == 0 then return i end
     else
-      if c == "{" then depth = depth + 1
-      elseif c == "}" then
-        depth = depth - 1
-        if depth == 0 then return i + 1 end
-      end
-      i = i + 1
+      i = j + 1  -- a lone '/'
     end
   end
-  return nil
 end
 
 -- "const double * restrict A" -> "double*"; "int M" -> "int".
@@ -98,10 +96,12 @@ local function find_definition(code, spec)
     local s, e = code:find("%f[%w_]" .. spec.name .. "%s*%b()", pos)
     if not s then break end
     local header_start = s
-    -- the return type: the words before the name on the same declaration
-    local before = code:sub(1, s - 1):match("([%w_ \t%*]*)$") or ""
+    -- the return type: the words before the name (a bounded window: an unanchored
+    -- pattern ending in $ would rescan the whole prefix from every position)
+    local window = code:sub(math.max(1, s - 200), s - 1)
+    local before = window:match("([%w_ \t%*]*)$") or ""
     if before:match("^%s*$") then  -- GNU style: the return type on the line above
-      before = code:sub(1, s - 1):match("([%w_ \t%*]*\n[ \t]*)$") or before
+      before = window:match("([%w_ \t%*]*\n[ \t]*)$") or before
     end
     local after = code:sub(e + 1)
     local brace = after:match("^%s*(){")
@@ -242,7 +242,6 @@ extract.library_patterns = {
 }
 
 function extract.library_call(code)
-  local stages = require "stages"
   local src = stages.strip(code)
   for _, pattern in ipairs(extract.library_patterns) do
     local name = src:match(pattern)

@@ -84,7 +84,7 @@ function sqd.select(pool, s, opts)
   local n_rep = sqd.share(f.repair, #bad)
   local out = {}
   for i = 1, n_top do
-    if s < stages.last then
+    if s < stages.count then
       out[#out + 1] = {node = ok[i], action = "deepen", stage = s + 1}
     else  -- nothing deeper than the last stage: improve there
       out[#out + 1] = {node = ok[i], action = "improve", stage = s}
@@ -103,7 +103,7 @@ end
 -- pools[s] is the list of nodes at stage s (missing or empty for none).
 function sqd.plan(pools, seed, opts)
   local plan = {}
-  for s = 1, stages.last do
+  for s = 1, stages.count do
     for _, pick in ipairs(sqd.select(pools[s] or {}, s, opts)) do plan[#plan + 1] = pick end
   end
   if seed then plan[#plan + 1] = {node = seed, action = "improve", stage = 1, seed = true} end
@@ -118,7 +118,7 @@ function sqd.file(children, opts)
   opts = opts or {}
   local rng = opts.rng or sqd.rng(1)
   local by_stage = {}
-  for s = 1, stages.last do by_stage[s] = {} end
+  for s = 1, stages.count do by_stage[s] = {} end
   for _, child in ipairs(children) do
     local list = by_stage[child.stage]
     if not list then error("sqd.file: child " .. tostring(child.id) .. " has no valid stage", 2) end
@@ -127,7 +127,7 @@ function sqd.file(children, opts)
   local size = opts.pool_size or 0
   if size <= 0 then return by_stage end
   local pools = {}
-  for s = 1, stages.last do
+  for s = 1, stages.count do
     local list = by_stage[s]
     if #list <= size then
       pools[s] = list
@@ -157,7 +157,7 @@ end
 -- Pools as plain data for the run store: {{ids at stage 1}, ..., {ids at stage 6}}.
 function sqd.pool_ids(pools)
   local out = {}
-  for s = 1, stages.last do
+  for s = 1, stages.count do
     local ids = {}
     for i, node in ipairs(pools[s] or {}) do ids[i] = node.id end
     out[s] = ids

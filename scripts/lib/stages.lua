@@ -47,7 +47,6 @@ stages.table = {
 }
 
 stages.count = #stages.table
-stages.last = #stages.table
 
 -- The stage record for a number, with a clear error for a bad one.
 function stages.get(s)
@@ -81,44 +80,58 @@ end
 -- that mentions "_mm512" or "#pragma omp" does not count.
 ---------------------------------------------------------------------------------------
 
+-- The end of the string or character literal opened at `open` (the index of its closing
+-- quote), or of the line when it is never closed.
+local function literal_end(code, open)
+  local quote, k = code:sub(open, open), open + 1
+  while true do
+    local q = code:find("[\\\n" .. quote .. "]", k)
+    if not q then return #code end
+    local ch = code:sub(q, q)
+    if ch == "\\" then k = q + 2
+    elseif ch == "\n" then return q - 1
+    else return q end
+  end
+end
+stages.literal_end = literal_end
+
 -- The source with comments, string and character literals blanked out (line breaks kept).
 function stages.strip(code)
   local out, i, n = {}, 1, #code
   while i <= n do
-    local c, two = code:sub(i, i), code:sub(i, i + 1)
+    local j = code:find("[/\"']", i)
+    if not j then
+      out[#out + 1] = code:sub(i)
+      break
+    end
+    out[#out + 1] = code:sub(i, j - 1)
+    local two = code:sub(j, j + 1)
     if two == "/*" then
-      local j = code:find("*/", i + 2, true) or n - 1
-      out[#out + 1] = (code:sub(i, j + 1):gsub("[^\n]", " "))
-      i = j + 2
+      local close = code:find("*/", j + 2, true)
+      local stop = close and close + 1 or n
+      out[#out + 1] = (code:sub(j, stop):gsub("[^\n]", " "))
+      i = stop + 1
     elseif two == "//" then
-      local j = code:find("\n", i, true) or n + 1
-      i = j
-    elseif c == '"' or c == "'" then
-      local j = i + 1
-      while j <= n and code:sub(j, j) ~= c and code:sub(j, j) ~= "\n" do
-        if code:sub(j, j) == "\\" then j = j + 1 end
-        j = j + 1
-      end
-      out[#out + 1] = c .. c
+      i = code:find("\n", j, true) or n + 1
+    elseif two:sub(1, 1) == "/" then
+      out[#out + 1] = "/"
       i = j + 1
     else
-      out[#out + 1] = c
-      i = i + 1
+      local quote = code:sub(j, j)
+      out[#out + 1] = quote .. quote
+      i = literal_end(code, j) + 1
     end
   end
   return table.concat(out)
 end
 
--- Integer constants the code names: #define NAME 64, const int NAME = 64, enum-free.
+-- Integer constants the source names (#define BS 64, const int BS = 64): block sizes.
 local function named_constants(code)
   local consts = {}
   for name, value in code:gmatch("#%s*define%s+([%a_][%w_]*)%s+%(?(%d+)%)?") do
     consts[name] = tonumber(value)
   end
   for name, value in code:gmatch("const%s+[%a_ ]*int%s+([%a_][%w_]*)%s*=%s*(%d+)") do
-    consts[name] = tonumber(value)
-  end
-  for name, value in code:gmatch("static%s+const%s+[%a_ ]*int%s+([%a_][%w_]*)%s*=%s*(%d+)") do
     consts[name] = tonumber(value)
   end
   return consts
@@ -158,11 +171,11 @@ end
 -- x += a * b for scalars.
 local function accumulators(code)
   local vector, scalar = {}, {}
-  for lhs, rest in code:gmatch("([%a_][%w_%[%]%.]*)%s*=%s*_mm%d*_fn?madd_p[sd]%s*(%b())") do
-    if rest:find(lhs, 1, true) then vector[lhs] = true end
-  end
-  for lhs, rest in code:gmatch("([%a_][%w_%[%]%.]*)%s*=%s*_mm%d*_add_p[sd]%s*(%b())") do
-    if rest:find(lhs, 1, true) then vector[lhs] = true end
+  local intrinsics = code:find("_mm", 1, true) ~= nil
+  for _, op in ipairs(intrinsics and {"_fn?madd_p[sd]", "_add_p[sd]"} or {}) do
+    for lhs, rest in code:gmatch("([%a_][%w_%[%]%.]*)%s*=%s*_mm%d*" .. op .. "%s*(%b())") do
+      if rest:find(lhs, 1, true) then vector[lhs] = true end
+    end
   end
   for statement in code:gmatch("[^;{}]+") do
     local lhs, rhs = statement:match("^%s*([%a_][^=]-)%s*%+=(.*)$")
