@@ -5,7 +5,7 @@
 -- The primitives (deps) default to the engine's modules:
 --   deps.policy  policy.load(dir, {device =, dtype =}) -> pol; pol:sample(prompts, opts)
 --   deps.bench   bench.evaluate_batch(sources, opts); bench.machine() (optional)
---   deps.train   train.grpo(pol, opts) -> trainer; trainer:step(groups);
+--   deps.train   train.grpo(pol, experiment.train_opts()) -> trainer; trainer:step(groups);
 --                trainer:save(dir) and trainer:load(dir) for checkpoints
 
 local progress = require "engine.progress"
@@ -40,6 +40,13 @@ experiment.options = {
   {"threads", 0, "threads per kernel (0: all cores)"},
   {"verify", "points", "verification: the paper's 105 points, or full", choices = {"points", "full"}},
   {"clip", 0.2, "GRPO clipping range (delta)"},
+  {"loss", "grpo", "GRPO loss normalisation (grpo: per sequence, as in the paper)",
+   choices = {"grpo", "bnpo", "dr_grpo", "dapo"}},
+  {"num_iterations", 1, "optimisation passes over each batch"},
+  {"micro_batch", 0, "completions per forward/backward pass (0: the trainer's default)"},
+  {"lora_r", 0, "LoRA rank (0: full fine-tuning)"},
+  {"lora_alpha", 64.0, "LoRA alpha (with --lora_r)"},
+  {"lora_dropout", 0.1, "LoRA dropout (with --lora_r)"},
   {"detector", "", "stage technique detector for all stages: regex, features, auto "
    .. "(empty: each stage's own)"},
   {"template", "chatml", "prompt format: chatml (Qwen2/2.5), or model (the policy's own "
@@ -138,6 +145,17 @@ function experiment.model_dir(opts, deps)
   return dir
 end
 
+-- The GRPO trainer's options. beta = 0 loads no reference model (the trainer's contract).
+function experiment.train_opts(opts, config)
+  local t = {lr = config.lr, beta = config.beta or opts.beta or 0, clip = opts.clip,
+             loss = opts.loss, num_iterations = opts.num_iterations}
+  if opts.micro_batch > 0 then t.micro_batch = opts.micro_batch end
+  if opts.lora_r > 0 then
+    t.lora = {r = opts.lora_r, alpha = opts.lora_alpha, dropout = opts.lora_dropout}
+  end
+  return t
+end
+
 -- The problem and compiler settings every kernel is benchmarked with.
 function experiment.bench_opts(opts, config)
   local b = {opt = config.opt, timeout = opts.timeout, warmup = opts.warmup, runs = opts.runs,
@@ -187,9 +205,7 @@ function experiment.session(run, opts, config, deps)
   self.policy = deps.policy.load(self.model, {device = opts.device, dtype = opts.dtype})
   self.learns = (config.lr or 0) > 0
   if self.learns then
-    -- beta = 0 loads no reference model (the trainer's contract).
-    local beta = config.beta or opts.beta or 0
-    self.trainer = deps.train.grpo(self.policy, {lr = config.lr, beta = beta, clip = opts.clip})
+    self.trainer = deps.train.grpo(self.policy, experiment.train_opts(opts, config))
     local updates = run:get("updates", 0)
     if updates > 0 then self:restore(updates) end
   end

@@ -22,6 +22,16 @@ t.test("the paper's values are the defaults with --model", function()
   t.eq({o2.G, o2.iterations, o2.beta, o2.reward}, {64, 9, 0.0, "normalized"})
 end)
 
+t.test("the trainer gets the paper's GRPO settings, LoRA only when asked", function()
+  local o = parse(exp1, {"--model=/m"})
+  t.eq(experiment.train_opts(o, {lr = 5e-7, beta = 0.01}),
+       {lr = 5e-7, beta = 0.01, clip = 0.2, loss = "grpo", num_iterations = 1})
+  local o2 = parse(exp2, {"--model=/m", "--lora_r=32", "--micro_batch=8"})
+  t.eq(experiment.train_opts(o2, {lr = 5e-7}),
+       {lr = 5e-7, beta = 0.0, clip = 0.2, loss = "grpo", num_iterations = 1, micro_batch = 8,
+        lora = {r = 32, alpha = 64.0, dropout = 0.1}})
+end)
+
 t.test("experiment 1 sweeps 12 configurations; any subset can be chosen", function()
   local o = parse(exp1, {"--model=/m"})
   local configs = exp1.configs(o)
