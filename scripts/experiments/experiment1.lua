@@ -64,8 +64,8 @@ function M.run_config(opts, config, deps)
                                   experiment.identity("experiment1", opts, config), opts)
   local session = experiment.session(run, opts, config, deps)
   local fixed = prompts.fixed(session.task)
-  local bar = experiment.progress(opts.steps, name)
   local first = run:get("step", 0) + 1
+  local bar = experiment.progress(opts.steps - first + 1, name)  -- the steps left to run
 
   for step = first, opts.steps do
     -- 1. Sample G completions for each of the step's prompts.
@@ -106,7 +106,7 @@ function M.run_config(opts, config, deps)
       run:log(record)
       run:set("step", step)
     end)
-    experiment.show(bar, step, record)
+    experiment.show(bar, step - first + 1, record)
   end
   bar:finish()
 

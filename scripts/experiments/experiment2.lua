@@ -159,11 +159,12 @@ function M.run_config(opts, config, deps)
 
   for it = run:get("iteration", 0) + 1, opts.iterations do
     local plan = iteration_plan(run, opts, it)
-    local bar = experiment.progress(#plan.picks, string.format("%s it %d/%d", name, it,
-                                                               opts.iterations))
-    for g = run:get("group", 0) + 1, #plan.picks do
+    local done = run:get("group", 0)  -- groups of this iteration already committed
+    local bar = experiment.progress(#plan.picks - done, string.format("%s it %d/%d", name, it,
+                                                                      opts.iterations))
+    for g = done + 1, #plan.picks do
       local record = expand(run, session, opts, name, it, g, plan.picks[g])
-      experiment.show(bar, g, record)
+      experiment.show(bar, g - done, record)
     end
     bar:finish()
     local summary = close_iteration(run, opts, name, it)
