@@ -7,7 +7,8 @@
 --                 series = {{name = "lr=5e-07", points = {{1, -20.5}, {2, 3.1}}}, ...}}
 --
 -- A point's y may be nil (nothing to show at that x, e.g. no successful kernel): the line
--- breaks there.
+-- breaks there. A series with no value at all is left out of the plot (a plot with no
+-- series says "no data").
 
 local figures = {}
 
@@ -30,8 +31,14 @@ function figures.lines(spec)
   local data_path = spec.file:gsub("%.png$", "") .. ".dat"
   local data = assert(io.open(data_path, "w"))
   local plotted = {}
+  local function has_values(s)
+    for _, p in ipairs(s.points) do
+      if p[2] ~= nil and p[2] == p[2] then return true end
+    end
+    return false
+  end
   for _, s in ipairs(series) do
-    if #s.points > 0 then
+    if has_values(s) then  -- gnuplot refuses a block without one valid point
       data:write("# ", s.name, "\n")
       for _, p in ipairs(s.points) do data:write(number(p[1]), " ", number(p[2]), "\n") end
       data:write("\n\n")  -- gnuplot's index separator
