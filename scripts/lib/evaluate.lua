@@ -8,6 +8,9 @@
 --     stage = 3,                                     -- nil: no stage rules
 --     detector = nil,                                -- override the stage's detector
 --   })
+--
+-- The stage check runs before compiling whenever it can: always for the paper's patterns
+-- ("regex"), and for the front end's features when the bench offers bench.features().
 --   results[i].status, .gflops, .code, .message, .techniques, .stage_check, .reason
 --
 -- `reason` says which check failed: "extract", "library" or "stage" for a
@@ -22,9 +25,11 @@ local evaluate = {}
 local kept = {"status", "gflops", "times", "min", "median", "compile_ms", "max_rel_error",
               "message", "backend", "features"}
 
-local function judge_stage(result, ctx, features)
+-- Applies the stage check to a result; a kernel using a forbidden technique becomes a
+-- format violation. Returns whether it passed.
+local function judge_stage(result, ctx, features, detector)
   local verdict = stages.check(ctx.stage, result.code, features,
-                               {detector = ctx.detector, enforce_introduced = ctx.enforce_introduced})
+                               {detector = detector, enforce_introduced = ctx.enforce_introduced})
   result.stage_check = verdict
   result.techniques = verdict.used
   if not verdict.ok then
@@ -34,12 +39,32 @@ local function judge_stage(result, ctx, features)
   return verdict.ok
 end
 
--- Whether the stage is checked before compiling (the patterns need only the source)
--- or after (the front end's features come with the benchmark result).
-local function checks_before(ctx)
-  if not ctx.stage then return false end
+-- Before compiling: the patterns need only the source, and so do the front end's
+-- features when the bench offers bench.features(source). Returns false when the kernel
+-- breaks the stage's rules, nil when the check must wait for the benchmark's result.
+local function check_before(r, ctx)
   local d = ctx.detector or stages.get(ctx.stage).detector or "regex"
-  return d == "regex"
+  if d == "regex" then return judge_stage(r, ctx, nil, "regex") end
+  local features
+  if ctx.bench.features then
+    local ok, f = pcall(ctx.bench.features, r.code)
+    if ok then features = f end  -- a source the front end can't read fails to compile
+  end
+  if features then return judge_stage(r, ctx, features, "features") end
+  return nil
+end
+
+-- After the benchmark: the features its result carries; "auto" falls back to the
+-- patterns. A failed kernel without features keeps the benchmark's status.
+local function check_after(r, ctx, features)
+  local d = ctx.detector or stages.get(ctx.stage).detector or "regex"
+  if features then return judge_stage(r, ctx, features, "features") end
+  if d == "auto" then return judge_stage(r, ctx, nil, "regex") end
+  if r.status == "ok" then
+    error(string.format("evaluate: stage %d is checked by the front end's features, and "
+                        .. "the benchmark reported none (use the regex or auto detector)",
+                        ctx.stage))
+  end
 end
 
 -- completions: a list of {text = ...} (what policy:sample returns for one prompt) or of
@@ -48,7 +73,7 @@ function evaluate.completions(completions, ctx)
   if type(ctx) ~= "table" or not ctx.bench then
     error("evaluate.completions: ctx.bench is required (the engine's bench module)", 2)
   end
-  local results, sources, slots = {}, {}, {}
+  local results, sources, slots, deferred = {}, {}, {}, {}
   for i, c in ipairs(completions) do
     local text = type(c) == "table" and c.text or c
     local r = {completion = text}
@@ -59,11 +84,18 @@ function evaluate.completions(completions, ctx)
     else
       r.code = code
       local call = extract.library_call(code)
+      local passed
       if call then
         r.status, r.reason, r.message = "library_violation", "library", "calls " .. call
-      elseif not checks_before(ctx) or judge_stage(r, ctx, nil) then
+      elseif ctx.stage then
+        passed = check_before(r, ctx)
+      else
+        passed = true
+      end
+      if passed ~= false and not call then
         sources[#sources + 1] = code
         slots[#slots + 1] = i
+        deferred[#slots] = passed == nil
       end
     end
   end
@@ -78,7 +110,7 @@ function evaluate.completions(completions, ctx)
       local r = results[slots[j]]
       for _, k in ipairs(kept) do r[k] = m[k] end
       r.reason = "bench"
-      if ctx.stage and not checks_before(ctx) then judge_stage(r, ctx, m.features) end
+      if deferred[j] then check_after(r, ctx, m.features) end
       if not r.techniques and r.status == "ok" then
         r.techniques = stages.list(m.features and stages.from_features(m.features)
                                    or stages.detect(r.code))

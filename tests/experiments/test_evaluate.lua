@@ -60,6 +60,40 @@ t.test("with the front end's features the check follows the benchmark", function
   t.eq(results[2].techniques, {"omp"})
 end)
 
+t.test("bench.features(source) lets the features check run before compiling", function()
+  local bench = recording_bench()
+  function bench.features(code)
+    if code:find("garbage", 1, true) then error("1:1: expected a declaration") end
+    return {omp = code:find("pragma omp") ~= nil}
+  end
+  local garbage = "garbage\n" .. NAIVE
+  local results = evaluate.completions({NAIVE, OMP, garbage}, {bench = bench, stage = 3,
+                                                               detector = "features"})
+  t.eq(results[2].status, "format_violation")
+  t.eq(results[2].stage_check.detector, "features")
+  t.eq(#bench.batches[1].sources, 2, "the forbidden kernel was not compiled")
+  t.eq(results[1].stage_check.detector, "features")
+  -- the unreadable one was left to the benchmark, whose result carried features
+  t.eq(results[3].stage_check.detector, "features")
+end)
+
+t.test("features the benchmark does not report", function()
+  local plain = {evaluate_batch = function(sources)
+    local out = {}
+    for i = 1, #sources do out[i] = {status = i == 1 and "ok" or "compile_error", gflops = 1.0} end
+    return out
+  end}
+  local results = evaluate.completions({NAIVE, OMP}, {bench = plain, stage = 3, detector = "auto"})
+  t.eq(results[1].stage_check.detector, "regex", "auto falls back to the patterns")
+  t.eq(results[2].status, "format_violation", "the patterns still see the pragma")
+  local failed = evaluate.completions({NAIVE, NAIVE}, {bench = {evaluate_batch = function()
+    return {{status = "compile_error"}, {status = "timeout"}} end}, stage = 3, detector = "features"})
+  t.eq({failed[1].status, failed[2].status}, {"compile_error", "timeout"})
+  t.raises(function()
+    evaluate.completions({NAIVE}, {bench = plain, stage = 3, detector = "features"})
+  end, "the benchmark reported none")
+end)
+
 t.test("nothing to benchmark, and a benchmark that miscounts", function()
   local bench = recording_bench()
   evaluate.completions({"x", "y"}, {bench = bench})
