@@ -30,7 +30,8 @@ M.spec = experiment.spec{
     {"opt", {"O0", "O3"}, "compiler levels to sweep", choices = {"O0", "O1", "O2", "O3"}},
     {"lr", {2e-7, 5e-7}, "learning rates to sweep (0: sample and evaluate only)"},
     {"beta", {0.0, 0.001, 0.01}, "KL coefficients to sweep"},
-    {"reward", "gflops", "reward scheme of reward.lua: gflops (Eq. 3), normalized, ..."},
+    {"reward", "gflops", "reward scheme of reward.lua: gflops (Eq. 3), normalized, "
+     .. "kernelcompare (against the naive kernel)"},
   },
   profiles = {
     paper = {},
@@ -57,6 +58,17 @@ local function step_prompts(fixed, step, per_step)
   return chosen
 end
 
+-- The GFLOPS a kernel must beat under --reward=kernelcompare: the naive seed kernel's,
+-- measured once per run and kept in the run store.
+local function baseline_gflops(run, session)
+  local stored = run:get("baseline_gflops")
+  if stored then return stored end
+  local seed = session:judge({{text = prompts.seed_kernel}}, nil, "gflops")[1]
+  local gflops = seed.status == "ok" and seed.gflops or 0
+  run:set("baseline_gflops", gflops)
+  return gflops
+end
+
 -- Runs one configuration from its last committed step to opts.steps.
 function M.run_config(opts, config, deps)
   local name = sweep.name(config)
@@ -64,6 +76,8 @@ function M.run_config(opts, config, deps)
                                   experiment.identity("experiment1", opts, config), opts)
   local session = experiment.session(run, opts, config, deps)
   local fixed = prompts.fixed(session.task)
+  local reward_ctx = {}
+  if opts.reward == "kernelcompare" then reward_ctx.baseline_gflops = baseline_gflops(run, session) end
   local first = run:get("step", 0) + 1
   local bar = experiment.progress(opts.steps - first + 1, name)  -- the steps left to run
 
@@ -77,7 +91,7 @@ function M.run_config(opts, config, deps)
     local t1 = sys.now()
     local groups, results, all = {}, {}, {}
     for g = 1, #texts do
-      local judged, rewards = session:judge(completions[g], nil, opts.reward)
+      local judged, rewards = session:judge(completions[g], nil, opts.reward, reward_ctx)
       groups[g] = {prompt = texts[g], completions = completions[g], rewards = rewards}
       results[g] = judged
       for _, r in ipairs(judged) do all[#all + 1] = r end

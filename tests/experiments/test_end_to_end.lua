@@ -114,6 +114,22 @@ t.test("experiment 1: two steps fill the run store", function()
   end
 end)
 
+t.test("experiment 1 with the KernelCompare reward beats the naive kernel's GFLOPS", function()
+  local out = t.tmpdir()
+  local opts = parse(exp1, "experiment1", {"--out=" .. out, "--steps=1", "--reward=kernelcompare",
+                                          table.unpack(E1)})
+  local summaries = exp1.run(opts, primitives.deps())
+  local run = store.open(summaries[1].dir, {log_file = false})
+  local baseline = run:get("baseline_gflops")
+  t.ok(type(baseline) == "number", "the naive kernel was measured")
+  local allowed = {[0] = true, [0.4] = true, [0.8] = true, [1.0] = true}
+  for _, s in ipairs(run:samples{}) do
+    t.ok(allowed[s.reward], "reward " .. s.reward)
+    if s.status == "ok" then t.eq(s.reward, s.gflops > baseline and 1.0 or 0.8) end
+  end
+  run:close()
+end)
+
 t.test("experiment 1 refuses to overwrite a run without --resume", function()
   local out = t.tmpdir()
   local base = {"--out=" .. out, "--steps=1", table.unpack(E1)}
