@@ -206,7 +206,8 @@ end
 
 -- The kernel source in a completion, or nil and the reason it has none.
 -- Candidates are the fenced blocks (the last complete definition wins: models often
--- restate the original before the improved kernel), then the whole text as bare code.
+-- restate the original before the improved kernel), then the whole text as bare code
+-- (a definition written outside the fences).
 function extract.kernel(text, spec)
   spec = spec or extract.matmul
   if type(text) ~= "string" then error("extract.kernel: the completion must be a string", 2) end
@@ -221,15 +222,18 @@ function extract.kernel(text, spec)
     end
     reasons[#reasons + 1] = stop_or_why
   end
-  if #blocks == 0 then
-    local start, stop_or_why = find_definition(text, spec)
-    if start then
-      local code = bare_code(text, start, stop_or_why)
-      return drop_main(code):gsub("^%s+", ""):gsub("%s+$", "") .. "\n"
-    end
-    reasons[#reasons + 1] = stop_or_why
+  local start, stop_or_why = find_definition(text, spec)
+  if start then
+    local code = bare_code(text, start, stop_or_why)
+    return drop_main(code):gsub("^%s+", ""):gsub("%s+$", "") .. "\n"
   end
-  return nil, reasons[1] or ("no definition of " .. spec.name)
+  reasons[#reasons + 1] = stop_or_why
+  -- the most telling reason: a definition that is wrong rather than absent
+  local none = "no definition of " .. spec.name
+  for _, why in ipairs(reasons) do
+    if why ~= none then return nil, why end
+  end
+  return nil, none
 end
 
 -- Calls into a BLAS/LAPACK library (the kernel must compute the product itself): the

@@ -38,6 +38,14 @@ t.test("an unclosed fence (the completion was cut) still yields a complete funct
   t.contains(violation("```c\n" .. SIG .. " {\n  for (;;) {\n"), "never closed")
 end)
 
+t.test("a definition outside the fences, and the most telling reason", function()
+  local text = "The kernel:\n" .. KERNEL .. "\nCall it like this:\n```c\nmatmul_optimized(A, B, C, M, N, K);\n```"
+  t.eq(code_of(text), KERNEL .. "\n")
+  local wrong = "```c\nint matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {}\n```\n"
+                .. "Usage:\n```c\nmatmul_optimized(A, B, C, M, N, K);\n```"
+  t.contains(violation(wrong), "returns 'int'")
+end)
+
 t.test("bare code: prose before is dropped, #includes kept, main removed", function()
   local text = "# Answer\nHere is my kernel.\n#include <immintrin.h>\n#define BS 64\n" .. KERNEL ..
                "\nint main(void) { double a[1]; matmul_optimized(a, a, a, 1, 1, 1); return 0; }\n"
