@@ -93,7 +93,9 @@ std::vector<std::string> check_string_list(lua_State* L, int idx, const char* wh
       lua_pop(L, 1);
       throw Error(describe(where, item.c_str()) + " must be a string, got " + got);
     }
-    out.emplace_back(lua_tostring(L, -1));
+    size_t n = 0;
+    const char* s = lua_tolstring(L, -1, &n);
+    out.emplace_back(s, n);  // strings may hold NUL bytes
     lua_pop(L, 1);
   }
   return out;
