@@ -142,6 +142,10 @@ ModelConfig load_config(const std::filesystem::path& dir) {
     ss << in.rdbuf();
     return ss.str();
   };
+  if (!std::filesystem::is_directory(dir))
+    throw LoadError(dir.string() + ": no such checkpoint directory");
+  if (!std::filesystem::exists(dir / "config.json"))
+    throw LoadError(dir.string() + ": no config.json (not a Hugging Face checkpoint directory)");
   ModelConfig c = parse_config(read(dir / "config.json"), (dir / "config.json").string());
   auto gen = dir / "generation_config.json";
   if (std::filesystem::exists(gen)) {
