@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -90,25 +91,29 @@ class Options {
 };
 
 // ---- userdata -------------------------------------------------------------
-// A C++ object owned by Lua. Class<T>::name must be specialised per type (the
-// metatable's registry key and the type name in messages).
+// A C++ object owned by Lua through a shared_ptr, so other C++ objects can keep it alive
+// (a trainer holds its policy even after the script drops the policy). Class<T>::name
+// must be specialised per type (the metatable's registry key and the type name in
+// messages).
 template <class T>
 struct Class {
   static const char* name;
 };
 
 template <class T>
-int destroy_udata(lua_State* L) {
-  auto* box = static_cast<T**>(luaL_testudata(L, 1, Class<T>::name));
-  if (box && *box) {
-    delete *box;
-    *box = nullptr;
-  }
+std::shared_ptr<T>* object_box(lua_State* L, int idx) {
+  return static_cast<std::shared_ptr<T>*>(luaL_testudata(L, idx, Class<T>::name));
+}
+
+// Drops Lua's reference (close, __close, __gc); the object dies with its last owner.
+template <class T>
+int release_object(lua_State* L) {
+  if (auto* box = object_box<T>(L, 1)) box->reset();
   return 0;
 }
 
 // Creates the metatable of T: methods reachable by obj:method(), __gc and __close
-// destroy the object, __name for tostring and error messages.
+// release the object, __name for tostring and error messages.
 template <class T>
 void define_class(lua_State* L, std::initializer_list<Function> methods,
                   std::initializer_list<Function> metamethods = {}) {
@@ -116,31 +121,48 @@ void define_class(lua_State* L, std::initializer_list<Function> methods,
   lua_newtable(L);
   set_functions(L, methods);
   lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, destroy_udata<T>);
+  lua_pushcfunction(L, release_object<T>);
   lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, destroy_udata<T>);
+  lua_pushcfunction(L, release_object<T>);
   lua_setfield(L, -2, "__close");
   set_functions(L, metamethods);
   lua_pop(L, 1);
 }
 
-// Moves a heap object into a new userdata; the metatable must already exist.
+// Pushes a new userdata owning obj; the metatable must already exist.
 template <class T>
-T& push_object(lua_State* L, T* obj) {
-  auto** box = static_cast<T**>(lua_newuserdatauv(L, sizeof(T*), 1));
-  *box = obj;
+T& push_object(lua_State* L, std::shared_ptr<T> obj) {
+  void* mem = lua_newuserdatauv(L, sizeof(std::shared_ptr<T>), 1);
+  auto* box = new (mem) std::shared_ptr<T>(std::move(obj));
   luaL_setmetatable(L, Class<T>::name);
-  return *obj;
+  return **box;
 }
 
 template <class T>
-T& check_object(lua_State* L, int idx, const char* where) {
-  auto** box = static_cast<T**>(luaL_testudata(L, idx, Class<T>::name));
+T& push_object(lua_State* L, T* obj) {
+  return push_object(L, std::shared_ptr<T>(obj));
+}
+
+template <class T>
+const std::shared_ptr<T>& check_shared(lua_State* L, int idx, const char* where) {
+  auto* box = object_box<T>(L, idx);
   if (!box)
     throw Error(std::string(where) + ": argument " + std::to_string(idx) + " must be a " +
                 Class<T>::name + ", got " + luaL_typename(L, idx));
   if (!*box) throw Error(std::string(where) + ": the " + Class<T>::name + " was closed");
-  return **box;
+  return *box;
+}
+
+template <class T>
+T& check_object(lua_State* L, int idx, const char* where) {
+  return *check_shared<T>(L, idx, where);
+}
+
+// The object, or nullptr when idx holds no open T (for __tostring and the like).
+template <class T>
+T* test_object(lua_State* L, int idx) {
+  auto* box = object_box<T>(L, idx);
+  return box ? box->get() : nullptr;
 }
 
 }  // namespace host

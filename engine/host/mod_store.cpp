@@ -269,17 +269,14 @@ static int run_config(lua_State* L) {
 }
 
 static int run_close(lua_State* L) {
-  auto** box = static_cast<store::Run**>(luaL_testudata(L, 1, Class<store::Run>::name));
-  if (!box) throw Error("run:close: argument 1 must be a run");
-  delete *box;
-  *box = nullptr;
+  if (!object_box<store::Run>(L, 1)) throw Error("run:close: argument 1 must be a run");
+  release_object<store::Run>(L);
   log_close_file();
   return 0;
 }
 
 static int run_tostring(lua_State* L) {
-  auto** box = static_cast<store::Run**>(luaL_testudata(L, 1, Class<store::Run>::name));
-  if (box && *box) lua_pushfstring(L, "run(%s)", (*box)->dir().c_str());
+  if (auto* run = test_object<store::Run>(L, 1)) lua_pushfstring(L, "run(%s)", run->dir().c_str());
   else lua_pushliteral(L, "run(closed)");
   return 1;
 }

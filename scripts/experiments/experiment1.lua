@@ -1,0 +1,156 @@
+-- Experiment 1 of the paper: GRPO on fixed prompts with the raw GFLOPS reward.
+--
+-- Eight fixed prompts ask for every technique of Table I. Each step samples G kernels
+-- per prompt, benchmarks them, rewards them by Eq. 3 (GFLOPS on success, a penalty per
+-- failure) and makes one GRPO update over the step's groups. The sweep covers compiler
+-- level x learning rate x KL coefficient: 2 x 2 x 3 = 12 configurations.
+--
+--   engine experiment1.lua --model=DIR                     # the paper's sweep
+--   engine experiment1.lua --model=DIR --configs=opt=O3,lr=5e-7,beta=0
+--   engine experiment1.lua --opt=O3 --lr=5e-7 --beta=0.0   # one configuration
+--   engine experiment1.lua --resume                        # continue a killed run
+--   engine report.lua runs/experiment1                     # plots and tables
+--
+-- Each configuration writes runs/experiment1/<config>/ (see README.md, "Experiments").
+
+local sweep = require "engine.sweep"
+local experiment = require "experiment"
+local prompts = require "prompts"
+
+local M = {}
+
+M.spec = experiment.spec{
+  description = "Experiment 1: GRPO on eight fixed prompts, raw GFLOPS reward, swept over "
+    .. "compiler level x learning rate x beta.\nWithout --model the default small model runs "
+    .. "with the small profile; with --model the paper's values are the defaults.",
+  options = {
+    {"out", "runs/experiment1", "run directory (one subdirectory per configuration)"},
+    {"steps", 200, "GRPO steps per configuration"},
+    {"prompts_per_step", 8, "fixed prompts (groups) per step, taken in turn"},
+    {"opt", {"O0", "O3"}, "compiler levels to sweep", choices = {"O0", "O1", "O2", "O3"}},
+    {"lr", {2e-7, 5e-7}, "learning rates to sweep (0: sample and evaluate only)"},
+    {"beta", {0.0, 0.001, 0.01}, "KL coefficients to sweep"},
+    {"reward", "gflops", "reward scheme of reward.lua: gflops (Eq. 3), normalized, "
+     .. "kernelcompare (against the naive kernel)"},
+  },
+  profiles = {
+    paper = {},
+    -- For the default small model on a laptop: few, small steps. To be tuned with it.
+    small = {steps = 30, G = 8, prompts_per_step = 2, max_tokens = 768, size = 128,
+             timeout = 2.0, runs = 2, opt = {"O3"}, lr = {1e-5}, beta = {0.0}},
+  },
+}
+
+-- The configurations the options select, in the paper's order.
+function M.configs(opts)
+  local all = sweep.product{{"opt", opts.opt}, {"lr", opts.lr}, {"beta", opts.beta}}
+  local ok, selected = pcall(sweep.select, all, opts.configs)
+  if not ok then experiment.fail("--configs: " .. tostring(selected)) end
+  return selected
+end
+
+-- The fixed prompts of a step: prompts_per_step of the eight, in turn.
+local function step_prompts(fixed, step, per_step)
+  local chosen = {}
+  for j = 1, per_step do
+    chosen[j] = fixed[((step - 1) * per_step + j - 1) % #fixed + 1]
+  end
+  return chosen
+end
+
+-- The GFLOPS a kernel must beat under --reward=kernelcompare: the naive seed kernel's,
+-- measured once per run and kept in the run store.
+local function baseline_gflops(run, session)
+  local stored = run:get("baseline_gflops")
+  if stored then return stored end
+  local seed = session:judge({{text = prompts.seed_kernel}}, nil, "gflops")[1]
+  local gflops = seed.status == "ok" and seed.gflops or 0
+  run:set("baseline_gflops", gflops)
+  return gflops
+end
+
+-- Runs one configuration from its last committed step to opts.steps.
+function M.run_config(opts, config, deps)
+  local name = sweep.name(config)
+  local run = experiment.open_run(opts.out .. "/" .. name,
+                                  experiment.identity("experiment1", opts, config), opts)
+  local session = experiment.session(run, opts, config, deps)
+  local fixed = prompts.fixed(session.task)
+  local reward_ctx = {}
+  if opts.reward == "kernelcompare" then reward_ctx.baseline_gflops = baseline_gflops(run, session) end
+  local first = run:get("step", 0) + 1
+  local bar = experiment.progress(opts.steps - first + 1, name)  -- the steps left to run
+
+  for step = first, opts.steps do
+    -- 1. Sample G completions for each of the step's prompts.
+    local t0 = sys.now()
+    local chosen = step_prompts(fixed, step, opts.prompts_per_step)
+    local texts, completions = session:sample(chosen, opts.seed * 100003 + step)
+
+    -- 2. Extract, benchmark and reward every completion, group by group.
+    local t1 = sys.now()
+    local groups, results, all = {}, {}, {}
+    for g = 1, #texts do
+      local judged, rewards = session:judge(completions[g], nil, opts.reward, reward_ctx)
+      groups[g] = {prompt = texts[g], completions = completions[g], rewards = rewards}
+      results[g] = judged
+      for _, r in ipairs(judged) do all[#all + 1] = r end
+    end
+
+    -- 3. One GRPO update over the step's groups (none when lr = 0).
+    local t2 = sys.now()
+    local stats = session:update(groups)
+    local t3 = sys.now()
+
+    -- 4. Commit the step: samples, metrics, checkpoint and resume point together.
+    local record = experiment.summary(all)
+    record.kind, record.step, record.config = "step", step, name
+    record.seconds = {sample = t1 - t0, evaluate = t2 - t1, update = t3 - t2}
+    if stats then record.kl, record.loss, record.train = stats.kl, stats.loss, stats end
+    run:atomic(function()
+      for g = 1, #texts do
+        session:record(texts[g], completions[g], results[g],
+                       {iteration = step, config_id = name, extra = {group = g}})
+      end
+      if stats then
+        local updates = run:get("updates", 0) + 1
+        session:checkpoint(updates)
+        run:set("updates", updates)
+      end
+      run:log(record)
+      run:set("step", step)
+    end)
+    experiment.show(bar, step - first + 1, record)
+  end
+  bar:finish()
+
+  local best = run:samples{status = "ok", order_by = "gflops", descending = true, limit = 1}[1]
+  local summary = {name = name, config = config, steps = run:get("step", 0),
+                   best_gflops = best and best.gflops, dir = run:dir()}
+  run:close()
+  return summary
+end
+
+-- Runs every selected configuration. deps: the primitives (see experiment.lua).
+function M.run(opts, deps)
+  local configs = M.configs(opts)
+  deps = experiment.deps(deps)
+  local results = {}
+  for i, config in ipairs(configs) do
+    log.info("configuration", {index = i, name = sweep.name(config)})
+    results[i] = M.run_config(opts, config, deps)
+  end
+  return results
+end
+
+function M.main(argv)
+  local opts = experiment.parse(argv, M.spec)
+  for _, r in ipairs(M.run(opts)) do
+    print(string.format("%-32s %4d steps  best %s GFLOPS  %s", r.name, r.steps,
+                        r.best_gflops and string.format("%.2f", r.best_gflops) or "-", r.dir))
+  end
+  print("report: engine report.lua " .. opts.out)
+end
+
+if experiment.is_main() then experiment.main(arg[0], M.main, arg) end
+return M

@@ -1,0 +1,206 @@
+-- Experiment 2 of the paper: GRPO inside the Staged Quality-Diversity loop (Fig. 1).
+--
+-- A pool per stage of Table I. Each iteration selects from every stage the top 40% of
+-- the successful kernels (deepened into the next stage), the next 30% (improved at the
+-- same stage) and 30% of the erroneous ones (repaired), plus the seed code; expands each
+-- selected kernel into G children with its prompt, benchmarks them under the stage's
+-- rules, rewards them (GFLOPS / group max x 100 on success, Eq. 3 penalties otherwise),
+-- makes one GRPO update per group, and files the children into the next pools by stage.
+-- Every child is stored with its parent, so any kernel's lineage can be printed.
+-- The sweep: compiler level (O0, O1, O3) x learning rate (0, 5e-7), beta = 0.
+--
+--   engine experiment2.lua --model=DIR                 # the paper's sweep, 9 iterations
+--   engine experiment2.lua --model=DIR --configs=opt=O3,lr=5e-7
+--   engine experiment2.lua --resume                    # continue a killed run
+--   engine report.lua runs/experiment2
+
+local sweep = require "engine.sweep"
+local experiment = require "experiment"
+local prompts = require "prompts"
+local sqd = require "sqd"
+local stages = require "stages"
+
+local M = {}
+
+M.spec = experiment.spec{
+  description = "Experiment 2: GRPO within Staged Quality-Diversity, swept over compiler "
+    .. "level x learning rate (beta = 0).\nWithout --model the default small model runs with "
+    .. "the small profile; with --model the paper's values are the defaults.",
+  options = {
+    {"out", "runs/experiment2", "run directory (one subdirectory per configuration)"},
+    {"iterations", 9, "SQD iterations per configuration"},
+    {"pool_size", 10, "most kernels kept per stage pool (0: no bound)"},
+    {"opt", {"O0", "O1", "O3"}, "compiler levels to sweep", choices = {"O0", "O1", "O2", "O3"}},
+    {"lr", {0.0, 5e-7}, "learning rates to sweep (0: the no-learning baseline)"},
+    {"beta", 0.0, "KL coefficient"},
+    {"reward", "normalized", "reward scheme of reward.lua: normalized (Experiment 2), "
+     .. "gflops (Eq. 3), kernelcompare"},
+  },
+  profiles = {
+    paper = {},
+    -- For the default small model on a laptop. To be tuned with it.
+    small = {iterations = 3, G = 8, pool_size = 4, max_tokens = 768, size = 128,
+             timeout = 2.0, runs = 2, opt = {"O3"}, lr = {0.0, 1e-5}},
+  },
+}
+
+function M.configs(opts)
+  local all = sweep.product{{"opt", opts.opt}, {"lr", opts.lr}}
+  local ok, selected = pcall(sweep.select, all, opts.configs)
+  if not ok then experiment.fail("--configs: " .. tostring(selected)) end
+  return selected
+end
+
+-- The pools of the next iteration as nodes, from the ids the run store keeps.
+local function load_pools(run)
+  local pools = {}
+  for s, ids in ipairs(run:get("pool", {})) do
+    pools[s] = {}
+    for i, id in ipairs(ids) do pools[s][i] = sqd.node(run:sample(id)) end
+  end
+  return pools
+end
+
+-- Iteration 0: the seed code, evaluated once, the root of every lineage.
+local function plant_seed(run, session, name)
+  local completions = {{text = prompts.seed_kernel}}
+  local results = session:judge(completions, 1, "gflops")
+  run:atomic(function()
+    local id = session:record("", completions, results,
+                              {iteration = 0, stage = 1, config_id = name,
+                               extra = {action = "seed"}})[1]
+    run:set("seed_id", id)
+    run:set("iteration", 0)
+  end)
+  log.info("seed", {status = results[1].status, gflops = results[1].gflops or "-"})
+end
+
+-- The plan of iteration `it`: made once and stored, so a resumed run expands the same
+-- selections and skips the groups already done.
+local function iteration_plan(run, opts, it)
+  local plan = run:get("plan")
+  if plan and plan.iteration == it then return plan end
+  local seed = sqd.node(run:sample(run:get("seed_id")))
+  local picks = sqd.plan(load_pools(run), seed, {rng = sqd.rng(opts.seed * 7919 + it)})
+  plan = {iteration = it, picks = {}}
+  for i, p in ipairs(picks) do
+    plan.picks[i] = {id = p.node.id, action = p.action, stage = p.stage}
+  end
+  run:atomic(function()
+    run:set("plan", plan)
+    run:set("group", 0)
+  end)
+  return plan
+end
+
+-- Expands one selected kernel into G children: sample, judge, update, record.
+local function expand(run, session, opts, name, it, g, pick)
+  local node = sqd.node(run:sample(pick.id))
+  local messages = sqd.prompt({node = node, action = pick.action, stage = pick.stage},
+                              session.task)
+  local t0 = sys.now()
+  local texts, completions = session:sample({messages}, opts.seed * 100003 + it * 1009 + g)
+  local t1 = sys.now()
+  local results, rewards = session:judge(completions[1], pick.stage, opts.reward,
+                                         {baseline_gflops = node.gflops or 0})
+  local t2 = sys.now()
+  local stats = session:update({{prompt = texts[1], completions = completions[1],
+                                 rewards = rewards}})
+  local t3 = sys.now()
+
+  local record = experiment.summary(results)
+  record.kind, record.label = "group", "group"
+  record.iteration, record.group, record.action, record.stage = it, g, pick.action, pick.stage
+  record.parent, record.config = pick.id, name
+  record.seconds = {sample = t1 - t0, evaluate = t2 - t1, update = t3 - t2}
+  if stats then record.kl, record.loss, record.train = stats.kl, stats.loss, stats end
+  run:atomic(function()
+    session:record(texts[1], completions[1], results,
+                   {iteration = it, stage = pick.stage, parent_id = pick.id, config_id = name,
+                    extra = {action = pick.action, group = g}})
+    if stats then
+      local updates = run:get("updates", 0) + 1
+      session:checkpoint(updates)
+      run:set("updates", updates)
+    end
+    record.step = run:get("step", 0) + 1
+    run:log(record)
+    run:set("step", record.step)
+    run:set("group", g)
+  end)
+  return record
+end
+
+-- Files the iteration's children into the next pools and records the iteration.
+local function close_iteration(run, opts, name, it)
+  local children = run:samples{iteration = it}
+  local nodes = {}
+  for i, s in ipairs(children) do nodes[i] = sqd.node(s) end
+  local pools = sqd.file(nodes, {pool_size = opts.pool_size, rng = sqd.rng(opts.seed * 104729 + it)})
+  local record = experiment.summary(children)
+  record.kind, record.iteration, record.config = "iteration", it, name
+  record.pool = {}
+  for s = 1, stages.count do record.pool[s] = #pools[s] end
+  run:atomic(function()
+    run:set("pool", sqd.pool_ids(pools))
+    run:set("plan", nil)
+    run:set("iteration", it)
+    run:log(record)
+  end)
+  return record
+end
+
+function M.run_config(opts, config, deps)
+  local name = sweep.name(config)
+  local run = experiment.open_run(opts.out .. "/" .. name,
+                                  experiment.identity("experiment2", opts, config), opts)
+  local session = experiment.session(run, opts, config, deps)
+  if not run:get("seed_id") then plant_seed(run, session, name) end
+
+  for it = run:get("iteration", 0) + 1, opts.iterations do
+    local plan = iteration_plan(run, opts, it)
+    local done = run:get("group", 0)  -- groups of this iteration already committed
+    local bar = experiment.progress(#plan.picks - done, string.format("%s it %d/%d", name, it,
+                                                                      opts.iterations))
+    for g = done + 1, #plan.picks do
+      local record = expand(run, session, opts, name, it, g, plan.picks[g])
+      experiment.show(bar, g - done, record)
+    end
+    bar:finish()
+    local summary = close_iteration(run, opts, name, it)
+    log.info("iteration", {iteration = it, reward = string.format("%.2f", summary.mean_reward),
+                           max_gflops = summary.max_gflops or "-",
+                           statuses = experiment.counts_text(summary.counts),
+                           pools = table.concat(summary.pool, ",")})
+  end
+
+  local best = run:samples{status = "ok", order_by = "gflops", descending = true, limit = 1}[1]
+  local summary = {name = name, config = config, iterations = run:get("iteration", 0),
+                   best_gflops = best and best.gflops, best_id = best and best.id,
+                   dir = run:dir()}
+  run:close()
+  return summary
+end
+
+function M.run(opts, deps)
+  local configs = M.configs(opts)
+  deps = experiment.deps(deps)
+  local results = {}
+  for i, config in ipairs(configs) do
+    log.info("configuration", {index = i, name = sweep.name(config)})
+    results[i] = M.run_config(opts, config, deps)
+  end
+  return results
+end
+
+function M.main(argv)
+  local opts = experiment.parse(argv, M.spec)
+  for _, r in ipairs(M.run(opts)) do
+    print(string.format("%-24s %2d iterations  best %s GFLOPS  %s", r.name, r.iterations,
+                        r.best_gflops and string.format("%.2f", r.best_gflops) or "-", r.dir))
+  end
+  print("report: engine report.lua " .. opts.out)
+end
+
+if experiment.is_main() then experiment.main(arg[0], M.main, arg) end
+return M

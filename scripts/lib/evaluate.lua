@@ -1,0 +1,130 @@
+-- From completions to judged kernels: extraction, the library and stage checks, then the
+-- sandboxed benchmark for what passed. Failures found before compiling cost nothing.
+--
+--   local evaluate = require "evaluate"
+--   local results = evaluate.completions(completions, {
+--     bench = bench,                                 -- the engine's, or a stand-in
+--     bench_opts = {opt = "O3", timeout = 8, problem = {M = 256, N = 256, K = 256}},
+--     stage = 3,                                     -- nil: no stage rules
+--     detector = nil,                                -- override the stage's detector
+--   })
+--
+-- The stage check runs before compiling whenever it can: always for the paper's patterns
+-- ("regex"), and for the front end's features when the bench offers bench.features().
+--   results[i].status, .gflops, .code, .message, .techniques, .stage_check, .reason
+--
+-- `reason` says which check failed: "extract", "library" or "stage" for a
+-- format/library violation found here; "bench" for anything the benchmark decided.
+
+local extract = require "extract"
+local stages = require "stages"
+
+local evaluate = {}
+
+-- The fields of a benchmark result kept with a judged kernel.
+local kept = {"status", "gflops", "times", "min", "median", "compile_ms", "max_rel_error",
+              "message", "backend", "features"}
+
+-- Applies the stage check to a result; a kernel using a forbidden technique becomes a
+-- format violation. Returns whether it passed.
+local function judge_stage(result, ctx, features, detector)
+  local verdict = stages.check(ctx.stage, result.code, features,
+                               {detector = detector, enforce_introduced = ctx.enforce_introduced})
+  result.stage_check = verdict
+  result.techniques = verdict.used
+  if not verdict.ok then
+    result.status, result.reason, result.message = "format_violation", "stage", verdict.message
+    result.gflops = nil
+  end
+  return verdict.ok
+end
+
+-- Before compiling: the patterns need only the source, and so do the front end's
+-- features when the bench offers bench.features(source). Returns false when the kernel
+-- breaks the stage's rules, nil when the check must wait for the benchmark's result.
+local function check_before(r, ctx)
+  local d = ctx.detector or stages.get(ctx.stage).detector or "regex"
+  if d == "regex" then return judge_stage(r, ctx, nil, "regex") end
+  local features
+  if ctx.bench.features then
+    local ok, f = pcall(ctx.bench.features, r.code)
+    if ok then features = f end  -- a source the front end can't read fails to compile
+  end
+  if features then return judge_stage(r, ctx, features, "features") end
+  return nil
+end
+
+-- After the benchmark: the features its result carries; "auto" falls back to the
+-- patterns. A failed kernel without features keeps the benchmark's status.
+local function check_after(r, ctx, features)
+  local d = ctx.detector or stages.get(ctx.stage).detector or "regex"
+  if features then return judge_stage(r, ctx, features, "features") end
+  if d == "auto" then return judge_stage(r, ctx, nil, "regex") end
+  if r.status == "ok" then
+    error(string.format("evaluate: stage %d is checked by the front end's features, and "
+                        .. "the benchmark reported none (use the regex or auto detector)",
+                        ctx.stage))
+  end
+end
+
+-- completions: a list of {text = ...} (what policy:sample returns for one prompt) or of
+-- plain strings. Returns one result per completion, in order.
+function evaluate.completions(completions, ctx)
+  if type(ctx) ~= "table" or not ctx.bench then
+    error("evaluate.completions: ctx.bench is required (the engine's bench module)", 2)
+  end
+  local results, sources, slots, deferred = {}, {}, {}, {}
+  for i, c in ipairs(completions) do
+    local text = type(c) == "table" and c.text or c
+    local r = {completion = text}
+    results[i] = r
+    local code, why = extract.kernel(text)
+    if not code then
+      r.status, r.reason, r.message = "format_violation", "extract", why
+    else
+      r.code = code
+      local call = extract.library_call(code)
+      local passed
+      if call then
+        r.status, r.reason, r.message = "library_violation", "library", "calls " .. call
+      elseif ctx.stage then
+        passed = check_before(r, ctx)
+      else
+        passed = true
+      end
+      if passed ~= false and not call then
+        sources[#sources + 1] = code
+        slots[#slots + 1] = i
+        deferred[#slots] = passed == nil
+      end
+    end
+  end
+
+  if #sources > 0 then
+    local measured = ctx.bench.evaluate_batch(sources, ctx.bench_opts or {})
+    if #measured ~= #sources then
+      error(string.format("evaluate: the benchmark returned %d results for %d kernels",
+                          #measured, #sources))
+    end
+    for j, m in ipairs(measured) do
+      local r = results[slots[j]]
+      for _, k in ipairs(kept) do r[k] = m[k] end
+      r.reason = "bench"
+      if deferred[j] then check_after(r, ctx, m.features) end
+      if not r.techniques and r.status == "ok" then
+        r.techniques = stages.list(m.features and stages.from_features(m.features)
+                                   or stages.detect(r.code))
+      end
+    end
+  end
+  return results
+end
+
+-- Counts per status over a list of results: {ok = 3, compile_error = 1, ...}.
+function evaluate.counts(results)
+  local counts = {}
+  for _, r in ipairs(results) do counts[r.status] = (counts[r.status] or 0) + 1 end
+  return counts
+end
+
+return evaluate

@@ -1,0 +1,349 @@
+-- What both experiments share: their common options, the primitives they call (injected,
+-- so tests can stand in for them), opening a resumable run per configuration, sampling,
+-- the GRPO update with its checkpoint, recording samples, and per-step progress.
+--
+-- The primitives (deps) default to the engine's modules:
+--   deps.policy  policy.load(dir, {device =, dtype =}) -> pol; pol:sample(prompts, opts)
+--   deps.bench   bench.evaluate_batch(sources, opts); bench.machine() (optional)
+--   deps.train   train.grpo(pol, experiment.train_opts()) -> trainer; trainer:step(groups);
+--                trainer:save(dir) and trainer:load(dir) for checkpoints
+
+local progress = require "engine.progress"
+local evaluate = require "evaluate"
+local prompts = require "prompts"
+local reward = require "reward"
+
+local experiment = {}
+
+-- The default model: a directory under the engine's models/ (not shipped yet).
+experiment.default_model_name = "small"
+experiment.default_model = engine.models .. "/" .. experiment.default_model_name
+
+-- Options every experiment has; each experiment adds its own and its sweep axes.
+-- Defaults are the paper's values where it gives them.
+experiment.options = {
+  {"out", nil, "run directory (one subdirectory per configuration)", type = "string"},
+  {"configs", "", "which configurations to run: indices '1,4' or conditions 'opt=O3,lr=5e-7'"},
+  {"resume", false, "continue the runs in --out where they stopped"},
+  {"model", nil, "policy checkpoint directory, Hugging Face format [default: "
+   .. experiment.default_model .. ", with the small profile]", type = "string"},
+  {"device", "cpu", "where the policy runs: cpu, cuda, cuda:N"},
+  {"dtype", "fp32", "policy weights: fp32, bf16, fp16", choices = {"fp32", "bf16", "fp16"}},
+  {"G", 64, "completions per prompt (the group size)"},
+  {"temperature", 1.0, "sampling temperature"},
+  {"top_p", 1.0, "nucleus sampling threshold"},
+  {"max_tokens", 2048, "longest completion in tokens"},
+  {"size", 256, "matrix size: M = N = K"},
+  {"timeout", 8.0, "seconds a kernel may run before it is a timeout"},
+  {"warmup", 1, "untimed runs before timing"},
+  {"runs", 3, "timed runs (their mean is the GFLOPS)"},
+  {"threads", 0, "threads per kernel (0: all cores)"},
+  {"verify", "points", "verification: the paper's 105 points, or full", choices = {"points", "full"}},
+  {"clip", 0.2, "GRPO clipping range (delta)"},
+  {"loss", "grpo", "GRPO loss normalisation (grpo: per sequence, as in the paper)",
+   choices = {"grpo", "bnpo", "dr_grpo", "dapo"}},
+  {"num_iterations", 1, "optimisation passes over each batch"},
+  {"micro_batch", 0, "completions per forward/backward pass (0: the trainer's default)"},
+  {"lora_r", 0, "LoRA rank (0: full fine-tuning)"},
+  {"lora_alpha", 64.0, "LoRA alpha (with --lora_r)"},
+  {"lora_dropout", 0.1, "LoRA dropout (with --lora_r)"},
+  {"detector", "", "stage technique detector for all stages: regex, features, auto "
+   .. "(empty: each stage's own)"},
+  {"template", "chatml", "prompt format: chatml (Qwen2/2.5), or model (the policy's own "
+   .. "pol:chat(messages))", choices = {"chatml", "model"}},
+  {"seed", 1, "seed of sampling and of SQD's random choices"},
+  {"checkpoint_every", 1, "save the trainer every N updates (1: --resume is exact)"},
+}
+
+-- The options that say where/how to run, not what is run: left out of a run's identity,
+-- so a run can be resumed or extended with different values.
+experiment.runtime_options = {out = true, configs = true, resume = true, profile = true,
+                              device = true, steps = true, iterations = true, _ = true,
+                              _given = true, checkpoint_every = true}
+
+-- A mistake of the user's (a missing model, an existing run): main() prints it alone,
+-- without a traceback.
+local UserError = {__tostring = function(e) return e.message end}
+
+function experiment.fail(message)
+  error(setmetatable({message = message}, UserError), 0)
+end
+
+-- Calls fn(...); a user's mistake ends the script with its message and status 1.
+function experiment.main(program, fn, ...)
+  local ok, err = xpcall(fn, function(e)
+    if getmetatable(e) == UserError then return e end
+    return debug.traceback(tostring(e), 2)
+  end, ...)
+  if ok then return end
+  io.stderr:write(program, ": ", tostring(err), "\n")
+  os.exit(1)
+end
+
+-- Adds the shared options after an experiment's own (its own win on name clashes).
+function experiment.spec(spec)
+  local names = {}
+  for _, o in ipairs(spec.options) do names[o[1]] = true end
+  for _, o in ipairs(experiment.options) do
+    if not names[o[1]] then spec.options[#spec.options + 1] = o end
+  end
+  return spec
+end
+
+-- Parses the command line. Without --model (the default small model) and without
+-- --profile, the "small" profile applies; with --model the paper's values do.
+function experiment.parse(argv, spec)
+  local args = require "engine.args"
+  local opts, err, help = args.try_parse(argv, spec)
+  if opts and opts._given.model == nil and opts._given.profile == nil
+     and spec.profiles and spec.profiles.small then
+    local with_profile = {[0] = argv[0], "--profile=small"}
+    for i = 1, #argv do with_profile[i + 1] = argv[i] end
+    return args.parse(with_profile, spec)
+  end
+  if help or not opts then return args.parse(argv, spec) end  -- prints help or the error
+  return opts
+end
+
+-- True when the calling file is the script the engine was asked to run (not loaded by a
+-- test or another script).
+function experiment.is_main()
+  local source = debug.getinfo(2, "S").source
+  return arg ~= nil and arg[0] ~= nil and source:match("[^/]+$") == arg[0]:match("[^/]+$")
+end
+
+-- The primitives: the caller's, else the engine's modules.
+function experiment.deps(deps)
+  deps = deps or {}
+  local engine_policy = rawget(_G, "policy") or package.loaded["engine.policy"]
+  local out = {injected = deps.policy ~= nil and deps.policy ~= engine_policy}
+  for _, name in ipairs{"policy", "bench", "train"} do
+    out[name] = deps[name] or rawget(_G, name)
+    if out[name] == nil then
+      local ok, mod = pcall(require, "engine." .. name)
+      if ok then out[name] = mod end
+    end
+    if out[name] == nil then
+      experiment.fail(string.format("this engine has no '%s' module (engine.%s): build it, or "
+                                    .. "pass a stand-in as deps.%s", name, name, name))
+    end
+  end
+  return out
+end
+
+-- The model directory, with a clear error when it is missing.
+function experiment.model_dir(opts, deps)
+  local dir = opts.model or experiment.default_model
+  if not deps.injected and not sys.exists(dir .. "/config.json") then
+    if opts.model then
+      experiment.fail(string.format("--model=%s: no Hugging Face checkpoint there (config.json "
+                                    .. "is missing)", dir))
+    end
+    experiment.fail(string.format("the default model %s is missing (it is not shipped yet): "
+                                  .. "pass --model=DIR, a Hugging Face Qwen2/Llama checkpoint", dir))
+  end
+  return dir
+end
+
+-- The GRPO trainer's options. beta = 0 loads no reference model (the trainer's contract).
+function experiment.train_opts(opts, config)
+  local t = {lr = config.lr, beta = config.beta or opts.beta or 0, clip = opts.clip,
+             loss = opts.loss, num_iterations = opts.num_iterations}
+  if opts.micro_batch > 0 then t.micro_batch = opts.micro_batch end
+  if opts.lora_r > 0 then
+    t.lora = {r = opts.lora_r, alpha = opts.lora_alpha, dropout = opts.lora_dropout}
+  end
+  return t
+end
+
+-- The problem and compiler settings every kernel is benchmarked with.
+function experiment.bench_opts(opts, config)
+  local b = {opt = config.opt, timeout = opts.timeout, warmup = opts.warmup, runs = opts.runs,
+             verify = opts.verify, problem = {M = opts.size, N = opts.size, K = opts.size}}
+  if opts.threads > 0 then b.threads = opts.threads end
+  return b
+end
+
+function experiment.task(opts, config)
+  return {M = opts.size, N = opts.size, K = opts.size, opt = config.opt,
+          threads = opts.threads > 0 and opts.threads or nil}
+end
+
+-- A run's identity: every option that changes what is computed, plus the configuration.
+function experiment.identity(name, opts, config)
+  local id = {experiment = name, config = config}
+  for k, v in pairs(opts) do
+    if not experiment.runtime_options[k] and config[k] == nil then id[k] = v end
+  end
+  return id
+end
+
+-- Opens the run directory of one configuration. Refuses to write into an existing run
+-- unless --resume is given; with --resume a missing run simply starts.
+function experiment.open_run(dir, identity, opts)
+  local exists = sys.exists(dir .. "/config.json")
+  if exists and not opts.resume then
+    experiment.fail(string.format("%s already holds a run: pass --resume to continue it, or "
+                                  .. "choose another --out", dir))
+  end
+  local run = store.open(dir, {config = identity})
+  log.info(exists and "resuming" or "starting", {dir = dir})
+  return run
+end
+
+---------------------------------------------------------------------------------------
+-- A session: the policy, its trainer and the run of one configuration.
+---------------------------------------------------------------------------------------
+
+local Session = {}
+Session.__index = Session
+
+-- opts: the parsed options; config: {lr =, beta =, opt = ...}; deps: experiment.deps().
+function experiment.session(run, opts, config, deps)
+  local self = setmetatable({run = run, opts = opts, config = config, deps = deps}, Session)
+  self.model = experiment.model_dir(opts, deps)
+  self.policy = deps.policy.load(self.model, {device = opts.device, dtype = opts.dtype})
+  self.learns = (config.lr or 0) > 0
+  if self.learns then
+    self.trainer = deps.train.grpo(self.policy, experiment.train_opts(opts, config))
+    local updates = run:get("updates", 0)
+    if updates > 0 then self:restore(updates) end
+  end
+  self.bench_opts = experiment.bench_opts(opts, config)
+  self.task = experiment.task(opts, config)
+  if deps.bench.machine and run:get("machine") == nil then
+    run:set("machine", deps.bench.machine())
+  end
+  return self
+end
+
+function Session:restore(updates)
+  local name = "update-" .. updates
+  local last_saved = self.run:get("checkpoint")
+  if last_saved ~= name then
+    log.warn("the last checkpoint is older than the last update: the updates after it are "
+             .. "lost (use --checkpoint_every=1 for an exact resume)",
+             {checkpoint = last_saved or "none", updates = updates})
+    if not last_saved then return end
+    name = last_saved
+  end
+  self.trainer:load(self.run:checkpoint_path(name))
+  log.info("restored the trainer", {checkpoint = name})
+end
+
+-- Samples G completions for each prompt (lists of chat messages). Returns the rendered
+-- prompt texts and, per prompt, the list of completions.
+function Session:sample(message_lists, seed)
+  local texts = {}
+  for i, msgs in ipairs(message_lists) do
+    if self.opts.template == "model" then
+      if not self.policy.chat then experiment.fail("--template=model: the policy has no chat method") end
+      texts[i] = self.policy:chat(msgs)
+    else
+      texts[i] = prompts.render(msgs)
+    end
+  end
+  local o = self.opts
+  local out = self.policy:sample(texts, {n = o.G, temperature = o.temperature, top_p = o.top_p,
+                                         max_tokens = o.max_tokens, seed = seed})
+  if #out ~= #texts then
+    error(string.format("policy:sample returned %d groups for %d prompts", #out, #texts))
+  end
+  return texts, out
+end
+
+-- Judges one group's completions at a stage (nil: no stage rules) and rewards them.
+function Session:judge(completions, stage, scheme, ctx)
+  local results = evaluate.completions(completions, {
+    bench = self.deps.bench, bench_opts = self.bench_opts, stage = stage,
+    detector = self.opts.detector ~= "" and self.opts.detector or nil})
+  local rewards = reward.scheme(scheme)(results, ctx)
+  for i, r in ipairs(results) do r.reward = rewards[i] end
+  return results, rewards
+end
+
+-- One GRPO update over groups ({prompt =, completions =, rewards =}); nil when lr = 0
+-- (the baseline samples and evaluates, and never changes the policy).
+function Session:update(groups)
+  if not self.learns then return nil end
+  return self.trainer:step(groups)
+end
+
+-- Saves the trainer as checkpoint "update-N" inside the caller's transaction, so the
+-- checkpoint and the step's records commit together. Call after update().
+function Session:checkpoint(updates)
+  if not self.learns then return end
+  local every = self.opts.checkpoint_every
+  if every <= 0 or updates % every ~= 0 then return end
+  local name = "update-" .. updates
+  local staging = self.run:begin_checkpoint(name)
+  self.trainer:save(staging)
+  self.run:commit_checkpoint(name)
+  self.run:set("checkpoint", name)
+end
+
+-- Stores one group's samples. fields: iteration, stage, parent_id, extra (merged).
+-- The group's prompt is stored with its first sample only (it is the same for all).
+function Session:record(prompt, completions, results, fields)
+  local ids = {}
+  for i, r in ipairs(results) do
+    local extra = {message = r.message, reason = r.reason, techniques = r.techniques,
+                   finish_reason = completions[i].finish_reason, backend = r.backend,
+                   max_rel_error = r.max_rel_error, features = r.features}
+    for k, v in pairs(fields.extra or {}) do extra[k] = v end
+    ids[i] = self.run:add_sample{
+      iteration = fields.iteration, stage = fields.stage, parent_id = fields.parent_id,
+      prompt = i == 1 and prompt or "", completion = r.completion or "", code = r.code or "",
+      status = r.status, reward = r.reward, gflops = r.gflops,
+      timings = {times = r.times, compile_ms = r.compile_ms, median = r.median, min = r.min},
+      config_id = fields.config_id, extra = extra}
+  end
+  return ids
+end
+
+---------------------------------------------------------------------------------------
+-- Step figures: what the progress line, the log and metrics.jsonl show.
+---------------------------------------------------------------------------------------
+
+-- Summary of a step's results: mean reward, max GFLOPS, counts per status.
+function experiment.summary(results)
+  local sum, n, best = 0, 0, nil
+  local counts = {}
+  for _, r in ipairs(results) do
+    sum, n = sum + r.reward, n + 1
+    counts[r.status] = (counts[r.status] or 0) + 1
+    if r.status == "ok" and (best == nil or r.gflops > best) then best = r.gflops end
+  end
+  return {mean_reward = n > 0 and sum / n or 0, max_gflops = best, kernels = n,
+          counts = counts}
+end
+
+-- A progress display whose figures are the step's summary.
+function experiment.progress(total, label)
+  return progress.new{total = total, label = label, interval = 5}
+end
+
+function experiment.show(bar, done, record)
+  local c = record.counts
+  local fields = {step = record.step, reward = string.format("%.2f", record.mean_reward),
+                  max_gflops = record.max_gflops and string.format("%.2f", record.max_gflops) or "-",
+                  kl = record.kl or "-", statuses = experiment.counts_text(c),
+                  seconds = string.format("sample %.2f evaluate %.2f update %.2f",
+                                          record.seconds.sample, record.seconds.evaluate,
+                                          record.seconds.update)}
+  if bar.tty then bar.stream:write("\r\27[K") end  -- the log line replaces the bar's
+  log.info(record.label or "step", fields)
+  bar:update(done, {reward = record.mean_reward, gflops = record.max_gflops or 0,
+                    ok = c.ok or 0, kl = record.kl or 0})
+end
+
+-- Counts per status as "status=n" text, in the order of Eq. 3, for logs.
+function experiment.counts_text(counts)
+  local parts = {}
+  for _, status in ipairs(reward.statuses) do
+    if counts[status] then parts[#parts + 1] = status .. "=" .. counts[status] end
+  end
+  return table.concat(parts, " ")
+end
+
+return experiment

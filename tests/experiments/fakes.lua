@@ -1,0 +1,172 @@
+-- Stand-ins for the engine's policy, bench and train primitives, with the same Lua
+-- interfaces, so the experiments' plumbing can be tested without a model:
+--   * the policy answers with canned kernels (the labelled ones in the shared folder,
+--     fenced, plus a few completions with no usable code), chosen by the seed; each
+--     update of its trainer makes it pick faster kernels ("skill"), so learning and a
+--     lost update both show in the samples;
+--   * the bench reads each kernel's "/* expect: STATUS */" label (none: ok) and gives a GFLOPS
+--     figure that grows with the techniques the label lists;
+--   * the trainer checks the groups it is given, counts updates (the policy's skill),
+--     and saves/loads that count as its checkpoint.
+
+local fakes = {}
+
+local shared = assert(os.getenv("ENGINE_SHARED_DIR"), "ENGINE_SHARED_DIR is not set")
+
+-- Canned completions: every labelled kernel, fenced, and three without usable code.
+function fakes.completions()
+  local out = {}
+  local dir = shared .. "/kernels"
+  for _, f in ipairs(sys.listdir(dir)) do
+    if f:match("%.c$") then
+      local code = assert(io.open(dir .. "/" .. f)):read("a")
+      out[#out + 1] = "Here is the kernel:\n```c\n" .. code .. "```\n"
+    end
+  end
+  out[#out + 1] = "I cannot write that kernel."
+  out[#out + 1] = "```c\nint matmul_optimized(double *A, int M) { return 0; }\n```"
+  out[#out + 1] = "```c\nvoid matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {\n"
+  assert(#out >= 15, "the shared kernels are missing from " .. dir)
+  return out
+end
+
+-- The canned completions a prompt can get: the successful kernels whose labelled
+-- techniques the prompt's stage allows (all of them for a prompt without a stage), and
+-- the failing ones.
+local function choices_for(prompt, canned)
+  local s = tonumber(prompt:match("Stage (%d) of"))
+  local allowed
+  if s then
+    local stages = require "stages"
+    allowed = {}
+    for _, tech in ipairs(stages.get(s).allowed) do allowed[tech] = true end
+  end
+  local good, bad = {}, {}
+  local function speed(text) return select(2, (text:match("techniques:([%w_ ]+)") or ""):gsub("%w+", "")) end
+  for _, text in ipairs(canned) do
+    local techniques = text:match("techniques:%s*([%w_ ]+)")
+    if not text:find("expect: ok", 1, true) then
+      bad[#bad + 1] = text
+    else
+      local fits = true
+      for tech in techniques:gmatch("[%w_]+") do
+        if allowed and tech ~= "none" and not allowed[tech] then fits = false end
+      end
+      if fits then good[#good + 1] = text end
+    end
+  end
+  table.sort(good, function(a, b)  -- slowest first: skill moves the choice up the list
+    if speed(a) ~= speed(b) then return speed(a) < speed(b) end
+    return a < b
+  end)
+  return good, bad
+end
+
+-- policy.load(dir, opts) -> pol; pol:sample(prompts, {n =, seed =, ...})
+function fakes.policy()
+  local canned = fakes.completions()
+  local policy = {loads = 0, samples = 0}
+  function policy.load(dir, opts)
+    assert(type(dir) == "string", "policy.load: the directory must be a string")
+    policy.loads = policy.loads + 1
+    local pol = {dir = dir, opts = opts, skill = 0}
+    function pol:sample(prompts, o)
+      assert(type(prompts) == "table" and #prompts > 0, "pol:sample: prompts must be a list")
+      assert(math.type(o.n) == "integer" and o.n > 0, "pol:sample: n must be a positive integer")
+      policy.samples = policy.samples + 1
+      local out = {}
+      for p, prompt in ipairs(prompts) do
+        assert(prompt:find("<|im_start|>assistant\n", 1, true), "the prompt is not in ChatML")
+        -- odd samples succeed, even ones fail, each cycling through its list
+        local good, bad = choices_for(prompt, canned)
+        local base = (o.seed or 0) + 3 * p
+        out[p] = {}
+        for i = 1, o.n do
+          local list = i % 2 == 1 and good or bad
+          local k = (base + i // 2) % #list + 1
+          if list == good then k = math.min(#good, k + self.skill) end
+          out[p][i] = {text = list[k], tokens = {k, i}, logprobs = {-0.5, -0.25},
+                       finish_reason = "stop"}
+        end
+      end
+      return out
+    end
+    return pol
+  end
+  return policy
+end
+
+-- GFLOPS of a labelled kernel: 1 + 10 per technique its label names.
+local function fake_gflops(code)
+  local techniques = code:match("techniques:%s*([%w_ ]+)") or ""
+  local n = 0
+  for t in techniques:gmatch("[%w_]+") do if t ~= "none" then n = n + 1 end end
+  return 1.0 + 10.0 * n
+end
+
+function fakes.bench()
+  local bench = {calls = 0, kernels = 0, seen_opts = {}}
+  function bench.evaluate_batch(sources, opts)
+    bench.calls = bench.calls + 1
+    bench.seen_opts[#bench.seen_opts + 1] = opts
+    local out = {}
+    for i, code in ipairs(sources) do
+      bench.kernels = bench.kernels + 1
+      local status = code:match("expect:%s*([%a_]+)") or "ok"  -- unlabelled: the seed
+      local r = {status = status, compile_ms = 5.0, backend = "fake"}
+      if status == "ok" then
+        r.gflops = fake_gflops(code)
+        r.times = {0.01, 0.01, 0.01}
+      else
+        r.message = "fake " .. status
+      end
+      out[i] = r
+    end
+    return out
+  end
+  function bench.machine()
+    return {cores = 2, peak_gflops = 100.0, formula = "fake"}
+  end
+  return bench
+end
+
+function fakes.train()
+  local train = {trainers = {}}
+  function train.grpo(pol, opts)
+    assert(pol and pol.sample, "train.grpo: needs a policy")
+    assert(type(opts.lr) == "number" and opts.lr > 0, "train.grpo: lr must be positive")
+    local trainer = {updates = 0, groups = {}, opts = opts, policy = pol}
+    function trainer:step(groups)
+      for _, g in ipairs(groups) do
+        assert(type(g.prompt) == "string", "a group needs its prompt text")
+        assert(#g.completions == #g.rewards, "one reward per completion")
+        for _, r in ipairs(g.rewards) do assert(type(r) == "number", "rewards are numbers") end
+        for k in pairs(g) do
+          assert(k == "prompt" or k == "completions" or k == "rewards", "unexpected group field " .. k)
+        end
+        self.groups[#self.groups + 1] = g
+      end
+      self.updates = self.updates + 1
+      pol.skill = self.updates
+      return {loss = 1.0 / self.updates, kl = (opts.beta or 0) * self.updates, tokens = 2 * #groups,
+              lr = opts.lr}
+    end
+    function trainer:save(dir)
+      json.write(dir .. "/trainer.json", {updates = self.updates})
+    end
+    function trainer:load(dir)
+      self.updates = json.read(dir .. "/trainer.json").updates
+      pol.skill = self.updates
+    end
+    train.trainers[#train.trainers + 1] = trainer
+    return trainer
+  end
+  return train
+end
+
+-- The primitives for experiment.run(opts, deps).
+function fakes.deps()
+  return {policy = fakes.policy(), bench = fakes.bench(), train = fakes.train()}
+end
+
+return fakes

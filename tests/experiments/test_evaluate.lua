@@ -1,0 +1,106 @@
+-- From completions to judged kernels: which checks run before the benchmark, and how a
+-- stage rule judged by the front end's features overrides the benchmark's verdict.
+local t = require "engine.test"
+local evaluate = require "evaluate"
+
+local SIG = "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K)"
+local NAIVE = SIG .. " { for (int i = 0; i < M * N; i++) C[i] = 0; }"
+local OMP = "#include <omp.h>\n" .. SIG .. " {\n#pragma omp parallel for\n for (int i = 0; i < M * N; i++) C[i] = 0; }"
+
+-- A bench that records what it was asked and reports every kernel ok at 10 GFLOPS, with
+-- the features a front end would give (OpenMP when the source has a pragma).
+local function recording_bench(extra)
+  local bench = {batches = {}}
+  function bench.evaluate_batch(sources, opts)
+    bench.batches[#bench.batches + 1] = {sources = sources, opts = opts}
+    local out = {}
+    for i, code in ipairs(sources) do
+      out[i] = {status = "ok", gflops = 10.0, times = {0.1}, compile_ms = 3.0, backend = "test",
+                features = {omp = code:find("pragma omp") and {} or false}}
+    end
+    for _ = 1, extra or 0 do out[#out + 1] = {status = "ok", gflops = 1.0} end
+    return out
+  end
+  return bench
+end
+
+t.test("format and library violations never reach the benchmark", function()
+  local bench = recording_bench()
+  local results = evaluate.completions({"no code here", {text = "```c\n" .. NAIVE .. "\n```"},
+                                        "#include <cblas.h>\n" .. NAIVE}, {bench = bench})
+  t.eq({results[1].status, results[1].reason}, {"format_violation", "extract"})
+  t.eq({results[2].status, results[2].gflops, results[2].backend}, {"ok", 10.0, "test"})
+  t.eq({results[3].status, results[3].reason, results[3].message},
+       {"library_violation", "library", "calls cblas.h"})
+  t.eq(#bench.batches, 1)
+  t.eq(#bench.batches[1].sources, 1)
+  t.eq(results[2].techniques, {})
+  t.eq(evaluate.counts(results), {format_violation = 1, ok = 1, library_violation = 1})
+end)
+
+t.test("the paper's pattern check runs before compiling", function()
+  local bench = recording_bench()
+  local results = evaluate.completions({NAIVE, OMP}, {bench = bench, stage = 3,
+                                                      bench_opts = {opt = "O3"}})
+  t.eq(results[1].status, "ok")
+  t.eq({results[2].status, results[2].reason, results[2].message},
+       {"format_violation", "stage", "stage 3 forbids omp"})
+  t.eq(#bench.batches[1].sources, 1, "the forbidden kernel was not compiled")
+  t.eq(bench.batches[1].opts, {opt = "O3"})
+  t.eq(results[1].stage_check.detector, "regex")
+end)
+
+t.test("with the front end's features the check follows the benchmark", function()
+  local bench = recording_bench()
+  local results = evaluate.completions({NAIVE, OMP}, {bench = bench, stage = 3, detector = "auto"})
+  t.eq(#bench.batches[1].sources, 2, "both kernels were compiled")
+  t.eq(results[1].status, "ok")
+  t.eq(results[1].stage_check.detector, "features")
+  t.eq({results[2].status, results[2].reason, results[2].gflops}, {"format_violation", "stage", nil})
+  t.eq(results[2].techniques, {"omp"})
+end)
+
+t.test("bench.features(source) lets the features check run before compiling", function()
+  local bench = recording_bench()
+  function bench.features(code)
+    if code:find("garbage", 1, true) then error("1:1: expected a declaration") end
+    return {omp = code:find("pragma omp") ~= nil}
+  end
+  local garbage = "garbage\n" .. NAIVE
+  local results = evaluate.completions({NAIVE, OMP, garbage}, {bench = bench, stage = 3,
+                                                               detector = "features"})
+  t.eq(results[2].status, "format_violation")
+  t.eq(results[2].stage_check.detector, "features")
+  t.eq(#bench.batches[1].sources, 2, "the forbidden kernel was not compiled")
+  t.eq(results[1].stage_check.detector, "features")
+  -- the unreadable one was left to the benchmark, whose result carried features
+  t.eq(results[3].stage_check.detector, "features")
+end)
+
+t.test("features the benchmark does not report", function()
+  local plain = {evaluate_batch = function(sources)
+    local out = {}
+    for i = 1, #sources do out[i] = {status = i == 1 and "ok" or "compile_error", gflops = 1.0} end
+    return out
+  end}
+  local results = evaluate.completions({NAIVE, OMP}, {bench = plain, stage = 3, detector = "auto"})
+  t.eq(results[1].stage_check.detector, "regex", "auto falls back to the patterns")
+  t.eq(results[2].status, "format_violation", "the patterns still see the pragma")
+  local failed = evaluate.completions({NAIVE, NAIVE}, {bench = {evaluate_batch = function()
+    return {{status = "compile_error"}, {status = "timeout"}} end}, stage = 3, detector = "features"})
+  t.eq({failed[1].status, failed[2].status}, {"compile_error", "timeout"})
+  t.raises(function()
+    evaluate.completions({NAIVE}, {bench = plain, stage = 3, detector = "features"})
+  end, "the benchmark reported none")
+end)
+
+t.test("nothing to benchmark, and a benchmark that miscounts", function()
+  local bench = recording_bench()
+  evaluate.completions({"x", "y"}, {bench = bench})
+  t.eq(#bench.batches, 0)
+  t.raises(function() evaluate.completions({NAIVE}, {bench = recording_bench(1)}) end,
+           "returned 2 results for 1 kernels")
+  t.raises(function() evaluate.completions({NAIVE}, {}) end, "ctx.bench is required")
+end)
+
+t.run()
