@@ -9,6 +9,7 @@
 // A prompt is a string (encoded by the checkpoint's tokenizer) or a list of token ids.
 // Without a tokenizer the policy works on ids only and completions carry no text.
 #include "host/bind.hpp"
+#include "host/mod_policy.hpp"
 #include "policy/policy.hpp"
 
 namespace host {
@@ -20,7 +21,7 @@ static policy::Policy& self(lua_State* L, const char* where) {
   return check_object<policy::Policy>(L, 1, where);
 }
 
-static std::vector<int> check_ids(lua_State* L, int idx, const char* where, const std::string& what) {
+std::vector<int> check_ids(lua_State* L, int idx, const char* where, const std::string& what) {
   idx = lua_absindex(L, idx);
   std::vector<int> out;
   lua_Integer n = luaL_len(L, idx);
@@ -37,7 +38,7 @@ static std::vector<int> check_ids(lua_State* L, int idx, const char* where, cons
 }
 
 // A string (encoded) or a list of token ids.
-static std::vector<int> check_text_or_ids(lua_State* L, int idx, policy::Policy& pol,
+std::vector<int> check_text_or_ids(lua_State* L, int idx, policy::Policy& pol,
                                           const char* where, const std::string& what) {
   if (lua_type(L, idx) == LUA_TSTRING) {
     if (!pol.codec())

@@ -13,6 +13,7 @@ int open_log(lua_State* L);
 int open_store(lua_State* L);
 int open_sys(lua_State* L);
 int open_policy(lua_State* L);
+int open_train(lua_State* L);
 
 const std::vector<Module>& modules() {
   static const std::vector<Module> list = {
@@ -21,6 +22,7 @@ const std::vector<Module>& modules() {
       {"engine.log", "log", guarded<open_log>},
       {"engine.store", "store", guarded<open_store>},
       {"engine.policy", "policy", guarded<open_policy>},
+      {"engine.train", "train", guarded<open_train>},
   };
   return list;
 }

@@ -17,7 +17,11 @@ LinearImpl::LinearImpl(int64_t in, int64_t out, bool has_bias, const torch::Tens
   if (has_bias) bias = register_parameter("bias", torch::empty({out}, o), false);
 }
 
-Tensor LinearImpl::forward(const Tensor& x) { return torch::linear(x, weight, bias); }
+Tensor LinearImpl::forward(const Tensor& x) {
+  Tensor y = torch::linear(x, weight, bias);
+  if (adapter && adapter->enabled) y = y + adapter->delta(x);
+  return y;
+}
 
 EmbeddingImpl::EmbeddingImpl(int64_t n, int64_t dim, const torch::TensorOptions& o) {
   weight = register_parameter("weight", torch::empty({n, dim}, o), false);
@@ -165,12 +169,62 @@ std::pair<Tensor, Tensor> TransformerImpl::rope(const Tensor& pos) const {
   return {emb.cos().to(dt), emb.sin().to(dt)};
 }
 
+// Gradient checkpointing: a block's activations are not kept for backward; backward runs
+// the block again with the same random state (adapter dropout) and backpropagates through
+// the recomputation, accumulating parameter gradients as it goes.
+namespace {
+
+struct CheckpointedBlock : torch::autograd::Function<CheckpointedBlock> {
+  static Tensor forward(torch::autograd::AutogradContext* ctx, Tensor x, Tensor cos, Tensor sin,
+                        Tensor bias, int64_t block, int64_t layer) {
+    ctx->save_for_backward({x, cos, sin, bias});
+    ctx->saved_data["block"] = block;
+    ctx->saved_data["layer"] = layer;
+    auto gen = at::globalContext().defaultGenerator(x.device());
+    ctx->saved_data["rng"] = gen.get_state();
+    torch::NoGradGuard no_grad;
+    return reinterpret_cast<BlockImpl*>(block)->forward(x, cos, sin, bias, nullptr,
+                                                         static_cast<int>(layer));
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    auto saved = ctx->get_saved_variables();
+    auto* block = reinterpret_cast<BlockImpl*>(ctx->saved_data["block"].toInt());
+    auto gen = at::globalContext().defaultGenerator(saved[0].device());
+    Tensor now = gen.get_state();
+    gen.set_state(ctx->saved_data["rng"].toTensor());
+    Tensor x = saved[0].detach().requires_grad_(true);
+    Tensor y;
+    {
+      torch::AutoGradMode enable(true);
+      y = block->forward(x, saved[1], saved[2], saved[3], nullptr,
+                         static_cast<int>(ctx->saved_data["layer"].toInt()));
+    }
+    gen.set_state(now);
+    torch::autograd::backward({y}, {grads[0]});
+    return {x.grad(), Tensor(), Tensor(), Tensor(), Tensor(), Tensor()};
+  }
+};
+
+}  // namespace
+
 Tensor TransformerImpl::hidden(const Tensor& ids, const Tensor& pos, const Tensor& bias,
                                KVCache* cache) {
   Tensor x = F::embedding(ids, embed_tokens->weight);
   auto [cos, sin] = rope(pos);
-  for (size_t l = 0; l < layers->size(); ++l)
-    x = layers[l]->as<BlockImpl>()->forward(x, cos, sin, bias, cache, static_cast<int>(l));
+  bool recompute = grad_checkpoint && !cache && is_training() && torch::GradMode::is_enabled();
+  // A checkpointed block is only part of the graph if its input is (the block's own
+  // weights are not inputs of the function): with frozen embeddings, make it so.
+  if (recompute && !x.requires_grad()) x = x.detach().requires_grad_(true);
+  for (size_t l = 0; l < layers->size(); ++l) {
+    auto* block = layers[l]->as<BlockImpl>();
+    if (recompute)
+      x = CheckpointedBlock::apply(x, cos, sin, bias.defined() ? bias : Tensor(),
+                                   reinterpret_cast<int64_t>(block), static_cast<int64_t>(l));
+    else
+      x = block->forward(x, cos, sin, bias, cache, static_cast<int>(l));
+  }
   return norm(x);
 }
 
@@ -179,12 +233,16 @@ Tensor TransformerImpl::logits(const Tensor& h) {
 }
 
 Tensor TransformerImpl::forward(const Tensor& ids, const Tensor& mask) {
+  return logits(forward_hidden(ids, mask));
+}
+
+Tensor TransformerImpl::forward_hidden(const Tensor& ids, const Tensor& mask) {
   const int64_t B = ids.size(0), T = ids.size(1);
   auto dev = ids.device();
   if (!mask.defined()) {
     Tensor pos = torch::arange(T, torch::TensorOptions().dtype(torch::kInt64).device(dev))
                      .unsqueeze(0).expand({B, T});
-    return logits(hidden(ids, pos, {}, nullptr));
+    return hidden(ids, pos, {}, nullptr);
   }
   Tensor m = mask.to(dev).to(torch::kBool);
   Tensor pos = (m.to(torch::kInt64).cumsum(1) - 1).clamp_min(0);
@@ -195,7 +253,7 @@ Tensor TransformerImpl::forward(const Tensor& ids, const Tensor& mask) {
   Tensor bias = torch::zeros({B, 1, T, T}, torch::TensorOptions().dtype(torch::kFloat32).device(dev))
                     .masked_fill(allowed.logical_not().unsqueeze(1),
                                  -std::numeric_limits<float>::infinity());
-  return logits(hidden(ids, pos, bias, nullptr));
+  return hidden(ids, pos, bias, nullptr);
 }
 
 // ---- weights --------------------------------------------------------------------

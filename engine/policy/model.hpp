@@ -16,11 +16,20 @@ namespace policy {
 
 class Checkpoint;
 
-// y = x W^T + b. A module of its own so adapters can find and wrap each projection.
+// A trainable addition to a projection's output, e.g. LoRA (engine/train/lora.hpp).
+struct Adapter {
+  virtual ~Adapter() = default;
+  virtual torch::Tensor delta(const torch::Tensor& x) = 0;
+  bool enabled = true;  // off: the base projection alone (the reference policy)
+};
+
+// y = x W^T + b (+ the adapter's delta). A module of its own so adapters can find and
+// wrap each projection.
 struct LinearImpl : torch::nn::Module {
   LinearImpl(int64_t in, int64_t out, bool bias, const torch::TensorOptions& opts);
   torch::Tensor forward(const torch::Tensor& x);
   torch::Tensor weight, bias;
+  std::shared_ptr<Adapter> adapter;
 };
 TORCH_MODULE(Linear);
 
@@ -81,6 +90,9 @@ struct TransformerImpl : torch::nn::Module {
   // Training and scoring: logits [B,T,V] for a right- or left-padded batch; mask [B,T] is
   // 1 on real tokens (positions count real tokens only). mask may be undefined.
   torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& mask = {});
+  // The same, stopping before the output projection: final hidden states [B,T,H], so a
+  // trainer can project only the positions it scores.
+  torch::Tensor forward_hidden(const torch::Tensor& ids, const torch::Tensor& mask = {});
 
   // The building block of generation: runs ids [B,T] at positions pos [B,T] with the
   // additive attention bias [B,1,T,S] (fp32, 0 or -inf; S = cache->len + T), appending
@@ -107,6 +119,8 @@ struct TransformerImpl : torch::nn::Module {
   Linear lm_head{nullptr};     // null when the embeddings are tied
   torch::Tensor inv_freq;      // [head_dim/2] fp32, on the device
   std::shared_ptr<Checkpoint> mapped;  // keeps in-place weights valid
+  // Training: recompute each block in backward instead of keeping its activations.
+  bool grad_checkpoint = false;
 };
 TORCH_MODULE(Transformer);
 

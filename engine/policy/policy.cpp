@@ -30,6 +30,7 @@ std::unique_ptr<Policy> Policy::load(const std::string& dir, const LoadOptions& 
   std::unique_ptr<Policy> p(new Policy());
   p->impl_ = make_impl(o);
   p->impl_->model = load_transformer(dir, p->impl_->device, p->impl_->dtype);
+  p->dir_ = dir;
   if (auto loader = codec_loader()) p->codec_ = loader(dir);
   return p;
 }

@@ -72,6 +72,7 @@ class Policy {
                               double temperature = 1.0);
 
   const ModelConfig& config() const;
+  const std::string& dir() const { return dir_; }  // the checkpoint directory ("" if random)
   const std::string& device() const;
   const std::string& dtype() const;
   int64_t parameter_bytes() const;
@@ -85,6 +86,7 @@ class Policy {
   Policy() = default;
   std::unique_ptr<Impl> impl_;
   std::shared_ptr<TextCodec> codec_;
+  std::string dir_;
 };
 
 }  // namespace policy
