@@ -7,9 +7,15 @@
 //    column, so padding is expressed by a per-row mask; positions count real tokens only.
 //    When enough rows have finished, the batch (cache included) is compacted so that
 //    finished sequences stop costing compute.
+// 4. On CUDA each decode step is recorded once as a CUDA graph per (batch, span) and
+//    replayed: the step then reads its inputs from fixed tensors, writes its key/value
+//    at a column given as a tensor, and attends over a span rounded up to kSpanStep
+//    columns (the bias masks the unwritten ones).
 #include <chrono>
 #include <limits>
+#include <map>
 
+#include "policy/cuda_graph.hpp"
 #include "policy/policy_impl.hpp"
 
 namespace policy {
@@ -19,6 +25,7 @@ using torch::Tensor;
 namespace {
 
 const float kNegInf = -std::numeric_limits<float>::infinity();
+const int64_t kSpanStep = 64;
 
 // Picks one token per row from fp32 logits [A,V]; returns tokens [A] and their log-probs
 // under the distribution they were drawn from.
@@ -144,6 +151,9 @@ std::vector<std::vector<Completion>> Policy::sample(const std::vector<std::vecto
   std::vector<size_t> stop_at(R, std::string::npos);  // byte offset of a matched stop string
   int64_t finished_in_batch = 0, steps = 0, generated = 0;
   double prefill_s = -1;
+  const bool graphs = dev.is_cuda() && impl_->cuda_graphs && GraphedStep::supported();
+  std::map<int64_t, std::unique_ptr<GraphedStep>> recorded;  // by span, for this batch
+  Tensor tok_in, pos_in, slot = torch::zeros({1}, i64.device(dev));
   for (int64_t t = 0;; ++t) {
     auto [tok, lp] = choose(logits, o);
     Tensor both = torch::stack({tok.to(torch::kFloat64), lp.to(torch::kFloat64)}).cpu();
@@ -188,13 +198,37 @@ std::vector<std::vector<Completion>> Policy::sample(const std::vector<std::vecto
       live = std::move(keep_live);
       finished_in_batch = 0;
     }
-    const int64_t S = cache.len + 1;
     key_bias.select(1, cache.len).fill_(0.0f);
-    Tensor step_bias = key_bias.narrow(1, 0, S).unsqueeze(1).unsqueeze(1);  // [A,1,1,S]
-    h = m->hidden(tok.unsqueeze(1), next_pos.unsqueeze(1), step_bias, &cache);
+    if (graphs) {
+      const int64_t rows = static_cast<int64_t>(live.size());
+      if (!tok_in.defined() || tok_in.size(0) != rows) {
+        recorded.clear();  // the batch changed: new inputs, new graphs
+        tok_in = torch::zeros({rows, 1}, i64.device(dev));
+        pos_in = torch::zeros({rows, 1}, i64.device(dev));
+      }
+      tok_in.copy_(tok.view({rows, 1}));
+      pos_in.copy_(next_pos.view({rows, 1}));
+      slot.fill_(cache.len);
+      const int64_t span = std::min(cap, (cache.len + 1 + kSpanStep - 1) / kSpanStep * kSpanStep);
+      auto& g = recorded[span];
+      if (!g) {
+        cache.slot = slot;
+        cache.span = span;
+        g = std::make_unique<GraphedStep>([&] {
+          Tensor b = key_bias.narrow(1, 0, span).unsqueeze(1).unsqueeze(1);
+          return m->logits(m->hidden(tok_in, pos_in, b, &cache).select(1, 0)).to(torch::kFloat32);
+        }, dev);
+        cache.slot = Tensor();
+      }
+      logits = g->replay();
+    } else {
+      const int64_t S = cache.len + 1;
+      Tensor step_bias = key_bias.narrow(1, 0, S).unsqueeze(1).unsqueeze(1);  // [A,1,1,S]
+      h = m->hidden(tok.unsqueeze(1), next_pos.unsqueeze(1), step_bias, &cache);
+      logits = m->logits(h.select(1, 0)).to(torch::kFloat32);
+    }
     cache.len += 1;
     next_pos = next_pos + 1;
-    logits = m->logits(h.select(1, 0)).to(torch::kFloat32);
   }
   if (stats) {
     stats->prefill_s = prefill_s;

@@ -43,8 +43,9 @@ void KVCache::allocate(const ModelConfig& c, int64_t batch, int64_t capacity,
   k.clear();
   v.clear();
   for (int64_t l = 0; l < c.num_layers; ++l) {
-    k.push_back(torch::empty({batch, c.num_kv_heads, capacity, c.head_dim}, o));
-    v.push_back(torch::empty({batch, c.num_kv_heads, capacity, c.head_dim}, o));
+    // Zeros, not garbage: a masked column still enters q.k and p.v, and NaN * 0 is NaN.
+    k.push_back(torch::zeros({batch, c.num_kv_heads, capacity, c.head_dim}, o));
+    v.push_back(torch::zeros({batch, c.num_kv_heads, capacity, c.head_dim}, o));
   }
   len = 0;
 }
@@ -81,7 +82,12 @@ Tensor AttentionImpl::forward(const Tensor& x, const Tensor& cos, const Tensor& 
   Tensor c = cos.unsqueeze(1), s = sin.unsqueeze(1);
   q = apply_rope(q, c, s);
   k = apply_rope(k, c, s);
-  if (cache) {
+  if (cache && cache->slot.defined()) {
+    cache->k[layer].index_copy_(2, cache->slot, k);
+    cache->v[layer].index_copy_(2, cache->slot, v);
+    k = cache->k[layer].narrow(2, 0, cache->span);
+    v = cache->v[layer].narrow(2, 0, cache->span);
+  } else if (cache) {
     const int64_t at = cache->len;
     cache->k[layer].narrow(2, at, T).copy_(k);
     cache->v[layer].narrow(2, at, T).copy_(v);

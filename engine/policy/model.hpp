@@ -51,6 +51,11 @@ TORCH_MODULE(RMSNorm);
 struct KVCache {
   std::vector<torch::Tensor> k, v;
   int64_t len = 0;  // columns filled so far (shared by all rows; padding is masked)
+  // For recorded (graphed) decode steps, where the column cannot be a C++ number: when
+  // slot ([1] int64 on the device) is set, keys/values go to column slot and attention
+  // spans the first `span` columns (the bias masks those not yet written).
+  torch::Tensor slot;
+  int64_t span = 0;
   void allocate(const ModelConfig& c, int64_t batch, int64_t capacity,
                 const torch::TensorOptions& opts);
   // Keeps the given rows (e.g. unfinished sequences, or a prompt repeated n times).

@@ -19,6 +19,7 @@ static std::unique_ptr<Policy::Impl> make_impl(const LoadOptions& o) {
   impl->dtype = parse_dtype(o.dtype);
   impl->device_name = o.device;
   impl->dtype_name = o.dtype;
+  impl->cuda_graphs = o.cuda_graphs;
   if (impl->device.is_cpu()) {
     int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
     at::set_num_threads(std::max(1, threads));

@@ -21,6 +21,7 @@ struct LoadOptions {
   std::string device = "cpu";  // "cpu", "cuda", "cuda:N"
   std::string dtype = "fp32";  // "fp32", "bf16", "fp16"
   int threads = 0;             // CPU intra-op threads; 0 = all cores
+  bool cuda_graphs = true;     // replay recorded decode steps on CUDA (same results, faster)
 };
 
 struct SampleOptions {

@@ -11,6 +11,7 @@ struct Policy::Impl {
   torch::Device device{torch::kCPU};
   torch::Dtype dtype = torch::kFloat32;
   std::string device_name, dtype_name;
+  bool cuda_graphs = true;
 };
 
 }  // namespace policy
