@@ -44,6 +44,27 @@ static std::vector<int> check_ids(lua_State* L, int idx, const char* where) {
   return ids;
 }
 
+// A list of strings kept whole (texts may hold NUL bytes).
+static std::vector<std::string> check_texts(lua_State* L, int idx, const char* where, const char* what) {
+  idx = lua_absindex(L, idx);
+  check_table(L, idx, where, what);
+  std::vector<std::string> out;
+  lua_Integer n = luaL_len(L, idx);
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_geti(L, idx, i);
+    size_t len = 0;
+    const char* s = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : nullptr;
+    if (!s) {
+      std::string got = luaL_typename(L, -1);
+      lua_pop(L, 1);
+      throw Error(std::string(where) + ": " + what + "[" + std::to_string(i) + "] must be a string, got " + got);
+    }
+    out.emplace_back(s, len);
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
 static int tokenizer_load(lua_State* L) {
   std::string dir = check_string(L, 1, "tokenizer.load", "directory");
   push_object(L, new policy::Tokenizer(policy::Tokenizer::load(dir)));
@@ -61,11 +82,13 @@ static int tokenizer_train(lua_State* L) {
     Options src(L, 1, where);
     std::vector<std::string> files;
     src.get("files", files);
-    src.get("texts", texts);
+    src.push("texts");
+    if (!lua_isnil(L, -1)) texts = check_texts(L, -1, where, "texts");
+    lua_pop(L, 1);
     src.done();
     for (const auto& f : files) texts.push_back(policy::read_text_file(f));
   } else {
-    texts = check_string_list(L, 1, where, "texts");
+    texts = check_texts(L, 1, where, "texts");
   }
   policy::TrainOptions o;
   int64_t vocab = 0;

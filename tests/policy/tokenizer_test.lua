@@ -71,6 +71,15 @@ t.test("train from texts and files, save, load back", function()
        "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n")
   t.raises(function() tokenizer.train({files = {dir .. "/missing.txt"}}, {vocab_size = 300}) end,
            "missing.txt")
+  t.raises(function() tokenizer.train({"a", 3}, {vocab_size = 300}) end, "texts[2]")
+end)
+
+t.test("texts with NUL bytes are trained on whole", function()
+  local texts = {}
+  for i = 1, 20 do texts[i] = "x\0zzzz" end
+  local trained = tokenizer.train(texts, {vocab_size = 300, special_tokens = {}})
+  -- "\0zzzz" becomes one token only if the text after the NUL byte reached the trainer
+  t.eq(#trained:encode("x\0zzzz"), 2)
 end)
 
 t.run()

@@ -93,3 +93,57 @@ TEST_CASE("training rejects bad options by name", "[tokenizer][train]") {
   CHECK_THROWS_WITH(policy::train_bpe({"x"}, o), Catch::Contains("eos_token '<eos>'"));
   CHECK_THROWS_WITH(policy::read_text_file("/nonexistent/corpus.txt"), Catch::Contains("/nonexistent/corpus.txt"));
 }
+
+// tokenizer_trained/ was written by train_bpe (the texts and options below) and loaded by
+// Hugging Face `tokenizers` and `transformers` on the GPU machine, which recorded
+// tokenizer_trained_ref.json. It was trained through the Lua binding at a time when string
+// lists were cut at the first NUL byte, so its texts are cut there too.
+static std::vector<std::string> fixture_training_texts() {
+  std::vector<std::string> texts = corpus_texts();
+  for (auto& t : texts) t = t.substr(0, t.find('\0'));
+  texts.push_back(policy::read_text_file(fs::path(TOKENIZER_FIXTURE_DIR) / "tokenizer_train_corpus.txt"));
+  return texts;
+}
+
+TEST_CASE("training is deterministic and reproduces the parity fixture", "[tokenizer][train]") {
+  policy::TrainOptions o;
+  o.vocab_size = 1000;
+  o.special_tokens = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
+  Tokenizer tok = policy::train_bpe(fixture_training_texts(), o);
+  auto dir = fs::temp_directory_path() / ("tokenizer_fixture_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  tok.save(dir);
+  fs::path ref = fs::path(TOKENIZER_FIXTURE_DIR) / "tokenizer_trained";
+  for (const char* f : {"tokenizer.json", "tokenizer_config.json"}) {
+    INFO(f);
+    CHECK(policy::read_text_file(dir / f) == policy::read_text_file(ref / f));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a trained tokenizer encodes as Hugging Face tokenizers does", "[tokenizer][train]") {
+  std::ifstream in(fs::path(TOKENIZER_FIXTURE_DIR) / "tokenizer_trained_ref.json");
+  REQUIRE(in.good());
+  const Json ref = Json::parse(in);
+  Tokenizer tok = Tokenizer::load(fs::path(TOKENIZER_FIXTURE_DIR) / "tokenizer_trained");
+  CHECK(tok.vocab_size() == ref["vocab_size"].get<int>());
+  CHECK(tok.stop_ids() == std::vector<int>{ref["eos_token_id"].get<int>()});
+  std::string whole;
+  for (const auto& c : ref["cases"]) {
+    std::string text = c["text"];
+    whole += text;
+    INFO(text.substr(0, 80));
+    auto ids = c["ids"].get<std::vector<int>>();
+    CHECK(tok.encode(text) == ids);
+    CHECK(tok.decode(ids) == c["decoded"].get<std::string>());
+    CHECK(tok.decode(ids, true) == c["decoded_skip_special"].get<std::string>());
+  }
+  CHECK(tok.encode(whole) == ref["whole_ids"].get<std::vector<int>>());
+  for (const auto& c : ref["chat"]) {
+    std::vector<policy::ChatMessage> msgs;
+    for (const auto& m : c["messages"]) msgs.push_back({m["role"], m["content"]});
+    policy::ChatOptions o;
+    o.add_generation_prompt = c["add_generation_prompt"];
+    CHECK(tok.chat(msgs, o) == c["text"].get<std::string>());
+  }
+}
