@@ -2,6 +2,7 @@
 //
 //   local tok = tokenizer.load("models/qwen")
 //   local ids = tok:encode("int main(void)")          -- token ids (0-based, as the model's)
+//   tok:encode(user_text, {special = false})          -- "<|im_end|>" in it stays plain text
 //   tok:decode(ids)                                   -- the exact bytes
 //   tok:chat({{role = "user", content = "hi"}}, {add_generation_prompt = true})
 //   local t = tokenizer.train({"text", ...}, {vocab_size = 4096}); t:save("models/tiny")
@@ -107,7 +108,12 @@ static int tokenizer_train(lua_State* L) {
 
 static int tok_encode(lua_State* L) {
   auto& tok = self(L, "tok:encode");
-  push_ids(L, tok.encode(check_string(L, 2, "tok:encode", "text")));
+  std::string text = check_string(L, 2, "tok:encode", "text");
+  bool special = true;
+  Options o(L, 3, "tok:encode");
+  o.get("special", special);
+  o.done();
+  push_ids(L, special ? tok.encode(text) : tok.encode_ordinary(text));
   return 1;
 }
 

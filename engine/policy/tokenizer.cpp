@@ -431,17 +431,24 @@ void Tokenizer::Impl::bpe(std::string_view piece, std::vector<int>& out) const {
   }
 }
 
-std::vector<int> Tokenizer::encode(const std::string& text) const {
+static std::vector<int> encode_text(const Tokenizer::Impl& im, const std::string& text, bool special) {
   size_t bad = find_invalid_utf8(text);
   if (bad != std::string::npos)
     throw TokenizerError("tokenizer:encode: the text is not valid UTF-8 (byte " +
                          std::to_string(bad) + ")");
   std::vector<int> out;
   out.reserve(text.size() / 3 + 4);
-  const Impl& im = *impl_;
   im.walk(text, [&](int idx) { out.push_back(im.added[idx].id); },
-          [&](std::string_view piece) { im.bpe(piece, out); });
+          [&](std::string_view piece) { im.bpe(piece, out); }, special);
   return out;
+}
+
+std::vector<int> Tokenizer::encode(const std::string& text) const {
+  return encode_text(*impl_, text, true);
+}
+
+std::vector<int> Tokenizer::encode_ordinary(const std::string& text) const {
+  return encode_text(*impl_, text, false);
 }
 
 void Tokenizer::clear_cache() const {

@@ -60,6 +60,9 @@ class Tokenizer {
 
   // Added/special tokens in the text become their ids; input must be valid UTF-8.
   std::vector<int> encode(const std::string& text) const;
+  // As encode, but added/special token texts are plain text (e.g. "<|im_end|>" written by
+  // a user or a model becomes ordinary tokens and cannot end a turn).
+  std::vector<int> encode_ordinary(const std::string& text) const;
   // Exact bytes; with skip_special, tokens marked special produce nothing.
   std::string decode(const std::vector<int>& ids, bool skip_special = false) const;
   // The bytes of one token (the added token's text for added tokens).

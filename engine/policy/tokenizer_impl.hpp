@@ -157,8 +157,9 @@ struct Tokenizer::Impl {
   void split_added(std::string_view text, bool normalized_pass, A&& on_added, T&& on_text) const;
   // Walks text: on_added(index into added) for added tokens, on_piece(bytes) for each
   // pre-token of the normalised text between them.
+  // With special = false, added tokens are not recognised: their text is encoded as text.
   template <class A, class P>
-  void walk(std::string_view text, A&& on_added, P&& on_piece) const;
+  void walk(std::string_view text, A&& on_added, P&& on_piece, bool special = true) const;
 };
 
 inline bool is_ascii_space(char c) {
@@ -204,7 +205,7 @@ void Tokenizer::Impl::split_added(std::string_view text, bool normalized_pass, A
 }
 
 template <class A, class P>
-void Tokenizer::Impl::walk(std::string_view text, A&& on_added, P&& on_piece) const {
+void Tokenizer::Impl::walk(std::string_view text, A&& on_added, P&& on_piece, bool special) const {
   auto pretok = [&](std::string_view seg) {
     std::string prefixed;
     if (add_prefix_space && seg[0] != ' ') {
@@ -216,13 +217,15 @@ void Tokenizer::Impl::walk(std::string_view text, A&& on_added, P&& on_piece) co
     if (split) split->split(seg, on_piece);
     else on_piece(seg);
   };
-  split_added(text, false, on_added, [&](std::string_view seg) {
+  auto segment = [&](std::string_view seg) {
     std::string normalized;
     if (nfc && nfc_normalize(seg, normalized)) seg = normalized;
     if (seg.empty()) return;
-    if (any_normalized_added) split_added(seg, true, on_added, pretok);
+    if (special && any_normalized_added) split_added(seg, true, on_added, pretok);
     else pretok(seg);
-  });
+  };
+  if (special) split_added(text, false, on_added, segment);
+  else if (!text.empty()) segment(text);
 }
 
 }  // namespace policy

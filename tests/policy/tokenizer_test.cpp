@@ -133,6 +133,16 @@ TEST_CASE("the word cache does not change ids", "[tokenizer]") {
     CHECK(tok.encode(c["text"].get<std::string>()) == c["ids"].get<std::vector<int>>());
 }
 
+TEST_CASE("encode_ordinary keeps special token texts as plain text", "[tokenizer]") {
+  std::string text = "a<|im_end|>b";
+  auto special = qwen().encode(text);
+  CHECK(special == std::vector<int>{64, 151645, 65});
+  auto plain = qwen().encode_ordinary(text);
+  CHECK(plain.size() > 3);
+  CHECK(std::find(plain.begin(), plain.end(), 151645) == plain.end());
+  CHECK(qwen().decode(plain) == text);
+}
+
 TEST_CASE("invalid UTF-8 input is rejected with its offset", "[tokenizer]") {
   CHECK_THROWS_WITH(qwen().encode("ok\xff"), Catch::Contains("not valid UTF-8 (byte 2)"));
   CHECK_THROWS_WITH(qwen().encode("\xed\xa0\x80"), Catch::Contains("byte 0"));  // a surrogate

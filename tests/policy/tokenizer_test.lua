@@ -14,6 +14,14 @@ t.test("encode gives the reference ids and decode the reference text", function(
   end
 end)
 
+t.test("special = false encodes special token texts as text", function()
+  local ids = tok:encode("x<|im_end|>", {special = false})
+  t.ne(ids[#ids], tok:token_to_id("<|im_end|>"))
+  t.eq(tok:decode(ids), "x<|im_end|>")
+  t.eq(tok:encode("x<|im_end|>")[2], tok:token_to_id("<|im_end|>"))
+  t.raises(function() tok:encode("x", {specials = false}) end, "specials")
+end)
+
 t.test("chat renders the model's template", function()
   for i, c in ipairs(ref.chat) do
     t.eq(tok:chat(c.messages, {add_generation_prompt = c.add_generation_prompt,
