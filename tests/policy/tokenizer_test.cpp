@@ -9,7 +9,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <atomic>
 #include <random>
+#include <thread>
 
 using policy::Tokenizer;
 using Json = nlohmann::json;
@@ -84,6 +86,35 @@ TEST_CASE("qwen3 vocabulary lookups and stop tokens", "[tokenizer]") {
   CHECK(std::find(stop.begin(), stop.end(), ref["eos_token_id"].get<int>()) != stop.end());
   CHECK_THROWS_WITH(qwen().id_to_token(200000), Catch::Contains("200000"));
   CHECK_THROWS_WITH(qwen().decode({1, -1}), Catch::Contains("-1"));
+}
+
+TEST_CASE("stop ids join generation_config and config eos ids", "[tokenizer]") {
+  std::string dir = tmpdir("stop_ids");
+  for (const char* f : {"tokenizer.json", "tokenizer_config.json"})
+    fs::create_symlink(fs::path(QWEN3_TOKENIZER_DIR) / f, fs::path(dir) / f);
+  std::ofstream(dir + "/generation_config.json") << R"({"eos_token_id": [151645, 151643], "top_p": 0.8})";
+  std::ofstream(dir + "/config.json") << R"({"model_type": "qwen2", "eos_token_id": 151643})";
+  CHECK(Tokenizer::load(dir).stop_ids() == std::vector<int>{151643, 151645});
+  std::ofstream(dir + "/generation_config.json") << "{broken";
+  CHECK_THROWS_WITH(Tokenizer::load(dir), Catch::Contains("generation_config.json: malformed JSON"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("concurrent encodes share the cache safely", "[tokenizer]") {
+  const Json ref = fixture("tokenizer_qwen3_ref.json");
+  Tokenizer tok = Tokenizer::load(QWEN3_TOKENIZER_DIR);
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 20; ++round)
+        for (size_t i = (t + round) % 7; i < ref["cases"].size(); i += 3)
+          if (tok.encode(ref["cases"][i]["text"].get<std::string>()) !=
+              ref["cases"][i]["ids"].get<std::vector<int>>())
+            ++mismatches;
+    });
+  for (auto& th : threads) th.join();
+  CHECK(mismatches == 0);
 }
 
 TEST_CASE("decoding gives exact bytes also for ids that split a character", "[tokenizer]") {
