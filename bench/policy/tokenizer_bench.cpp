@@ -83,6 +83,17 @@ int main(int argc, char** argv) {
     pieces = 0;
     for (auto& d : docs) im->walk(d, [&](int) { ++pieces; }, [&](std::string_view) { ++pieces; });
   });
+  // The same split through PCRE2's JIT instead of the direct matcher.
+  policy::SplitRegex pcre(policy::kQwen2Pattern, false);
+  size_t pcre_pieces = 0;
+  double pcre_s = time_it([&] {
+    pcre_pieces = 0;
+    for (auto& d : docs) pcre.split(d, [&](std::string_view) { ++pcre_pieces; });
+  });
+  policy::SplitRegex direct(policy::kQwen2Pattern);
+  double direct_s = time_it([&] {
+    for (auto& d : docs) direct.split(d, [&](std::string_view) {});
+  });
   size_t decoded = 0;
   double decode_s = time_it([&] {
     decoded = 0;
@@ -106,7 +117,9 @@ int main(int argc, char** argv) {
   std::printf("%-34s %12.0f %9.2f %8.2f\n", "encode, warm word cache", tokens / warm_s, mb(warm_s), nocache_s / warm_s);
   std::printf("%-34s %12.0f %9.2f %8.2f\n", "encode, first pass (cache filling)", tokens / cold_s, mb(cold_s), nocache_s / cold_s);
   std::printf("%-34s %12.0f %9.2f %8.2f\n", "encode, no cache (baseline)", tokens / nocache_s, mb(nocache_s), 1.0);
-  std::printf("%-34s %12.0f %9.2f %8.2f\n", "pre-tokenize only (NFC + regex)", tokens / pretok_s, mb(pretok_s), nocache_s / pretok_s);
+  std::printf("%-34s %12.0f %9.2f %8.2f\n", "pre-tokenize only (NFC + split)", tokens / pretok_s, mb(pretok_s), nocache_s / pretok_s);
+  std::printf("%-34s %12.0f %9.2f %8.2f\n", "split only, direct Qwen2 matcher", tokens / direct_s, mb(direct_s), nocache_s / direct_s);
+  std::printf("%-34s %12.0f %9.2f %8.2f\n", "split only, PCRE2 JIT", tokens / pcre_s, mb(pcre_s), nocache_s / pcre_s);
   std::printf("%-34s %12.0f %9.2f\n", "decode", tokens / decode_s, decoded / decode_s / 1e6);
   std::printf("train vocab %d: %.2f s (%.2f MB/s), %zu tokens on the corpus (%.2f bytes/token)\n",
               trained.vocab_size(), train_s, mb(train_s), trained_tokens, double(bytes) / trained_tokens);

@@ -10,11 +10,6 @@ namespace policy {
 
 using OJson = nlohmann::ordered_json;
 
-// Qwen2's split pattern: case-insensitive contractions, letters with one leading
-// non-letter, single digits, punctuation runs, newlines, whitespace not before a word.
-static const char* kQwen2Pattern =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-
 static const char* kChatMlTemplate =
     R"({% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %})";
 

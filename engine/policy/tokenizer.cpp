@@ -2,6 +2,7 @@
 #include "policy/tokenizer_impl.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <queue>
 #include <sstream>
@@ -408,27 +409,92 @@ void Tokenizer::Impl::bpe_word(std::string_view piece, std::vector<int>& out) co
   for (int i = 0; i >= 0; i = syms[i].next) out.push_back(syms[i].id);
 }
 
+uint64_t Tokenizer::Impl::next_cache_serial() {
+  static std::atomic<uint64_t> counter{0};
+  return ++counter;
+}
+
+namespace {
+// An open-addressing map word -> ids with keys and ids in flat pools: one probe into a
+// contiguous slot array per word instead of a node walk.
+class WordCache {
+ public:
+  uint64_t serial = 0;
+
+  void reset(uint64_t s) {
+    serial = s;
+    slots_.assign(1 << 12, Slot{});
+    keys_.clear();
+    ids_.clear();
+    size_ = 0;
+  }
+  // Appends the cached ids of word to out; false when absent.
+  bool get(std::string_view word, uint64_t h, std::vector<int>& out) const {
+    if (slots_.empty()) return false;
+    size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (s.n_ids == 0) return false;
+      if (s.hash == h && s.key_len == word.size() &&
+          std::memcmp(keys_.data() + s.key_off, word.data(), word.size()) == 0) {
+        out.insert(out.end(), ids_.data() + s.ids_off, ids_.data() + s.ids_off + s.n_ids);
+        return true;
+      }
+    }
+  }
+  void put(std::string_view word, uint64_t h, const int* ids, size_t n, size_t max_entries) {
+    if (n == 0 || n > 0xFFFF || word.size() > 0xFFFF || size_ >= max_entries) return;
+    if (slots_.empty()) slots_.assign(1 << 12, Slot{});
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    size_t mask = slots_.size() - 1, i = h & mask;
+    while (slots_[i].n_ids != 0) i = (i + 1) & mask;
+    slots_[i] = Slot{h, uint32_t(keys_.size()), uint32_t(ids_.size()), uint16_t(word.size()), uint16_t(n)};
+    keys_.append(word);
+    ids_.insert(ids_.end(), ids, ids + n);
+    ++size_;
+  }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t key_off = 0, ids_off = 0;
+    uint16_t key_len = 0, n_ids = 0;  // n_ids == 0: empty
+  };
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    size_t mask = slots_.size() - 1;
+    for (const Slot& s : old) {
+      if (s.n_ids == 0) continue;
+      size_t i = s.hash & mask;
+      while (slots_[i].n_ids != 0) i = (i + 1) & mask;
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  std::string keys_;
+  std::vector<int> ids_;
+  size_t size_ = 0;
+};
+}  // namespace
+
 void Tokenizer::Impl::bpe(std::string_view piece, std::vector<int>& out) const {
   if (piece.size() == 1) {
     out.push_back(byte_id[uint8_t(piece[0])]);
     return;
   }
-  const bool cacheable = cache_enabled && piece.size() <= kCacheMaxWordBytes;
-  if (cacheable) {
-    std::shared_lock lock(cache_mutex);
-    auto it = cache.find(piece);
-    if (it != cache.end()) {
-      out.insert(out.end(), it->second.begin(), it->second.end());
-      return;
-    }
+  if (!cache_enabled.load(std::memory_order_relaxed) || piece.size() > kCacheMaxWordBytes) {
+    bpe_word(piece, out);
+    return;
   }
+  thread_local WordCache cache;
+  uint64_t serial = cache_serial.load(std::memory_order_relaxed);
+  if (cache.serial != serial) cache.reset(serial);
+  uint64_t h = std::hash<std::string_view>{}(piece);
+  if (cache.get(piece, h, out)) return;
   size_t before = out.size();
   bpe_word(piece, out);
-  if (cacheable) {
-    std::unique_lock lock(cache_mutex);
-    if (cache.size() < kCacheMaxEntries)
-      cache.emplace(std::string(piece), std::vector<int>(out.begin() + before, out.end()));
-  }
+  cache.put(piece, h, out.data() + before, out.size() - before, kCacheMaxEntries);
 }
 
 static std::vector<int> encode_text(const Tokenizer::Impl& im, const std::string& text, bool special) {
@@ -451,15 +517,9 @@ std::vector<int> Tokenizer::encode_ordinary(const std::string& text) const {
   return encode_text(*impl_, text, false);
 }
 
-void Tokenizer::clear_cache() const {
-  std::unique_lock lock(impl_->cache_mutex);
-  impl_->cache.clear();
-}
+void Tokenizer::clear_cache() const { impl_->cache_serial = Impl::next_cache_serial(); }
 
-void Tokenizer::set_cache_enabled(bool on) const {
-  std::unique_lock lock(impl_->cache_mutex);
-  impl_->cache_enabled = on;
-}
+void Tokenizer::set_cache_enabled(bool on) const { impl_->cache_enabled = on; }
 
 // ---- decoding and lookups ---------------------------------------------------------
 

@@ -182,7 +182,8 @@ struct MatchState {
 };
 }  // namespace
 
-SplitRegex::SplitRegex(const std::string& pattern) : pattern_(pattern) {
+SplitRegex::SplitRegex(const std::string& pattern, bool fast)
+    : pattern_(pattern), fast_(fast && pattern == kQwen2Pattern) {
   int err = 0;
   PCRE2_SIZE off = 0;
   auto* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
@@ -195,6 +196,7 @@ SplitRegex::SplitRegex(const std::string& pattern) : pattern_(pattern) {
   }
   pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // without JIT, the interpreter still works
   code_ = code;
+  if (fast_) Qwen2Splitter::prepare();
 }
 
 SplitRegex::~SplitRegex() { pcre2_code_free(static_cast<pcre2_code*>(code_)); }

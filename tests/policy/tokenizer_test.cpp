@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "policy/tokenizer.hpp"
+#include "policy/tokenizer_impl.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -153,6 +154,38 @@ TEST_CASE("random text round-trips through encode and decode", "[tokenizer]") {
       s += alphabet[std::uniform_int_distribution<size_t>(0, alphabet.size() - 1)(rng)];
     INFO(s);
     CHECK(qwen().decode(qwen().encode(s)) == s);
+  }
+}
+
+static std::vector<std::string> pieces(const policy::SplitRegex& re, const std::string& text) {
+  std::vector<std::string> out;
+  re.split(text, [&](std::string_view p) { out.emplace_back(p); });
+  return out;
+}
+
+TEST_CASE("the direct Qwen2 splitter cuts text exactly as PCRE2 does", "[tokenizer]") {
+  policy::SplitRegex fast(policy::kQwen2Pattern), pcre(policy::kQwen2Pattern, false);
+  REQUIRE(fast.fast());
+  REQUIRE_FALSE(pcre.fast());
+  for (const auto& c : fixture("tokenizer_corpus.json")) {
+    std::string text = c;
+    CHECK(pieces(fast, text) == pieces(pcre, text));
+  }
+  // Random text over characters of every class the pattern tells apart.
+  const std::vector<std::string> alphabet = {
+      "a", "Z", "s", "S", "t", "re", "VE", "m", "ll", "D", "'", "\u017f", "\u212a", "0", "9", "\u0663",
+      "\u00bd", "\u2167", " ", " ", "  ", "\t", "\n", "\r", "\r\n", "\v", "\f", "\u0085", "\u00a0",
+      "\u1680", "\u180e", "\u2009", "\u2028", "\u2029", "\u3000", "\u200b", ".", ",", "{", "}", "-",
+      "=", "_", "\"", "\u0301", "\u05d0", "\u4f60", "\u00e9", "\U0001f600", "\U0001f44d\U0001f3fd",
+      "\U0001d538", "\x01", "\x7f", "\ufeff", "\ue000", "\U0010ffff"};
+  std::mt19937 rng(11);
+  for (int round = 0; round < 4000; ++round) {
+    std::string s;
+    int len = std::uniform_int_distribution<int>(1, 24)(rng);
+    for (int k = 0; k < len; ++k)
+      s += alphabet[std::uniform_int_distribution<size_t>(0, alphabet.size() - 1)(rng)];
+    INFO(s);
+    REQUIRE(pieces(fast, s) == pieces(pcre, s));
   }
 }
 
