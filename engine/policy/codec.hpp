@@ -20,8 +20,9 @@ class TextCodec {
   virtual std::vector<int> stop_tokens() const { return {}; }
 };
 
-// How policy.load(dir) finds the codec of a checkpoint directory. The tokenizer module
-// registers its loader at start-up; without one, policies work on token ids only.
+// How policy.load(dir) finds the codec of a checkpoint directory: by default the
+// directory's tokenizer.json (tokenizer_codec.cpp); a loader returning nullptr leaves the
+// policy working on token ids only.
 using CodecLoader = std::shared_ptr<TextCodec> (*)(const std::string& dir);
 void set_codec_loader(CodecLoader loader);
 CodecLoader codec_loader();

@@ -9,7 +9,9 @@ namespace policy {
 
 using torch::Tensor;
 
-static CodecLoader g_codec_loader = nullptr;
+std::shared_ptr<TextCodec> load_tokenizer_codec(const std::string& dir);  // tokenizer_codec.cpp
+// The checkpoint's own tokenizer.json unless a script or test registered another loader.
+static CodecLoader g_codec_loader = load_tokenizer_codec;
 void set_codec_loader(CodecLoader loader) { g_codec_loader = loader; }
 CodecLoader codec_loader() { return g_codec_loader; }
 
