@@ -11,6 +11,7 @@ PKGS=(
   libreadline8 libreadline-dev       # the REPL
   catch2                             # C++ tests (v2; the machine has v3)
   libpcre2-8-0 libpcre2-dev libpcre2-16-0 libpcre2-32-0 libpcre2-posix3  # tokenizer
+  libicu72 libicu-dev                # the tokenizer's NFC normaliser
   libseccomp2 libseccomp-dev         # the kernel sandbox
   libgccjit0 libgccjit-12-dev        # in-memory kernel compilation
   libopenblas-dev libopenblas0 libopenblas0-pthread libopenblas-pthread-dev  # verification

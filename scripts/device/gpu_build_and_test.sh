@@ -5,7 +5,8 @@
 #   bash scripts/device/fetch_debs.sh .device/debs      # here, once: Debian packages
 #   (on the GPU machine) bash scripts/device/gpu_build_and_test.sh DEBS OUT [steps]
 #
-# steps (default "build test parity bench"): build, test (ctest), parity (transformers
+# steps (default "build test parity bench"): build, test (ctest), train (the GRPO step
+# benchmark), export (exports loaded by transformers/peft), parity (transformers
 # reference models of the Qwen2.5-Coder-0.5B/1.5B and Llama-3.2-1B configs), bench
 # (Qwen2.5-Coder-14B config, batch 64, engine and transformers). Results go to OUT.
 set -uo pipefail
@@ -68,4 +69,19 @@ if has bench; then
   python3 scripts/device/hf_decode_bench.py $TMPCFG 64 128 256 2>&1 | grep -v Warning | tee "$OUT/bench.jsonl"
   bench decode $CFG --batch 64 --prompt 128 --tokens 256 --device cuda --dtype bf16 2>&1 | tee -a "$OUT/bench.jsonl"
   bench decode $CFG --batch 64 --prompt 128 --tokens 256 --device cuda --dtype bf16 --graphs 0 2>&1 | tee -a "$OUT/bench.jsonl"
+fi
+
+# Training: one GRPO step at the 14B scale (bf16, LoRA r 32, gradient checkpointing), the
+# engine against the same step in plain PyTorch; the engine's exports loaded by
+# transformers and peft.
+if has train; then
+  CFG=bench/policy/configs/qwen2.5-coder-14b.json
+  LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/bench/train/train_bench" $CFG --device cuda --dtype bf16 \
+    --completions 64 --tokens 1024 --prompt 128 --micro 8 --lora 32 --steps 2 2>&1 | tee "$OUT/train.jsonl"
+  python3 scripts/device/grpo_step_bench.py $CFG 64 1024 128 8 32 2 2>&1 | grep -v Warning | tee -a "$OUT/train.jsonl"
+fi
+if has export; then
+  WORK=/tmp/export-check && rm -rf $WORK && mkdir -p $WORK
+  LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" tests/train/export_roundtrip.lua $WORK 2>&1 | tail -2
+  python3 scripts/device/check_export.py $WORK 2>&1 | grep -v Warning | tee "$OUT/export.json"
 fi
