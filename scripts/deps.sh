@@ -16,6 +16,7 @@ PACKAGES=(
   libreadline-dev        # the REPL
   libseccomp-dev         # the kernel sandbox
   libpcre2-dev           # the tokenizer's pre-tokenizer pattern
+  libicu-dev             # the tokenizer's NFC normaliser
   gnuplot-nox            # report plots
 )
 

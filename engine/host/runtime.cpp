@@ -12,6 +12,9 @@ int open_json(lua_State* L);
 int open_log(lua_State* L);
 int open_store(lua_State* L);
 int open_sys(lua_State* L);
+int open_tokenizer(lua_State* L);
+int open_policy(lua_State* L);
+int open_train(lua_State* L);
 
 const std::vector<Module>& modules() {
   static const std::vector<Module> list = {
@@ -19,6 +22,9 @@ const std::vector<Module>& modules() {
       {"engine.json", "json", guarded<open_json>},
       {"engine.log", "log", guarded<open_log>},
       {"engine.store", "store", guarded<open_store>},
+      {"engine.tokenizer", "tokenizer", guarded<open_tokenizer>},
+      {"engine.policy", "policy", guarded<open_policy>},
+      {"engine.train", "train", guarded<open_train>},
   };
   return list;
 }

@@ -1,0 +1,207 @@
+// Parity and speed of the policy against transformers (scripts/device/ drives both).
+//
+//   policy_bench parity DIR [--device cuda] [--dtype fp32|bf16] [--graphs 0|1]
+//     DIR holds a checkpoint and reference.safetensors (scripts/device/make_reference.py):
+//     compares logits with transformers' in both dtypes and greedy ids in the chosen one.
+//     Prints one JSON line; exits 1 when a check fails.
+//   policy_bench decode CONFIG.json [--batch 64] [--prompt 128] [--tokens 256]
+//                [--device cuda] [--dtype bf16] [--bandwidth GBPS] [--graphs 0|1]
+//     random weights for CONFIG; decode tokens/s; the bandwidth limit (weight bytes read
+//     per step / bandwidth, the bandwidth measured here by a device copy unless given).
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "policy/model.hpp"
+#include "policy/policy.hpp"
+#include "policy/policy_impl.hpp"
+#include "policy/safetensors.hpp"
+
+using namespace policy;
+using torch::Tensor;
+using Json = nlohmann::json;
+
+static std::map<std::string, std::string> flags(int argc, char** argv, int from) {
+  std::map<std::string, std::string> f;
+  for (int i = from; i + 1 < argc; i += 2) {
+    std::string k = argv[i];
+    if (k.rfind("--", 0) != 0) throw std::runtime_error("expected --flag value, got " + k);
+    f[k.substr(2)] = argv[i + 1];
+  }
+  return f;
+}
+
+static std::string get(const std::map<std::string, std::string>& f, const std::string& k,
+                       const std::string& dflt) {
+  auto it = f.find(k);
+  return it == f.end() ? dflt : it->second;
+}
+
+static void sync(const torch::Device& d) {
+  if (d.is_cuda()) torch::cuda::synchronize();
+}
+
+static int parity(const std::string& dir, const std::map<std::string, std::string>& f) {
+  LoadOptions lo;
+  lo.device = get(f, "device", "cuda");
+  lo.dtype = get(f, "dtype", "fp32");
+  lo.cuda_graphs = get(f, "graphs", "1") == "1";
+  SafetensorsFile ref(std::filesystem::path(dir) / "reference.safetensors");
+  auto tensor = [&](const std::string& name) {
+    auto& v = ref.tensors().at(name);
+    auto dt = v.dtype == DType::I64 ? torch::kInt64 : torch::kFloat32;
+    return torch::from_blob(const_cast<void*>(v.data), v.shape, dt).clone();
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  auto pol = Policy::load(dir, lo);
+  sync(parse_device(lo.device));
+  double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto& model = pol->impl().model;
+  Tensor ids = tensor("input_ids"), mask = tensor("attention_mask");
+  Tensor got;
+  {
+    c10::InferenceMode guard;
+    got = model->forward(ids.to(model->opts.device()), mask).to(torch::kFloat32).cpu();
+  }
+  Tensor keep = mask.to(torch::kBool).unsqueeze(-1).expand_as(got);
+  auto diff = [&](const Tensor& a, const Tensor& b) {
+    return (a - b).abs().masked_select(keep).max().item<double>();
+  };
+  Tensor ref32 = tensor("logits_fp32"), ref16 = tensor("logits_bf16");
+  const double scale = ref32.abs().max().item<double>();
+  const double noise = diff(ref16, ref32);  // transformers bf16 vs transformers fp32
+  const double d_same = diff(got, lo.dtype == "fp32" ? ref32 : ref16);
+  const double d32 = diff(got, ref32);
+  // Tolerance: fp32 must agree to 1e-4 of the logits' range; bf16 within twice the
+  // rounding noise transformers itself shows between bf16 and fp32.
+  const double tol = lo.dtype == "fp32" ? 1e-4 * std::max(1.0, scale) : 2 * noise + 1e-3 * scale;
+  const bool logits_ok = d_same <= tol;
+
+  const int64_t prompt_len = std::stoll(ref.metadata().at("prompt_len"));
+  Tensor want = tensor("greedy_" + std::string(lo.dtype == "fp32" ? "fp32" : "bf16"));
+  std::vector<int> prompt(ids[0].data_ptr<int64_t>(), ids[0].data_ptr<int64_t>() + prompt_len);
+  SampleOptions so;
+  so.temperature = 0;
+  so.max_tokens = static_cast<int>(want.numel());
+  so.ignore_eos = true;
+  auto c = pol->sample({prompt}, so)[0][0];
+  int64_t same_prefix = 0;
+  while (same_prefix < want.numel() && same_prefix < static_cast<int64_t>(c.tokens.size()) &&
+         c.tokens[same_prefix] == want[same_prefix].item<int64_t>())
+    ++same_prefix;
+  // transformers' greedy continuation, teacher-forced through the engine: each of its
+  // tokens must be the engine's argmax, or within the logit tolerance of it (a near-tie
+  // that rounding may order either way; random models have many in bf16).
+  Tensor seq = torch::cat({ids[0].narrow(0, 0, prompt_len), want}).unsqueeze(0);
+  Tensor lg;
+  {
+    c10::InferenceMode guard;
+    lg = model->forward(seq.to(model->opts.device())).to(torch::kFloat32).cpu()[0]
+             .narrow(0, prompt_len - 1, want.numel());
+  }
+  Tensor gap = std::get<0>(lg.max(1)) - lg.gather(1, want.unsqueeze(1)).squeeze(1);
+  const double max_gap = gap.max().item<double>();
+  const int64_t argmax_agree = (gap == 0).sum().item<int64_t>();
+  const bool exact = same_prefix == want.numel();
+  const bool greedy_ok = exact || (lo.dtype != "fp32" && max_gap <= tol);
+  auto name = std::filesystem::path(dir).lexically_normal().filename().string();
+  if (name.empty()) name = std::filesystem::path(dir).lexically_normal().parent_path().filename().string();
+  Json out = {{"model", name},
+              {"device", lo.device}, {"dtype", lo.dtype}, {"graphs", lo.cuda_graphs},
+              {"load_s", load_s}, {"max_abs_logit", scale},
+              {"max_diff_vs_same_dtype", d_same}, {"max_diff_vs_fp32", d32},
+              {"hf_bf16_vs_fp32", noise}, {"tolerance", tol}, {"logits_ok", logits_ok},
+              {"greedy_tokens", want.numel()}, {"greedy_same_prefix", same_prefix},
+              {"teacher_forced_argmax_agree", argmax_agree},
+              {"teacher_forced_max_gap", max_gap}, {"greedy_exact", exact},
+              {"greedy_ok", greedy_ok}};
+  std::cout << out.dump() << std::endl;
+  return logits_ok && greedy_ok ? 0 : 1;
+}
+
+// Device-to-device copy bandwidth (read + write bytes per second) of a large buffer.
+static double copy_bandwidth(const torch::Device& d) {
+  auto o = torch::TensorOptions().dtype(torch::kUInt8).device(d);
+  const int64_t bytes = int64_t(4) << 30;
+  Tensor a = torch::empty({bytes}, o), b = torch::empty({bytes}, o);
+  b.copy_(a);
+  sync(d);
+  const int reps = 10;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i) b.copy_(a);
+  sync(d);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return 2.0 * bytes * reps / s;
+}
+
+static int decode(const std::string& config_path, const std::map<std::string, std::string>& f) {
+  std::ifstream in(config_path);
+  if (!in) throw std::runtime_error(config_path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  ModelConfig cfg = parse_config(ss.str(), config_path);
+  LoadOptions lo;
+  lo.device = get(f, "device", "cuda");
+  lo.dtype = get(f, "dtype", "bf16");
+  lo.cuda_graphs = get(f, "graphs", "1") == "1";
+  const int batch = std::stoi(get(f, "batch", "64"));
+  const int prompt_len = std::stoi(get(f, "prompt", "128"));
+  const int tokens = std::stoi(get(f, "tokens", "256"));
+  auto dev = parse_device(lo.device);
+  double bw = std::stod(get(f, "bandwidth", "0")) * 1e9;
+  const double measured_bw = dev.is_cuda() ? copy_bandwidth(dev) : 0;
+  if (bw == 0) bw = measured_bw;
+
+  auto pol = Policy::random(cfg, lo, 1);
+  // Weight bytes a decode step reads: everything but the embedding table, of which only
+  // the batch's rows are read (unless it doubles as the output projection).
+  int64_t weight_bytes = pol->parameter_bytes();
+  if (!cfg.tie_embeddings) weight_bytes -= cfg.vocab_size * cfg.hidden_size * (lo.dtype == "fp32" ? 4 : 2);
+
+  torch::manual_seed(0);
+  auto gen = torch::randint(0, cfg.vocab_size, {batch, prompt_len}, torch::kInt64);
+  std::vector<std::vector<int>> prompts(batch);
+  for (int b = 0; b < batch; ++b)
+    for (int t = 0; t < prompt_len; ++t) prompts[b].push_back(static_cast<int>(gen[b][t].item<int64_t>()));
+  SampleOptions so;
+  so.temperature = 1.0;
+  so.ignore_eos = true;
+  so.seed = 1;
+  so.max_tokens = 8;
+  pol->sample(prompts, so);  // warm-up: allocator, cuBLAS, graph capture paths
+  so.max_tokens = tokens;
+  SampleStats st;
+  pol->sample(prompts, so, &st);
+  const double tok_s = batch * static_cast<double>(st.decode_steps) / st.decode_s;
+  const double step_ms = 1e3 * st.decode_s / st.decode_steps;
+  const double limit_step_ms = bw > 0 ? 1e3 * weight_bytes / bw : 0;
+  const double limit_tok_s = limit_step_ms > 0 ? batch * 1e3 / limit_step_ms : 0;
+  Json out = {{"engine", "policy"}, {"config", config_path}, {"device", lo.device},
+              {"dtype", lo.dtype}, {"graphs", lo.cuda_graphs}, {"batch", batch},
+              {"prompt", prompt_len}, {"tokens", tokens}, {"prefill_s", st.prefill_s},
+              {"decode_s", st.decode_s}, {"decode_steps", st.decode_steps},
+              {"decode_tok_s", tok_s}, {"step_ms", step_ms}, {"weight_bytes", weight_bytes},
+              {"bandwidth_GBps", bw / 1e9}, {"measured_copy_GBps", measured_bw / 1e9},
+              {"limit_step_ms", limit_step_ms}, {"limit_tok_s", limit_tok_s},
+              {"fraction_of_limit", limit_tok_s > 0 ? tok_s / limit_tok_s : 0}};
+  std::cout << out.dump() << std::endl;
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    if (argc >= 3 && std::string(argv[1]) == "parity") return parity(argv[2], flags(argc, argv, 3));
+    if (argc >= 3 && std::string(argv[1]) == "decode") return decode(argv[2], flags(argc, argv, 3));
+    std::cerr << "usage: policy_bench parity DIR [--device D] [--dtype T] [--graphs 0|1]\n"
+                 "       policy_bench decode CONFIG.json [--batch B] [--prompt L] [--tokens N]"
+                 " [--device D] [--dtype T] [--bandwidth GBPS] [--graphs 0|1]\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "policy_bench: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,275 @@
+// engine.train: GRPO and SFT updates of a policy (engine/train) for scripts.
+//
+//   local trainer = train.grpo(pol, {lr = 5e-7, beta = 0, lora = {r = 32, alpha = 64}})
+//   local stats = trainer:step{{prompt = text, completions = pol:sample(...)[1], rewards = rs}}
+//   trainer:save(dir); trainer:load(dir); trainer:export(dir, {adapter = true})
+#include "host/bind.hpp"
+#include "host/mod_policy.hpp"
+#include "train/trainer.hpp"
+
+namespace host {
+
+template <>
+const char* Class<train::Trainer>::name = "engine.train.Trainer";
+
+static train::Trainer& self(lua_State* L, const char* where) {
+  return check_object<train::Trainer>(L, 1, where);
+}
+
+// Options shared by GRPO and SFT trainers.
+static void read_update_options(Options& o, lua_State* L, train::UpdateOptions& u, const char* where) {
+  o.get("lr", u.lr);
+  o.get("weight_decay", u.weight_decay);
+  o.get("eps", u.eps);
+  o.get("max_grad_norm", u.max_grad_norm);
+  o.get("micro_batch", u.micro_batch);
+  o.get("grad_checkpoint", u.grad_checkpoint);
+  int64_t seed = 0;
+  o.get("seed", seed);
+  u.seed = static_cast<uint64_t>(seed);
+  o.push("betas");
+  if (!lua_isnil(L, -1)) {
+    if (!lua_istable(L, -1) || luaL_len(L, -1) != 2)
+      throw Error(std::string(where) + ": option 'betas' must be {beta1, beta2}");
+    lua_geti(L, -1, 1);
+    u.beta1 = check_number(L, -1, where, "betas[1]");
+    lua_geti(L, -2, 2);
+    u.beta2 = check_number(L, -1, where, "betas[2]");
+    lua_pop(L, 2);
+  }
+  lua_pop(L, 1);
+  o.push("lora");
+  if (!lua_isnil(L, -1)) {
+    train::LoraSettings lora;
+    Options lo(L, -1, (std::string(where) + " lora").c_str());
+    lo.get("r", lora.r);
+    lo.get("alpha", lora.alpha);
+    lo.get("dropout", lora.dropout);
+    lo.get("targets", lora.targets);
+    lo.done();
+    u.lora = lora;
+  }
+  lua_pop(L, 1);
+}
+
+static std::shared_ptr<policy::Policy> check_policy(lua_State* L, const char* where) {
+  return check_shared<policy::Policy>(L, 1, where);
+}
+
+static int train_grpo(lua_State* L) {
+  auto pol = check_policy(L, "train.grpo");
+  train::GrpoOptions g;
+  Options o(L, 2, "train.grpo");
+  read_update_options(o, L, g, "train.grpo");
+  o.get("beta", g.beta);
+  o.get("clip", g.clip);
+  std::optional<double> clip_high;
+  o.get("clip_high", clip_high);
+  g.clip_high = clip_high;
+  o.get("loss", g.loss, {"grpo", "bnpo", "dr_grpo", "dapo"});
+  o.get("scale_rewards", g.scale_rewards, {"group", "batch", "none"});
+  o.get("importance", g.importance, {"token", "sequence"});
+  o.get("num_iterations", g.num_iterations);
+  o.get("mask_truncated", g.mask_truncated);
+  o.get("temperature", g.temperature);
+  o.get("max_completion_length", g.max_completion_length);
+  o.done();
+  push_object(L, train::Trainer::grpo(pol, g).release());
+  // The trainer's policy, for ids <-> text when stepping.
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);
+  return 1;
+}
+
+static int train_sft(lua_State* L) {
+  auto pol = check_policy(L, "train.sft");
+  train::UpdateOptions u;
+  Options o(L, 2, "train.sft");
+  read_update_options(o, L, u, "train.sft");
+  o.done();
+  push_object(L, train::Trainer::sft(pol, u).release());
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);
+  return 1;
+}
+
+static policy::Policy& trainer_policy(lua_State* L, const char* where) {
+  lua_getiuservalue(L, 1, 1);
+  auto& pol = check_object<policy::Policy>(L, -1, where);
+  lua_pop(L, 1);
+  return pol;
+}
+
+// A completion as pol:sample returns it: tokens, logprobs, finish_reason.
+static policy::Completion read_completion(lua_State* L, int idx, const std::string& what) {
+  idx = lua_absindex(L, idx);
+  if (!lua_istable(L, idx)) throw Error("trainer:step: " + what + " must be a table");
+  policy::Completion c;
+  lua_getfield(L, idx, "tokens");
+  if (!lua_istable(L, -1)) throw Error("trainer:step: " + what + ".tokens must be a list of token ids");
+  c.tokens = check_ids(L, -1, "trainer:step", what + ".tokens");
+  lua_pop(L, 1);
+  lua_getfield(L, idx, "logprobs");
+  if (lua_istable(L, -1)) {
+    lua_Integer n = luaL_len(L, -1);
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_geti(L, -1, i);
+      c.logprobs.push_back(static_cast<float>(
+          check_number(L, -1, "trainer:step", (what + ".logprobs[" + std::to_string(i) + "]").c_str())));
+      lua_pop(L, 1);
+    }
+  } else if (!lua_isnil(L, -1)) {
+    throw Error("trainer:step: " + what + ".logprobs must be a list of numbers");
+  }
+  lua_pop(L, 1);
+  lua_getfield(L, idx, "finish_reason");
+  if (lua_isstring(L, -1)) c.finish_reason = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  return c;
+}
+
+static std::vector<train::Group> read_groups(lua_State* L, policy::Policy& pol) {
+  check_table(L, 2, "trainer:step", "groups");
+  std::vector<train::Group> groups;
+  lua_Integer n = luaL_len(L, 2);
+  for (lua_Integer gi = 1; gi <= n; ++gi) {
+    std::string what = "groups[" + std::to_string(gi) + "]";
+    lua_geti(L, 2, gi);
+    int g = lua_gettop(L);
+    if (!lua_istable(L, g)) throw Error("trainer:step: " + what + " must be a table");
+    train::Group grp;
+    lua_getfield(L, g, "prompt");
+    grp.prompt = check_text_or_ids(L, -1, pol, "trainer:step", what + ".prompt");
+    lua_pop(L, 1);
+    lua_getfield(L, g, "completions");
+    if (!lua_istable(L, -1)) throw Error("trainer:step: " + what + ".completions must be a list");
+    lua_Integer nc = luaL_len(L, -1);
+    for (lua_Integer i = 1; i <= nc; ++i) {
+      lua_geti(L, -1, i);
+      grp.completions.push_back(read_completion(L, -1, what + ".completions[" + std::to_string(i) + "]"));
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, g, "rewards");
+    if (!lua_istable(L, -1)) throw Error("trainer:step: " + what + ".rewards must be a list");
+    lua_Integer nr = luaL_len(L, -1);
+    for (lua_Integer i = 1; i <= nr; ++i) {
+      lua_geti(L, -1, i);
+      grp.rewards.push_back(check_number(L, -1, "trainer:step", (what + ".rewards").c_str()));
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    for (const auto& c : grp.completions)
+      if (c.logprobs.size() != c.tokens.size())
+        throw Error("trainer:step: " + what +
+                    " has a completion without per-token logprobs (pass what pol:sample returned)");
+    lua_settop(L, g - 1);
+    groups.push_back(std::move(grp));
+  }
+  return groups;
+}
+
+static std::vector<train::Example> read_examples(lua_State* L, policy::Policy& pol) {
+  check_table(L, 2, "trainer:step", "examples");
+  std::vector<train::Example> out;
+  lua_Integer n = luaL_len(L, 2);
+  for (lua_Integer i = 1; i <= n; ++i) {
+    std::string what = "examples[" + std::to_string(i) + "]";
+    lua_geti(L, 2, i);
+    if (!lua_istable(L, -1)) throw Error("trainer:step: " + what + " must be a table");
+    train::Example e;
+    lua_getfield(L, -1, "prompt");
+    e.prompt = check_text_or_ids(L, -1, pol, "trainer:step", what + ".prompt");
+    lua_getfield(L, -2, "completion");
+    bool text = lua_type(L, -1) == LUA_TSTRING;
+    e.completion = check_text_or_ids(L, -1, pol, "trainer:step", what + ".completion");
+    lua_pop(L, 3);
+    // A text completion learns to stop: the tokenizer's end of turn follows it. Token ids
+    // are taken as given.
+    if (text && pol.codec() && !pol.codec()->stop_tokens().empty())
+      e.completion.push_back(pol.codec()->stop_tokens().front());
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+static void push_stats(lua_State* L, const train::StepStats& s) {
+  lua_createtable(L, 0, 16);
+  auto num = [&](const char* k, double v) {
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, k);
+  };
+  auto integer = [&](const char* k, int64_t v) {
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, k);
+  };
+  num("loss", s.loss);
+  num("reward_mean", s.reward_mean);
+  num("reward_std", s.reward_std);
+  num("kl", s.kl);
+  num("clip_fraction", s.clip_fraction);
+  num("clip_low", s.clip_low);
+  num("clip_high", s.clip_high);
+  num("grad_norm", s.grad_norm);
+  num("lr", s.lr);
+  num("seconds", s.seconds);
+  integer("tokens", s.tokens);
+  integer("sequences", s.sequences);
+  integer("groups", s.groups);
+  integer("zero_variance_groups", s.zero_variance_groups);
+  integer("step", s.step);
+}
+
+static int trainer_step(lua_State* L) {
+  auto& t = self(L, "trainer:step");
+  auto& pol = trainer_policy(L, "trainer:step");
+  if (t.is_grpo()) push_stats(L, t.step(read_groups(L, pol)));
+  else push_stats(L, t.step(read_examples(L, pol)));
+  return 1;
+}
+
+static int trainer_save(lua_State* L) {
+  self(L, "trainer:save").save(check_string(L, 2, "trainer:save", "directory"));
+  return 0;
+}
+
+static int trainer_load(lua_State* L) {
+  self(L, "trainer:load").load(check_string(L, 2, "trainer:load", "directory"));
+  return 0;
+}
+
+static int trainer_export(lua_State* L) {
+  auto& t = self(L, "trainer:export");
+  std::string dir = check_string(L, 2, "trainer:export", "directory");
+  bool adapter = false;
+  Options o(L, 3, "trainer:export");
+  o.get("adapter", adapter);
+  o.done();
+  t.export_hf(dir, adapter);
+  return 0;
+}
+
+static int trainer_steps(lua_State* L) {
+  lua_pushinteger(L, self(L, "trainer:steps").steps());
+  return 1;
+}
+
+static int trainer_tostring(lua_State* L) {
+  auto* t = test_object<train::Trainer>(L, 1);
+  if (t) lua_pushfstring(L, "trainer(%s, step %d)", t->is_grpo() ? "grpo" : "sft", (int)t->steps());
+  else lua_pushliteral(L, "trainer(closed)");
+  return 1;
+}
+
+int open_train(lua_State* L) {
+  define_class<train::Trainer>(
+      L,
+      {HOST_FN("step", trainer_step), HOST_FN("save", trainer_save), HOST_FN("load", trainer_load),
+       HOST_FN("export", trainer_export), HOST_FN("steps", trainer_steps)},
+      {HOST_FN("__tostring", trainer_tostring)});
+  lua_newtable(L);
+  set_functions(L, {HOST_FN("grpo", train_grpo), HOST_FN("sft", train_sft)});
+  return 1;
+}
+
+}  // namespace host

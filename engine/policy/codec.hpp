@@ -1,0 +1,30 @@
+// The text side of the policy: whatever turns text into token ids and back. The
+// tokenizer (engine/policy/tokenizer.*) implements it; the policy itself only ever sees
+// ids, so it can be used, tested and benchmarked without one.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace policy {
+
+class TextCodec {
+ public:
+  virtual ~TextCodec() = default;
+  virtual std::vector<int> encode(const std::string& text) const = 0;
+  // Exact bytes of the tokens; special tokens (end of turn, ...) are left out.
+  virtual std::string decode(const std::vector<int>& ids) const = 0;
+  // Tokens that end a completion (e.g. <|im_end|>, <|endoftext|>), besides the config's
+  // eos_token_id.
+  virtual std::vector<int> stop_tokens() const { return {}; }
+};
+
+// How policy.load(dir) finds the codec of a checkpoint directory: by default the
+// directory's tokenizer.json (tokenizer_codec.cpp); a loader returning nullptr leaves the
+// policy working on token ids only.
+using CodecLoader = std::shared_ptr<TextCodec> (*)(const std::string& dir);
+void set_codec_loader(CodecLoader loader);
+CodecLoader codec_loader();
+
+}  // namespace policy

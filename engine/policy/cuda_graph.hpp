@@ -1,0 +1,28 @@
+// One decode step recorded as a CUDA graph and replayed: a step of a large model is
+// thousands of small kernels, and launching them one by one from the CPU would cost more
+// than running them. No CUDA headers here; without CUDA, supported() is false.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <functional>
+#include <memory>
+
+namespace policy {
+
+class GraphedStep {
+ public:
+  static bool supported();
+  // Runs fn twice to warm up (allocations, library handles), then records it. fn must
+  // read its inputs from tensors that stay in place, and must not synchronise.
+  GraphedStep(const std::function<torch::Tensor()>& fn, const torch::Device& device);
+  ~GraphedStep();
+  // Replays the recorded kernels; returns fn's output tensor (overwritten by each replay).
+  torch::Tensor replay();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace policy

@@ -1,0 +1,259 @@
+// Batched generation with a key/value cache.
+//
+// 1. Prefill: the P distinct prompts, left-padded to a common length Lp, run once.
+// 2. Their keys/values are copied n times into a cache of P*n rows (the group shares the
+//    prefix computation), and each row samples its first token from the prompt's logits.
+// 3. Decode: one token per live row per step. Every row writes its key/value at the same
+//    column, so padding is expressed by a per-row mask; positions count real tokens only.
+//    When enough rows have finished, the batch (cache included) is compacted so that
+//    finished sequences stop costing compute.
+// 4. On CUDA each decode step is recorded once as a CUDA graph per (batch, span) and
+//    replayed: the step then reads its inputs from fixed tensors, writes its key/value
+//    at a column given as a tensor, and attends over a span rounded up to kSpanStep
+//    columns (the bias masks the unwritten ones).
+#include <chrono>
+#include <limits>
+#include <map>
+
+#include "policy/cuda_graph.hpp"
+#include "policy/policy_impl.hpp"
+
+namespace policy {
+
+using torch::Tensor;
+
+namespace {
+
+const float kNegInf = -std::numeric_limits<float>::infinity();
+const int64_t kSpanStep = 64;
+
+// Picks one token per row from fp32 logits [A,V]; returns tokens [A] and their log-probs
+// under the distribution they were drawn from.
+std::pair<Tensor, Tensor> choose(Tensor logits, const SampleOptions& o) {
+  if (o.temperature == 0) {
+    Tensor tok = logits.argmax(-1);
+    Tensor lp = torch::log_softmax(logits, -1).gather(1, tok.unsqueeze(1)).squeeze(1);
+    return {tok, lp};
+  }
+  Tensor x = logits / o.temperature;
+  const int64_t V = x.size(1);
+  if (o.top_k > 0 && o.top_k < V) {
+    Tensor kth = std::get<0>(x.topk(o.top_k, -1)).narrow(1, o.top_k - 1, 1);
+    x = x.masked_fill(x < kth, kNegInf);
+  }
+  if (o.top_p < 1.0) {
+    auto [sorted, idx] = x.sort(-1, /*descending=*/true);
+    Tensor probs = torch::softmax(sorted, -1);
+    // Drop a token when the mass before it already reaches top_p (the first always stays).
+    Tensor drop = (probs.cumsum(-1) - probs) >= o.top_p;
+    sorted = sorted.masked_fill(drop, kNegInf);
+    x = torch::full_like(x, kNegInf).scatter(1, idx, sorted);
+  }
+  Tensor lp_all = torch::log_softmax(x, -1);
+  Tensor tok = torch::multinomial(lp_all.exp(), 1).squeeze(1);
+  return {tok, lp_all.gather(1, tok.unsqueeze(1)).squeeze(1)};
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+std::vector<std::vector<Completion>> Policy::sample(const std::vector<std::vector<int>>& prompts,
+                                                    const SampleOptions& o, SampleStats* stats) {
+  const ModelConfig& cfg = impl_->model->cfg;
+  auto fail = [](const std::string& m) { return std::invalid_argument("policy:sample: " + m); };
+  if (o.n < 1) throw fail("n must be at least 1");
+  if (!(o.temperature >= 0)) throw fail("temperature must be >= 0");
+  if (!(o.top_p > 0 && o.top_p <= 1)) throw fail("top_p must be in (0, 1]");
+  if (o.top_k < 0) throw fail("top_k must be >= 0");
+  if (o.max_tokens < 1) throw fail("max_tokens must be at least 1");
+  if (!o.stop.empty() && !codec_) throw fail("stop strings need a tokenizer (none loaded)");
+  for (auto& s : o.stop)
+    if (s.empty()) throw fail("stop strings must not be empty");
+  int64_t Lp = 0;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    if (prompts[i].empty()) throw fail("prompt " + std::to_string(i + 1) + " is empty");
+    for (int t : prompts[i])
+      if (t < 0 || t >= cfg.vocab_size)
+        throw fail("prompt " + std::to_string(i + 1) + " holds token " + std::to_string(t) +
+                   ", outside the vocabulary of " + std::to_string(cfg.vocab_size));
+    Lp = std::max<int64_t>(Lp, static_cast<int64_t>(prompts[i].size()));
+  }
+  const int64_t P = static_cast<int64_t>(prompts.size()), n = o.n, R = P * n;
+  std::vector<std::vector<Completion>> out(P, std::vector<Completion>(n));
+  if (P == 0) return out;
+  if (Lp >= cfg.max_position)
+    throw fail("a prompt of " + std::to_string(Lp) + " tokens leaves no room in the context of " +
+               std::to_string(cfg.max_position));
+  const int64_t cap = std::min<int64_t>(Lp + o.max_tokens, cfg.max_position);
+
+  std::vector<int> stop_ids;
+  if (o.stop_tokens) stop_ids = *o.stop_tokens;
+  else if (!o.ignore_eos) {
+    for (auto id : cfg.eos_token_ids) stop_ids.push_back(static_cast<int>(id));
+    if (codec_)
+      for (int id : codec_->stop_tokens()) stop_ids.push_back(id);
+  }
+  size_t stop_window = 0;  // tokens to decode when looking for a stop string
+  for (auto& s : o.stop) stop_window = std::max(stop_window, s.size() + 2);
+
+  c10::InferenceMode guard;
+  if (o.seed) torch::manual_seed(*o.seed);
+  auto& m = impl_->model;
+  const auto dev = impl_->device;
+  const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+  const auto start = std::chrono::steady_clock::now();
+
+  // 1. Prefill the distinct prompts, left-padded.
+  Tensor ids = torch::zeros({P, Lp}, i64), mask = torch::zeros({P, Lp}, i64);
+  for (int64_t i = 0; i < P; ++i) {
+    int64_t L = static_cast<int64_t>(prompts[i].size());
+    auto row = ids[i].narrow(0, Lp - L, L);
+    row.copy_(torch::tensor(std::vector<int64_t>(prompts[i].begin(), prompts[i].end()), i64));
+    mask[i].narrow(0, Lp - L, L).fill_(1);
+  }
+  ids = ids.to(dev);
+  mask = mask.to(dev);
+  Tensor pos = (mask.cumsum(1) - 1).clamp_min(0);
+  auto fopts = torch::TensorOptions().dtype(torch::kFloat32).device(dev);
+  auto bopts = torch::TensorOptions().dtype(torch::kBool).device(dev);
+  Tensor allowed = torch::ones({Lp, Lp}, bopts).tril().unsqueeze(0).logical_and(
+      mask.to(torch::kBool).unsqueeze(1));
+  allowed = allowed.logical_or(torch::eye(Lp, bopts));
+  Tensor bias = torch::zeros({P, 1, Lp, Lp}, fopts)
+                    .masked_fill(allowed.logical_not().unsqueeze(1), kNegInf);
+  KVCache prefix;
+  prefix.allocate(cfg, P, Lp, m->opts);
+  Tensor h = m->hidden(ids, pos, bias, &prefix);
+  Tensor logits = m->logits(h.select(1, Lp - 1)).to(torch::kFloat32);
+
+  // 2. Share the prefix with the n samples of each prompt.
+  Tensor rep = torch::arange(P, i64.device(dev)).repeat_interleave(n);
+  KVCache cache;
+  cache.allocate(cfg, R, cap, m->opts);
+  for (size_t l = 0; l < prefix.k.size(); ++l) {
+    cache.k[l].narrow(2, 0, Lp).copy_(prefix.k[l].index_select(0, rep));
+    cache.v[l].narrow(2, 0, Lp).copy_(prefix.v[l].index_select(0, rep));
+  }
+  cache.len = Lp;
+  prefix = KVCache{};
+  Tensor key_bias = torch::full({R, cap}, kNegInf, fopts);  // 0 where a row may attend
+  key_bias.narrow(1, 0, Lp).masked_fill_(mask.index_select(0, rep).to(torch::kBool), 0.0f);
+  Tensor next_pos = mask.sum(1).index_select(0, rep);  // [R] position of the next token
+  logits = logits.index_select(0, rep);
+
+  // 3. Decode.
+  std::vector<int64_t> live(R);  // batch row -> completion index (prompt * n + sample)
+  for (int64_t r = 0; r < R; ++r) live[r] = r;
+  std::vector<char> done(R, 0);
+  std::vector<size_t> stop_at(R, std::string::npos);  // byte offset of a matched stop string
+  int64_t finished_in_batch = 0, steps = 0, generated = 0;
+  double prefill_s = -1;
+  const bool graphs = dev.is_cuda() && impl_->cuda_graphs && GraphedStep::supported();
+  std::map<int64_t, std::unique_ptr<GraphedStep>> recorded;  // by span, for this batch
+  Tensor tok_in, pos_in, slot = torch::zeros({1}, i64.device(dev));
+  for (int64_t t = 0;; ++t) {
+    auto [tok, lp] = choose(logits, o);
+    Tensor both = torch::stack({tok.to(torch::kFloat64), lp.to(torch::kFloat64)}).cpu();
+    if (prefill_s < 0) prefill_s = seconds_since(start);
+    auto acc = both.accessor<double, 2>();
+    const int64_t A = static_cast<int64_t>(live.size());
+    for (int64_t b = 0; b < A; ++b) {
+      int64_t c = live[b];
+      if (done[c]) continue;
+      Completion& comp = out[c / n][c % n];
+      int id = static_cast<int>(acc[0][b]);
+      comp.tokens.push_back(id);
+      comp.logprobs.push_back(static_cast<float>(acc[1][b]));
+      ++generated;
+      bool stop = false;
+      for (int s : stop_ids) stop = stop || s == id;
+      if (!stop && stop_window) {
+        size_t from = comp.tokens.size() > stop_window ? comp.tokens.size() - stop_window : 0;
+        std::string tail = codec_->decode(std::vector<int>(comp.tokens.begin() + from, comp.tokens.end()));
+        for (auto& s : o.stop) stop = stop || tail.find(s) != std::string::npos;
+        if (stop) stop_at[c] = 0;  // located precisely on the full text below
+      }
+      if (stop) comp.finish_reason = "stop";
+      else if (static_cast<int64_t>(comp.tokens.size()) >= o.max_tokens ||
+               cache.len + 1 >= cap)
+        comp.finish_reason = "length";
+      if (!comp.finish_reason.empty()) done[c] = 1, ++finished_in_batch;
+    }
+    if (finished_in_batch == A) break;
+    if (cache.len >= cap) break;  // cannot happen: every row hit "length" above
+    ++steps;
+    // Compact once an eighth of the batch is finished: the copy costs about one step.
+    if (finished_in_batch > 0 && finished_in_batch * 8 >= A) {
+      std::vector<int64_t> keep_rows, keep_live;
+      for (int64_t b = 0; b < A; ++b)
+        if (!done[live[b]]) keep_rows.push_back(b), keep_live.push_back(live[b]);
+      Tensor keep = torch::tensor(keep_rows, i64).to(dev);
+      cache.select_rows(keep);
+      key_bias = key_bias.index_select(0, keep);
+      next_pos = next_pos.index_select(0, keep);
+      tok = tok.index_select(0, keep);
+      live = std::move(keep_live);
+      finished_in_batch = 0;
+    }
+    key_bias.select(1, cache.len).fill_(0.0f);
+    if (graphs) {
+      const int64_t rows = static_cast<int64_t>(live.size());
+      if (!tok_in.defined() || tok_in.size(0) != rows) {
+        recorded.clear();  // the batch changed: new inputs, new graphs
+        tok_in = torch::zeros({rows, 1}, i64.device(dev));
+        pos_in = torch::zeros({rows, 1}, i64.device(dev));
+      }
+      tok_in.copy_(tok.view({rows, 1}));
+      pos_in.copy_(next_pos.view({rows, 1}));
+      slot.fill_(cache.len);
+      const int64_t span = std::min(cap, (cache.len + 1 + kSpanStep - 1) / kSpanStep * kSpanStep);
+      auto& g = recorded[span];
+      if (!g) {
+        cache.slot = slot;
+        cache.span = span;
+        g = std::make_unique<GraphedStep>([&] {
+          Tensor b = key_bias.narrow(1, 0, span).unsqueeze(1).unsqueeze(1);
+          return m->logits(m->hidden(tok_in, pos_in, b, &cache).select(1, 0)).to(torch::kFloat32);
+        }, dev);
+        cache.slot = Tensor();
+      }
+      logits = g->replay();
+    } else {
+      const int64_t S = cache.len + 1;
+      Tensor step_bias = key_bias.narrow(1, 0, S).unsqueeze(1).unsqueeze(1);  // [A,1,1,S]
+      h = m->hidden(tok.unsqueeze(1), next_pos.unsqueeze(1), step_bias, &cache);
+      logits = m->logits(h.select(1, 0)).to(torch::kFloat32);
+    }
+    cache.len += 1;
+    next_pos = next_pos + 1;
+  }
+  if (stats) {
+    stats->prefill_s = prefill_s;
+    stats->decode_s = seconds_since(start) - prefill_s;
+    stats->prefill_tokens = P * Lp;
+    stats->decode_steps = steps;
+    stats->generated_tokens = generated;
+  }
+
+  // Text: the stop token is not text; a stop string and what follows it are cut.
+  if (codec_) {
+    for (int64_t c = 0; c < R; ++c) {
+      Completion& comp = out[c / n][c % n];
+      std::vector<int> toks = comp.tokens;
+      if (comp.finish_reason == "stop" && stop_at[c] == std::string::npos && !toks.empty())
+        toks.pop_back();
+      comp.text = codec_->decode(toks);
+      if (stop_at[c] != std::string::npos) {
+        size_t cut = std::string::npos;
+        for (auto& s : o.stop) cut = std::min(cut, comp.text.find(s));
+        if (cut != std::string::npos) comp.text.resize(cut);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace policy

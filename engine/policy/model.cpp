@@ -1,0 +1,363 @@
+#include "policy/model.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "policy/safetensors.hpp"
+
+namespace policy {
+
+using torch::Tensor;
+namespace F = torch::nn::functional;
+
+// ---- layers ---------------------------------------------------------------
+
+LinearImpl::LinearImpl(int64_t in, int64_t out, bool has_bias, const torch::TensorOptions& o) {
+  weight = register_parameter("weight", torch::empty({out, in}, o), false);
+  if (has_bias) bias = register_parameter("bias", torch::empty({out}, o), false);
+}
+
+Tensor LinearImpl::forward(const Tensor& x) {
+  Tensor y = torch::linear(x, weight, bias);
+  if (adapter && adapter->enabled) y = y + adapter->delta(x);
+  return y;
+}
+
+EmbeddingImpl::EmbeddingImpl(int64_t n, int64_t dim, const torch::TensorOptions& o) {
+  weight = register_parameter("weight", torch::empty({n, dim}, o), false);
+}
+
+RMSNormImpl::RMSNormImpl(int64_t dim, double e, const torch::TensorOptions& o) : eps(e) {
+  weight = register_parameter("weight", torch::empty({dim}, o), false);
+}
+
+// Normalises in fp32, scales in the model's dtype (as transformers does).
+Tensor RMSNormImpl::forward(const Tensor& x) {
+  Tensor h = x.to(torch::kFloat32);
+  h = h * torch::rsqrt(h.pow(2).mean(-1, true) + eps);
+  return weight * h.to(x.scalar_type());
+}
+
+void KVCache::allocate(const ModelConfig& c, int64_t batch, int64_t capacity,
+                       const torch::TensorOptions& o) {
+  k.clear();
+  v.clear();
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    // Zeros, not garbage: a masked column still enters q.k and p.v, and NaN * 0 is NaN.
+    k.push_back(torch::zeros({batch, c.num_kv_heads, capacity, c.head_dim}, o));
+    v.push_back(torch::zeros({batch, c.num_kv_heads, capacity, c.head_dim}, o));
+  }
+  len = 0;
+}
+
+void KVCache::select_rows(const Tensor& rows) {
+  for (auto& t : k) t = t.index_select(0, rows);
+  for (auto& t : v) t = t.index_select(0, rows);
+}
+
+// ---- attention --------------------------------------------------------------
+
+AttentionImpl::AttentionImpl(const ModelConfig& c, const torch::TensorOptions& o)
+    : heads(c.num_heads), kv_heads(c.num_kv_heads), head_dim(c.head_dim) {
+  q_proj = register_module("q_proj", Linear(c.hidden_size, heads * head_dim, c.qkv_bias, o));
+  k_proj = register_module("k_proj", Linear(c.hidden_size, kv_heads * head_dim, c.qkv_bias, o));
+  v_proj = register_module("v_proj", Linear(c.hidden_size, kv_heads * head_dim, c.qkv_bias, o));
+  o_proj = register_module("o_proj", Linear(heads * head_dim, c.hidden_size, c.o_bias, o));
+}
+
+// x * cos + rotate_half(x) * sin, rotate_half(x) = [-x2, x1] for halves x1, x2.
+static Tensor apply_rope(const Tensor& x, const Tensor& cos, const Tensor& sin) {
+  auto half = x.size(-1) / 2;
+  Tensor rot = torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+  return x * cos + rot * sin;
+}
+
+Tensor AttentionImpl::forward(const Tensor& x, const Tensor& cos, const Tensor& sin,
+                              const Tensor& bias, KVCache* cache, int layer) {
+  const int64_t B = x.size(0), T = x.size(1), G = heads / kv_heads;
+  // [B,T,h*d] -> [B,h,T,d]
+  Tensor q = q_proj(x).view({B, T, heads, head_dim}).transpose(1, 2);
+  Tensor k = k_proj(x).view({B, T, kv_heads, head_dim}).transpose(1, 2);
+  Tensor v = v_proj(x).view({B, T, kv_heads, head_dim}).transpose(1, 2);
+  Tensor c = cos.unsqueeze(1), s = sin.unsqueeze(1);
+  q = apply_rope(q, c, s);
+  k = apply_rope(k, c, s);
+  if (cache && cache->slot.defined()) {
+    cache->k[layer].index_copy_(2, cache->slot, k);
+    cache->v[layer].index_copy_(2, cache->slot, v);
+    k = cache->k[layer].narrow(2, 0, cache->span);
+    v = cache->v[layer].narrow(2, 0, cache->span);
+  } else if (cache) {
+    const int64_t at = cache->len;
+    cache->k[layer].narrow(2, at, T).copy_(k);
+    cache->v[layer].narrow(2, at, T).copy_(v);
+    k = cache->k[layer].narrow(2, 0, at + T);
+    v = cache->v[layer].narrow(2, 0, at + T);
+  }
+  const int64_t S = k.size(2);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+  // Query heads grouped under their key/value head: [B, kv, G*T, d], so keys and values
+    // are read once per group and never copied (decode is bound by this read).
+    Tensor qg = q.reshape({B, kv_heads, G * T, head_dim});
+    Tensor scores = torch::matmul(qg, k.transpose(-1, -2)).to(torch::kFloat32) * scale;
+    scores = scores.view({B, kv_heads, G, T, S});
+    if (bias.defined()) {
+      scores = scores + bias.unsqueeze(2);  // [B,1,1,T,S]
+    } else {
+      Tensor causal = torch::ones({T, S}, torch::TensorOptions().dtype(torch::kBool).device(x.device()))
+                          .triu(S - T + 1);
+      scores = scores.masked_fill(causal, -std::numeric_limits<float>::infinity());
+    }
+  Tensor p = torch::softmax(scores, -1).to(x.scalar_type()).view({B, kv_heads, G * T, S});
+  Tensor out = torch::matmul(p, v).view({B, heads, T, head_dim});
+  out = out.transpose(1, 2).reshape({B, T, heads * head_dim});
+  return o_proj(out);
+}
+
+MLPImpl::MLPImpl(const ModelConfig& c, const torch::TensorOptions& o) {
+  gate_proj = register_module("gate_proj", Linear(c.hidden_size, c.intermediate_size, c.mlp_bias, o));
+  up_proj = register_module("up_proj", Linear(c.hidden_size, c.intermediate_size, c.mlp_bias, o));
+  down_proj = register_module("down_proj", Linear(c.intermediate_size, c.hidden_size, c.mlp_bias, o));
+}
+
+Tensor MLPImpl::forward(const Tensor& x) {
+  return down_proj(torch::silu(gate_proj(x)) * up_proj(x));
+}
+
+BlockImpl::BlockImpl(const ModelConfig& c, const torch::TensorOptions& o) {
+  input_layernorm = register_module("input_layernorm", RMSNorm(c.hidden_size, c.rms_eps, o));
+  self_attn = register_module("self_attn", Attention(c, o));
+  post_attention_layernorm =
+      register_module("post_attention_layernorm", RMSNorm(c.hidden_size, c.rms_eps, o));
+  mlp = register_module("mlp", MLP(c, o));
+}
+
+Tensor BlockImpl::forward(Tensor x, const Tensor& cos, const Tensor& sin, const Tensor& bias,
+                          KVCache* cache, int layer) {
+  x = x + self_attn(input_layernorm(x), cos, sin, bias, cache, layer);
+  return x + mlp(post_attention_layernorm(x));
+}
+
+// ---- the model ----------------------------------------------------------------
+
+TransformerImpl::TransformerImpl(const ModelConfig& c, const torch::TensorOptions& o)
+    : cfg(c), opts(o) {
+  embed_tokens = register_module("embed_tokens", Embedding(c.vocab_size, c.hidden_size, o));
+  layers = register_module("layers", torch::nn::ModuleList());
+  for (int64_t l = 0; l < c.num_layers; ++l) layers->push_back(Block(c, o));
+  norm = register_module("norm", RMSNorm(c.hidden_size, c.rms_eps, o));
+  if (!c.tie_embeddings)
+    lm_head = register_module("lm_head", Linear(c.hidden_size, c.vocab_size, false, o));
+
+  // inv_freq = theta^(-2i/d), computed in fp32 like transformers; Llama 3 stretches the
+  // low frequencies and blends the middle band.
+  auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
+  Tensor exps = torch::arange(0, c.head_dim, 2, torch::TensorOptions().dtype(torch::kInt64))
+                    .to(torch::kFloat32) / static_cast<double>(c.head_dim);
+  Tensor inv = 1.0 / torch::pow(torch::full({}, c.rope_theta, f32), exps);
+  if (c.rope_factor > 0) {
+    const double old = static_cast<double>(c.rope_original_max);
+    const double low_wavelen = old / c.rope_low_freq, high_wavelen = old / c.rope_high_freq;
+    Tensor wavelen = 2 * M_PI / inv;
+    Tensor scaled = torch::where(wavelen > low_wavelen, inv / c.rope_factor, inv);
+    Tensor smooth = (old / wavelen - c.rope_low_freq) / (c.rope_high_freq - c.rope_low_freq);
+    Tensor blended = (1 - smooth) * scaled / c.rope_factor + smooth * scaled;
+    Tensor medium = (wavelen >= high_wavelen).logical_and(wavelen <= low_wavelen);
+    inv = torch::where(medium, blended, scaled);
+  }
+  inv_freq = register_buffer("inv_freq", inv.to(o.device()));
+}
+
+std::pair<Tensor, Tensor> TransformerImpl::rope(const Tensor& pos) const {
+  Tensor freqs = pos.to(torch::kFloat32).unsqueeze(-1) * inv_freq;  // [B,T,d/2]
+  Tensor emb = torch::cat({freqs, freqs}, -1);
+  auto dt = opts.dtype().toScalarType();
+  return {emb.cos().to(dt), emb.sin().to(dt)};
+}
+
+// Gradient checkpointing: a block's activations are not kept for backward; backward runs
+// the block again with the same random state (adapter dropout) and backpropagates through
+// the recomputation, accumulating parameter gradients as it goes.
+namespace {
+
+struct CheckpointedBlock : torch::autograd::Function<CheckpointedBlock> {
+  static Tensor forward(torch::autograd::AutogradContext* ctx, Tensor x, Tensor cos, Tensor sin,
+                        Tensor bias, int64_t block, int64_t layer) {
+    ctx->save_for_backward({x, cos, sin, bias});
+    ctx->saved_data["block"] = block;
+    ctx->saved_data["layer"] = layer;
+    auto gen = at::globalContext().defaultGenerator(x.device());
+    ctx->saved_data["rng"] = gen.get_state();
+    torch::NoGradGuard no_grad;
+    return reinterpret_cast<BlockImpl*>(block)->forward(x, cos, sin, bias, nullptr,
+                                                         static_cast<int>(layer));
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    auto saved = ctx->get_saved_variables();
+    auto* block = reinterpret_cast<BlockImpl*>(ctx->saved_data["block"].toInt());
+    auto gen = at::globalContext().defaultGenerator(saved[0].device());
+    Tensor now = gen.get_state();
+    gen.set_state(ctx->saved_data["rng"].toTensor());
+    Tensor x = saved[0].detach().requires_grad_(true);
+    Tensor y;
+    {
+      torch::AutoGradMode enable(true);
+      y = block->forward(x, saved[1], saved[2], saved[3], nullptr,
+                         static_cast<int>(ctx->saved_data["layer"].toInt()));
+    }
+    gen.set_state(now);
+    torch::autograd::backward({y}, {grads[0]});
+    return {x.grad(), Tensor(), Tensor(), Tensor(), Tensor(), Tensor()};
+  }
+};
+
+}  // namespace
+
+Tensor TransformerImpl::hidden(const Tensor& ids, const Tensor& pos, const Tensor& bias,
+                               KVCache* cache) {
+  Tensor x = F::embedding(ids, embed_tokens->weight);
+  auto [cos, sin] = rope(pos);
+  bool recompute = grad_checkpoint && !cache && is_training() && torch::GradMode::is_enabled();
+  // A checkpointed block is only part of the graph if its input is (the block's own
+  // weights are not inputs of the function): with frozen embeddings, make it so.
+  if (recompute && !x.requires_grad()) x = x.detach().requires_grad_(true);
+  for (size_t l = 0; l < layers->size(); ++l) {
+    auto* block = layers[l]->as<BlockImpl>();
+    if (recompute)
+      x = CheckpointedBlock::apply(x, cos, sin, bias.defined() ? bias : Tensor(),
+                                   reinterpret_cast<int64_t>(block), static_cast<int64_t>(l));
+    else
+      x = block->forward(x, cos, sin, bias, cache, static_cast<int>(l));
+  }
+  return norm(x);
+}
+
+Tensor TransformerImpl::logits(const Tensor& h) {
+  return lm_head ? lm_head(h) : torch::linear(h, embed_tokens->weight);
+}
+
+Tensor TransformerImpl::forward(const Tensor& ids, const Tensor& mask) {
+  return logits(forward_hidden(ids, mask));
+}
+
+Tensor TransformerImpl::forward_hidden(const Tensor& ids, const Tensor& mask) {
+  const int64_t B = ids.size(0), T = ids.size(1);
+  auto dev = ids.device();
+  if (!mask.defined()) {
+    Tensor pos = torch::arange(T, torch::TensorOptions().dtype(torch::kInt64).device(dev))
+                     .unsqueeze(0).expand({B, T});
+    return hidden(ids, pos, {}, nullptr);
+  }
+  Tensor m = mask.to(dev).to(torch::kBool);
+  Tensor pos = (m.to(torch::kInt64).cumsum(1) - 1).clamp_min(0);
+  // A query sees earlier real tokens; a padding query sees itself so its row stays finite.
+  Tensor causal = torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(dev)).tril();
+  Tensor allowed = causal.unsqueeze(0).logical_and(m.unsqueeze(1));  // [B,T,T]
+  allowed = allowed.logical_or(torch::eye(T, torch::TensorOptions().dtype(torch::kBool).device(dev)));
+  Tensor bias = torch::zeros({B, 1, T, T}, torch::TensorOptions().dtype(torch::kFloat32).device(dev))
+                    .masked_fill(allowed.logical_not().unsqueeze(1),
+                                 -std::numeric_limits<float>::infinity());
+  return hidden(ids, pos, bias, nullptr);
+}
+
+// ---- weights --------------------------------------------------------------------
+
+static std::string shape_str(c10::IntArrayRef s) {
+  std::ostringstream o;
+  o << "[";
+  for (size_t i = 0; i < s.size(); ++i) o << (i ? ", " : "") << s[i];
+  o << "]";
+  return o.str();
+}
+
+static torch::Dtype torch_dtype(const TensorView& v) {
+  switch (v.dtype) {
+    case DType::F32: return torch::kFloat32;
+    case DType::F16: return torch::kFloat16;
+    case DType::BF16: return torch::kBFloat16;
+    case DType::F64: return torch::kFloat64;
+    default:
+      throw LoadError(v.file + ": tensor '" + v.name + "' has dtype " + dtype_name(v.dtype) +
+                      "; weights must be F32, F16 or BF16");
+  }
+}
+
+void TransformerImpl::load(std::shared_ptr<Checkpoint> ckpt) {
+  torch::NoGradGuard no_grad;
+  bool in_place = false;
+  for (auto& item : named_parameters(true)) {
+    const std::string& name = item.key();
+    Tensor& p = item.value();
+    const std::string hf = name.rfind("lm_head", 0) == 0 ? name : "model." + name;
+    const TensorView& v = ckpt->get(hf);
+    if (!c10::IntArrayRef(v.shape).equals(p.sizes()))
+      throw LoadError(v.file + ": shape mismatch for tensor '" + hf + "': the file has " +
+                      shape_str(v.shape) + ", the config implies " + shape_str(p.sizes()));
+    auto dt = torch_dtype(v);
+    Tensor src = torch::from_blob(const_cast<void*>(v.data), v.shape,
+                                  torch::TensorOptions().dtype(dt));
+    if (p.device().is_cpu() && dt == p.scalar_type()) {
+      p.set_data(src);  // the mapping is the weight: no copy at all
+      in_place = true;
+    } else {
+      p.copy_(src);
+    }
+  }
+  if (in_place) mapped = ckpt;
+}
+
+void TransformerImpl::init_random(uint64_t seed, double std) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(seed);
+  for (auto& item : named_parameters(true)) {
+    const std::string& n = item.key();
+    Tensor& p = item.value();
+    if (n.find("norm") != std::string::npos) p.fill_(1.0);
+    else if (n.size() >= 4 && n.compare(n.size() - 4, 4, "bias") == 0) p.zero_();
+    else p.normal_(0.0, std);
+  }
+}
+
+torch::Dtype parse_dtype(const std::string& s) {
+  if (s == "fp32" || s == "float32") return torch::kFloat32;
+  if (s == "bf16" || s == "bfloat16") return torch::kBFloat16;
+  if (s == "fp16" || s == "float16") return torch::kFloat16;
+  throw LoadError("dtype '" + s + "' is not one of fp32, bf16, fp16");
+}
+
+torch::Device parse_device(const std::string& s) {
+  if (s == "cpu") return torch::Device(torch::kCPU);
+  if (s == "cuda" || s.rfind("cuda:", 0) == 0) {
+    if (!torch::cuda::is_available())
+      throw LoadError("device '" + s + "': this build of libtorch has no CUDA device available");
+    int64_t index = 0;
+    if (s.size() > 5) {
+      try {
+        size_t used = 0;
+        index = std::stoll(s.substr(5), &used);
+        if (used != s.size() - 5) throw std::invalid_argument(s);
+      } catch (const std::exception&) {
+        throw LoadError("device '" + s + "': expected cuda:N");
+      }
+    }
+    if (index < 0 || index >= static_cast<int64_t>(torch::cuda::device_count()))
+      throw LoadError("device '" + s + "': only " + std::to_string(torch::cuda::device_count()) +
+                      " CUDA device(s) present");
+    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+  }
+  throw LoadError("device '" + s + "' is not one of cpu, cuda, cuda:N");
+}
+
+Transformer load_transformer(const std::filesystem::path& dir, const torch::Device& device,
+                             torch::Dtype dtype) {
+  ModelConfig cfg = load_config(dir);
+  auto ckpt = std::make_shared<Checkpoint>(dir);
+  Transformer model(cfg, torch::TensorOptions().dtype(dtype).device(device));
+  model->load(ckpt);
+  model->eval();
+  return model;
+}
+
+}  // namespace policy

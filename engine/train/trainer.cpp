@@ -1,0 +1,543 @@
+#include "train/trainer.hpp"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "policy/policy_impl.hpp"
+#include "policy/safetensors.hpp"
+#include "train/lora.hpp"
+#include "train/objective.hpp"
+
+namespace fs = std::filesystem;
+using torch::Tensor;
+
+namespace train {
+
+// ---- sequences as tensors -------------------------------------------------
+
+namespace {
+
+// One training row: prompt then completion; only completion tokens are scored.
+struct Row {
+  const std::vector<int>* prompt;
+  const std::vector<int>* completion;
+  const std::vector<float>* old_logprobs;  // sampling-time log-probs (GRPO)
+  double advantage = 0;
+  bool counted = true;  // false: a masked truncated completion
+};
+
+struct Batch {
+  Tensor ids, attention;   // [B, L]
+  Tensor positions;        // [B, T]: the logits column predicting each completion token
+  Tensor targets;          // [B, T]
+  Tensor mask;             // [B, T]
+};
+
+Batch make_batch(const std::vector<const Row*>& rows, const torch::Device& device) {
+  int64_t B = static_cast<int64_t>(rows.size()), L = 1, T = 1;
+  for (const Row* r : rows) {
+    L = std::max<int64_t>(L, r->prompt->size() + r->completion->size());
+    T = std::max<int64_t>(T, r->completion->size());
+  }
+  auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+  Tensor ids = torch::zeros({B, L}, i64), att = torch::zeros({B, L}, i64);
+  Tensor pos = torch::zeros({B, T}, i64), tgt = torch::zeros({B, T}, i64);
+  Tensor mask = torch::zeros({B, T}, torch::kFloat32);
+  auto a_ids = ids.accessor<int64_t, 2>(), a_att = att.accessor<int64_t, 2>();
+  auto a_pos = pos.accessor<int64_t, 2>(), a_tgt = tgt.accessor<int64_t, 2>();
+  auto a_mask = mask.accessor<float, 2>();
+  for (int64_t b = 0; b < B; ++b) {
+    const auto& p = *rows[b]->prompt;
+    const auto& c = *rows[b]->completion;
+    int64_t P = static_cast<int64_t>(p.size());
+    if (P == 0) throw std::invalid_argument("train: a prompt has no tokens");
+    for (int64_t j = 0; j < P; ++j) a_ids[b][j] = p[j], a_att[b][j] = 1;
+    for (size_t t = 0; t < c.size(); ++t) {
+      a_ids[b][P + t] = c[t];
+      a_att[b][P + t] = 1;
+      a_pos[b][t] = P + static_cast<int64_t>(t) - 1;
+      a_tgt[b][t] = c[t];
+      a_mask[b][t] = rows[b]->counted ? 1.f : 0.f;
+    }
+  }
+  return {ids.to(device), att.to(device), pos.to(device), tgt.to(device), mask.to(device)};
+}
+
+// log pi(token) of every completion token under softmax(logits / temperature): [B, T].
+Tensor completion_logprobs(policy::Transformer& model, const Batch& b, double temperature) {
+  Tensor hidden = model->forward_hidden(b.ids, b.attention);  // [B, L, H]
+  int64_t H = hidden.size(-1);
+  // Only the scored positions go through the output projection (the vocabulary is large).
+  Tensor picked = hidden.gather(1, b.positions.unsqueeze(-1).expand({-1, -1, H}));
+  Tensor logp = torch::log_softmax(model->logits(picked).to(torch::kFloat32) / temperature, -1);
+  return logp.gather(-1, b.targets.unsqueeze(-1)).squeeze(-1);
+}
+
+Tensor old_logprobs(const std::vector<const Row*>& rows, int64_t T, const torch::Device& device) {
+  Tensor out = torch::zeros({static_cast<int64_t>(rows.size()), T}, torch::kFloat32);
+  auto a = out.accessor<float, 2>();
+  for (size_t b = 0; b < rows.size(); ++b) {
+    const auto& lp = *rows[b]->old_logprobs;
+    if (lp.size() != rows[b]->completion->size())
+      throw std::invalid_argument("grpo: a completion has " +
+                                  std::to_string(rows[b]->completion->size()) + " tokens but " +
+                                  std::to_string(lp.size()) + " log-probs");
+    for (size_t t = 0; t < lp.size(); ++t) a[b][t] = lp[t];
+  }
+  return out.to(device);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+// ---- the trainer ----------------------------------------------------------
+
+struct Trainer::Impl {
+  std::shared_ptr<policy::Policy> pol;
+  policy::Transformer model{nullptr};
+  torch::Device device{torch::kCPU};
+  bool grpo_mode = false;
+  GrpoOptions o;  // SFT trainers use the UpdateOptions part
+  std::unique_ptr<Lora> lora;
+  policy::Transformer reference{nullptr};  // full fine-tuning with beta > 0
+  std::vector<Tensor> params;
+  std::unique_ptr<torch::optim::AdamW> optim;
+  int64_t step = 0;
+
+  void setup(std::shared_ptr<policy::Policy> p, const UpdateOptions& u) {
+    pol = std::move(p);
+    auto& pi = pol->impl();
+    model = pi.model;
+    device = pi.device;
+    if (u.micro_batch <= 0) throw std::invalid_argument("train: micro_batch must be positive");
+    if (u.lr < 0) throw std::invalid_argument("train: lr must not be negative");
+    if (u.lora) {
+      LoraOptions lo{u.lora->r, u.lora->alpha, u.lora->dropout, u.lora->targets};
+      lora = std::make_unique<Lora>(model, lo, u.seed);
+      params = lora->parameters();
+    } else {
+      for (auto& t : model->parameters()) {
+        t.set_requires_grad(true);
+        params.push_back(t);
+      }
+    }
+    model->grad_checkpoint = u.grad_checkpoint;
+    optim = std::make_unique<torch::optim::AdamW>(
+        params, torch::optim::AdamWOptions(u.lr)
+                    .betas({u.beta1, u.beta2})
+                    .eps(u.eps)
+                    .weight_decay(u.weight_decay));
+  }
+
+  // The reference policy's log-probs: the adapters switched off, or a frozen copy.
+  Tensor reference_logprobs(const Batch& b) {
+    torch::NoGradGuard no_grad;
+    if (lora) {
+      lora->set_enabled(false);
+      Tensor out = completion_logprobs(model, b, o.temperature);
+      lora->set_enabled(true);
+      return out;
+    }
+    return completion_logprobs(reference, b, o.temperature);
+  }
+
+  double clip_and_step() {
+    double norm = 0;
+    if (o.max_grad_norm > 0) {
+      norm = torch::nn::utils::clip_grad_norm_(params, o.max_grad_norm);
+    } else {
+      torch::NoGradGuard no_grad;
+      Tensor sq = torch::zeros({}, torch::kFloat64);
+      for (auto& p : params)
+        if (p.grad().defined()) sq += p.grad().to(torch::kFloat64).pow(2).sum().cpu();
+      norm = std::sqrt(sq.item<double>());
+    }
+    optim->step();
+    optim->zero_grad();
+    ++step;
+    return norm;
+  }
+};
+
+Trainer::Trainer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Trainer::~Trainer() = default;
+int64_t Trainer::steps() const { return impl_->step; }
+bool Trainer::is_grpo() const { return impl_->grpo_mode; }
+
+std::unique_ptr<Trainer> Trainer::grpo(std::shared_ptr<policy::Policy> pol, const GrpoOptions& o) {
+  auto impl = std::make_unique<Impl>();
+  loss_type_from(o.loss);  // reject unknown names before any work
+  reward_scaling_from(o.scale_rewards);
+  importance_from(o.importance);
+  if (o.num_iterations < 1) throw std::invalid_argument("grpo: num_iterations must be >= 1");
+  if (o.temperature <= 0) throw std::invalid_argument("grpo: temperature must be positive");
+  if (o.beta < 0) throw std::invalid_argument("grpo: beta must not be negative");
+  impl->o = o;
+  impl->grpo_mode = true;
+  impl->setup(std::move(pol), o);
+  if (o.beta != 0 && !impl->lora) {
+    auto& m = impl->model;
+    impl->reference = policy::Transformer(m->cfg, m->opts);
+    torch::NoGradGuard no_grad;
+    auto src = m->named_parameters();
+    for (auto& item : impl->reference->named_parameters()) {
+      item.value().copy_(src[item.key()]);
+      item.value().set_requires_grad(false);
+    }
+  }
+  return std::unique_ptr<Trainer>(new Trainer(std::move(impl)));
+}
+
+std::unique_ptr<Trainer> Trainer::sft(std::shared_ptr<policy::Policy> pol, const UpdateOptions& o) {
+  auto impl = std::make_unique<Impl>();
+  static_cast<UpdateOptions&>(impl->o) = o;
+  impl->setup(std::move(pol), o);
+  return std::unique_ptr<Trainer>(new Trainer(std::move(impl)));
+}
+
+// A GRPO batch ready for passes: rows with advantages, and the whole step's totals.
+struct GrpoBatch {
+  std::vector<Row> rows;
+  std::vector<const Row*> active;  // rows that are run
+  ObjectiveOptions objective;
+  StepStats stats;
+  std::vector<Tensor> ref_cache;   // reference log-probs per micro-batch, computed once
+};
+
+static GrpoBatch prepare(const Trainer::Impl& m, const std::vector<Group>& groups);
+
+struct PassTotals {
+  double loss = 0, kl = 0, low = 0, high = 0, tokens = 0;
+};
+
+// Forward and backward over every micro-batch; gradients accumulate to the whole step's.
+static PassTotals run_pass(Trainer::Impl& m, GrpoBatch& gb);
+
+StepStats Trainer::gradients(const std::vector<Group>& groups) {
+  Impl& m = *impl_;
+  if (!m.grpo_mode) throw std::logic_error("train: an SFT trainer steps on examples, not groups");
+  GrpoBatch gb = prepare(m, groups);
+  PassTotals t = run_pass(m, gb);
+  StepStats st = gb.stats;
+  st.loss = t.loss;
+  if (t.tokens > 0) st.kl = t.kl / t.tokens, st.clip_low = t.low / t.tokens, st.clip_high = t.high / t.tokens;
+  st.clip_fraction = st.clip_low + st.clip_high;
+  return st;
+}
+
+StepStats Trainer::step(const std::vector<Group>& groups) {
+  Impl& m = *impl_;
+  if (!m.grpo_mode) throw std::logic_error("train: an SFT trainer steps on examples, not groups");
+  auto t0 = std::chrono::steady_clock::now();
+  GrpoBatch gb = prepare(m, groups);
+  PassTotals sum;
+  StepStats st = gb.stats;
+  for (int it = 0; it < m.o.num_iterations; ++it) {
+    PassTotals t = run_pass(m, gb);
+    sum.loss += t.loss, sum.kl += t.kl, sum.low += t.low, sum.high += t.high, sum.tokens += t.tokens;
+    // Nothing to learn from (every group flat, beta = 0): no optimizer step.
+    if (!gb.active.empty()) st.grad_norm = m.clip_and_step();
+  }
+  st.loss = sum.loss / m.o.num_iterations;
+  if (sum.tokens > 0) {
+    st.kl = sum.kl / sum.tokens;
+    st.clip_low = sum.low / sum.tokens;
+    st.clip_high = sum.high / sum.tokens;
+  }
+  st.clip_fraction = st.clip_low + st.clip_high;
+  st.lr = m.o.lr;
+  st.step = m.step;
+  st.seconds = seconds_since(t0);
+  return st;
+}
+
+static GrpoBatch prepare(const Trainer::Impl& m, const std::vector<Group>& groups) {
+  GrpoBatch gb;
+  StepStats& st = gb.stats;
+  st.groups = static_cast<int64_t>(groups.size());
+  if (groups.empty()) throw std::invalid_argument("grpo: no groups");
+  std::vector<std::vector<double>> rewards;
+  for (const auto& g : groups) {
+    if (g.completions.size() != g.rewards.size())
+      throw std::invalid_argument("grpo: a group has " + std::to_string(g.completions.size()) +
+                                  " completions but " + std::to_string(g.rewards.size()) +
+                                  " rewards");
+    rewards.push_back(g.rewards);
+  }
+  Advantages adv = compute_advantages(rewards, reward_scaling_from(m.o.scale_rewards), m.o.adv_eps);
+  st.reward_mean = adv.reward_mean;
+  st.reward_std = adv.reward_std;
+  st.zero_variance_groups = adv.zero_variance_groups;
+
+  size_t k = 0;
+  int64_t longest = 0;
+  for (const auto& g : groups)
+    for (const auto& c : g.completions) {
+      bool truncated = c.finish_reason == "length";
+      gb.rows.push_back({&g.prompt, &c.tokens, &c.logprobs, adv.values[k++],
+                         !(m.o.mask_truncated && truncated)});
+      longest = std::max<int64_t>(longest, c.tokens.size());
+    }
+  st.sequences = static_cast<int64_t>(gb.rows.size());
+  for (const auto& r : gb.rows)
+    if (r.counted) st.tokens += static_cast<int64_t>(r.completion->size());
+
+  // With beta = 0 a zero-advantage row adds nothing but its share of the normaliser, which
+  // uses whole-step totals; so it is not run at all. bnpo normalises per micro-batch, as
+  // TRL does, and keeps every row.
+  LossType loss = loss_type_from(m.o.loss);
+  for (const auto& r : gb.rows)
+    if (m.o.beta != 0 || r.advantage != 0 || loss == LossType::bnpo) gb.active.push_back(&r);
+
+  ObjectiveOptions& oo = gb.objective;
+  oo.beta = m.o.beta;
+  oo.clip = m.o.clip;
+  oo.clip_high = m.o.clip_high;
+  oo.loss = loss;
+  oo.importance = importance_from(m.o.importance);
+  oo.max_completion_length = m.o.max_completion_length > 0 ? m.o.max_completion_length : longest;
+  size_t mb = static_cast<size_t>(m.o.micro_batch);
+  gb.ref_cache.resize((gb.active.size() + mb - 1) / mb);
+  return gb;
+}
+
+static PassTotals run_pass(Trainer::Impl& m, GrpoBatch& gb) {
+  PassTotals out;
+  const size_t mb = static_cast<size_t>(m.o.micro_batch);
+  const size_t n_micro = std::max<size_t>(1, gb.ref_cache.size());
+  const double total_rows = static_cast<double>(std::max<int64_t>(1, gb.stats.sequences));
+  if (m.lora) m.lora->set_training(true);
+  m.model->train();
+  for (size_t i = 0; i < gb.active.size(); i += mb) {
+    std::vector<const Row*> part(gb.active.begin() + i,
+                                 gb.active.begin() + std::min(gb.active.size(), i + mb));
+    Batch b = make_batch(part, m.device);
+    Tensor old = old_logprobs(part, b.targets.size(1), m.device);
+    std::optional<Tensor> ref;
+    if (m.o.beta != 0) {
+      Tensor& cached = gb.ref_cache[i / mb];
+      if (!cached.defined()) cached = m.reference_logprobs(b);
+      ref = cached;
+    }
+    std::vector<double> a;
+    for (const Row* r : part) a.push_back(r->advantage);
+    Tensor logp = completion_logprobs(m.model, b, m.o.temperature);
+    ObjectiveTerms terms =
+        grpo_objective(logp, old, ref, torch::tensor(a, torch::kFloat32).to(m.device), b.mask,
+                       gb.objective, static_cast<double>(gb.stats.tokens));
+    // Rescale each micro-batch's loss so the accumulated gradient is the whole step's.
+    LossType loss = gb.objective.loss;
+    double scale = loss == LossType::bnpo   ? 1.0 / static_cast<double>(n_micro)
+                   : loss == LossType::dapo ? 1.0
+                                            : static_cast<double>(part.size()) / total_rows;
+    Tensor scaled = terms.loss * scale;
+    scaled.backward();
+    out.loss += scaled.item<double>();
+    out.kl += terms.kl * terms.tokens;
+    out.low += terms.clip_low * terms.tokens;
+    out.high += terms.clip_high * terms.tokens;
+    out.tokens += terms.tokens;
+  }
+  return out;
+}
+
+static StepStats sft_pass(Trainer::Impl& m, const std::vector<Example>& examples) {
+  StepStats st;
+  std::vector<Row> rows;
+  for (const auto& e : examples) {
+    if (e.completion.empty()) throw std::invalid_argument("sft: an example has no completion");
+    rows.push_back({&e.prompt, &e.completion, nullptr});
+    st.tokens += static_cast<int64_t>(e.completion.size());
+  }
+  st.sequences = static_cast<int64_t>(rows.size());
+  if (rows.empty()) throw std::invalid_argument("sft: no examples");
+  if (m.lora) m.lora->set_training(true);
+  m.model->train();
+  const size_t mb = static_cast<size_t>(m.o.micro_batch);
+  for (size_t i = 0; i < rows.size(); i += mb) {
+    std::vector<const Row*> part;
+    for (size_t j = i; j < std::min(rows.size(), i + mb); ++j) part.push_back(&rows[j]);
+    Batch b = make_batch(part, m.device);
+    Tensor logp = completion_logprobs(m.model, b, 1.0);
+    // Token-weighted: the step's loss is the mean over all its completion tokens.
+    double tokens = b.mask.sum().item<double>();
+    Tensor scaled = sft_objective(logp, b.mask) * (tokens / static_cast<double>(st.tokens));
+    scaled.backward();
+    st.loss += scaled.item<double>();
+  }
+  return st;
+}
+
+StepStats Trainer::gradients(const std::vector<Example>& examples) {
+  if (impl_->grpo_mode) throw std::logic_error("train: a GRPO trainer steps on groups, not examples");
+  return sft_pass(*impl_, examples);
+}
+
+StepStats Trainer::step(const std::vector<Example>& examples) {
+  Impl& m = *impl_;
+  if (m.grpo_mode) throw std::logic_error("train: a GRPO trainer steps on groups, not examples");
+  auto t0 = std::chrono::steady_clock::now();
+  StepStats st = sft_pass(m, examples);
+  st.grad_norm = m.clip_and_step();
+  st.lr = m.o.lr;
+  st.step = m.step;
+  st.seconds = seconds_since(t0);
+  return st;
+}
+
+// ---- checkpoints ----------------------------------------------------------
+
+namespace {
+
+policy::DType safetensors_dtype(torch::Dtype t) {
+  switch (t) {
+    case torch::kFloat32: return policy::DType::F32;
+    case torch::kBFloat16: return policy::DType::BF16;
+    case torch::kFloat16: return policy::DType::F16;
+    default: throw std::runtime_error("train: cannot save tensors of this dtype");
+  }
+}
+
+torch::Dtype torch_dtype(policy::DType t) {
+  switch (t) {
+    case policy::DType::F32: return torch::kFloat32;
+    case policy::DType::BF16: return torch::kBFloat16;
+    case policy::DType::F16: return torch::kFloat16;
+    default: throw std::runtime_error(std::string("train: cannot load tensors of dtype ") +
+                                      policy::dtype_name(t));
+  }
+}
+
+void write_tensors(const fs::path& path,
+                   const std::vector<std::pair<std::string, Tensor>>& named,
+                   const std::map<std::string, std::string>& metadata = {}) {
+  std::vector<Tensor> keep;
+  std::vector<policy::TensorData> data;
+  for (const auto& [name, t] : named) {
+    Tensor c = t.detach().to(torch::kCPU).contiguous();
+    keep.push_back(c);
+    std::vector<int64_t> shape(c.sizes().begin(), c.sizes().end());
+    data.push_back({name, safetensors_dtype(c.scalar_type()), shape, c.data_ptr(),
+                    static_cast<size_t>(c.numel() * c.element_size())});
+  }
+  policy::write_safetensors(path, data, metadata);
+}
+
+std::vector<std::pair<std::string, Tensor>> read_tensors(const fs::path& path) {
+  policy::SafetensorsFile file(path);
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const auto& [name, v] : file.tensors()) {
+    auto opts = torch::TensorOptions().dtype(torch_dtype(v.dtype));
+    Tensor t = torch::from_blob(const_cast<void*>(v.data), v.shape, opts).clone();
+    out.emplace_back(name, t);
+  }
+  return out;
+}
+
+// The model's parameter names are Hugging Face's without the leading "model.".
+std::string hf_name(const std::string& name) {
+  return name.rfind("lm_head.", 0) == 0 ? name : "model." + name;
+}
+
+void copy_if_present(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  if (fs::exists(from, ec)) fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+}
+
+}  // namespace
+
+void Trainer::save(const fs::path& dir) const {
+  const Impl& m = *impl_;
+  fs::create_directories(dir);
+  std::vector<std::pair<std::string, Tensor>> weights;
+  if (m.lora) weights = m.lora->named_tensors();
+  else
+    for (const auto& item : m.model->named_parameters()) weights.emplace_back(item.key(), item.value());
+  write_tensors(dir / "weights.safetensors", weights);
+  torch::save(*m.optim, (dir / "optimizer.pt").string());
+  nlohmann::json state = {{"kind", m.grpo_mode ? "grpo" : "sft"},
+                          {"step", m.step},
+                          {"lora", static_cast<bool>(m.lora)},
+                          {"lr", m.o.lr}};
+  std::ofstream(dir / "trainer.json") << state.dump(2) << "\n";
+}
+
+void Trainer::load(const fs::path& dir) {
+  Impl& m = *impl_;
+  std::ifstream in(dir / "trainer.json");
+  if (!in) throw std::runtime_error("train: no trainer state in " + dir.string());
+  nlohmann::json state;
+  try {
+    state = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("train: corrupt " + (dir / "trainer.json").string() + ": " + e.what());
+  }
+  std::string kind = state.value("kind", "");
+  if (kind != (m.grpo_mode ? "grpo" : "sft"))
+    throw std::runtime_error("train: " + dir.string() + " holds a " + kind +
+                             " trainer's state, not a " + (m.grpo_mode ? "grpo" : "sft") + " one");
+  if (state.value("lora", false) != static_cast<bool>(m.lora))
+    throw std::runtime_error("train: " + dir.string() +
+                             (m.lora ? " holds full weights but this trainer uses LoRA"
+                                     : " holds LoRA adapters but this trainer trains fully"));
+  auto tensors = read_tensors(dir / "weights.safetensors");
+  if (m.lora) {
+    m.lora->load(tensors);
+  } else {
+    auto params = m.model->named_parameters();
+    torch::NoGradGuard no_grad;
+    for (const auto& [name, t] : tensors) {
+      auto* p = params.find(name);
+      if (!p) throw std::runtime_error("train: checkpoint tensor " + name + " is not in the model");
+      if (p->sizes() != t.sizes())
+        throw std::runtime_error("train: checkpoint tensor " + name + " has the wrong shape");
+      p->copy_(t);
+    }
+    if (tensors.size() != params.size())
+      throw std::runtime_error("train: the checkpoint lacks some of the model's weights");
+  }
+  torch::load(*m.optim, (dir / "optimizer.pt").string());
+  m.step = state.value("step", int64_t{0});
+}
+
+void Trainer::export_hf(const fs::path& dir, bool adapter_only) const {
+  const Impl& m = *impl_;
+  fs::create_directories(dir);
+  if (adapter_only) {
+    if (!m.lora) throw std::runtime_error("train: adapter_only export needs a LoRA trainer");
+    const auto& lo = m.lora->options();
+    write_tensors(dir / "adapter_model.safetensors", m.lora->named_tensors(), {{"format", "pt"}});
+    nlohmann::json cfg = {{"peft_type", "LORA"},       {"task_type", "CAUSAL_LM"},
+                          {"r", lo.r},                  {"lora_alpha", lo.alpha},
+                          {"lora_dropout", lo.dropout}, {"target_modules", lo.targets},
+                          {"bias", "none"},             {"fan_in_fan_out", false},
+                          {"inference_mode", true},     {"base_model_name_or_path", m.pol->dir()}};
+    std::ofstream(dir / "adapter_config.json") << cfg.dump(2) << "\n";
+    return;
+  }
+  // Full weights: adapters merged in, so the export loads without peft.
+  std::vector<std::pair<std::string, Tensor>> weights;
+  {
+    torch::NoGradGuard no_grad;
+    std::map<std::string, Tensor> merged;
+    if (m.lora)
+      for (const auto& [name, t] : m.lora->merged_weights()) merged[name] = t;
+    for (const auto& item : m.model->named_parameters()) {
+      auto it = merged.find(item.key());
+      weights.emplace_back(hf_name(item.key()), it != merged.end() ? it->second : item.value());
+    }
+  }
+  write_tensors(dir / "model.safetensors", weights, {{"format", "pt"}});
+  fs::path src = m.pol->dir();
+  for (const char* f : {"config.json", "generation_config.json", "tokenizer.json",
+                        "tokenizer_config.json", "special_tokens_map.json"})
+    copy_if_present(src / f, dir / f);
+}
+
+}  // namespace train

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Builds the engine on the GPU machine (Ubuntu 24.04, CUDA libtorch of its PyTorch) from a
+# clean copy and runs the tests, the policy parity checks and the decode benchmark.
+#
+#   bash scripts/device/fetch_debs.sh .device/debs      # here, once: Debian packages
+#   (on the GPU machine) bash scripts/device/gpu_build_and_test.sh DEBS OUT [steps]
+#
+# steps (default "build test parity bench"): build, test (ctest), train (the GRPO step
+# benchmark), export (exports loaded by transformers/peft), parity (transformers
+# reference models of the Qwen2.5-Coder-0.5B/1.5B and Llama-3.2-1B configs), bench
+# (Qwen2.5-Coder-14B config, batch 64, engine and transformers). Results go to OUT.
+set -uo pipefail
+DEBS=$(realpath "$1")
+OUT=$(realpath "$2")
+STEPS=${3:-"build test parity bench"}
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+PREFIX=/tmp/engine-deps
+BUILD=${BUILD:-/tmp/engine-build}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+
+if has build; then
+  rm -rf "$PREFIX"
+  mkdir -p "$PREFIX"
+  for d in "$DEBS"/*.deb; do dpkg -x "$d" "$PREFIX"; done
+fi
+export PKG_CONFIG_PATH=$PREFIX/usr/lib/x86_64-linux-gnu/pkgconfig:$PREFIX/usr/share/pkgconfig
+export PKG_CONFIG_SYSROOT_DIR=$PREFIX
+# Only the engine's processes see the Debian libraries (python keeps the system's).
+ENGINE_LIBS=$PREFIX/usr/lib/x86_64-linux-gnu:$PREFIX/usr/lib/x86_64-linux-gnu/openblas-pthread
+export CPATH=$PREFIX/usr/include:$PREFIX/usr/include/x86_64-linux-gnu
+export LIBRARY_PATH=$PREFIX/usr/lib/x86_64-linux-gnu
+TORCH_PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+
+if has build; then
+  export TORCH_CUDA_ARCH_LIST=9.0
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$PREFIX/usr;$TORCH_PREFIX" 2>&1 | tee "$OUT/configure.log" | tail -5
+  LD_LIBRARY_PATH=$ENGINE_LIBS cmake --build "$BUILD" -j"$(nproc)" 2>&1 | tee "$OUT/build.log" | grep -E "error|FAILED" | head -30
+  [ -x "$BUILD/engine" ] || { echo "build failed"; tail -40 "$OUT/build.log"; exit 1; }
+  echo "build: ok"
+fi
+
+if has test; then
+  (cd "$BUILD" && LD_LIBRARY_PATH=$ENGINE_LIBS ctest -j8 --timeout 600 --output-on-failure 2>&1 | tee "$OUT/ctest.log" | tail -8)
+fi
+
+bench() { LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/bench/policy/policy_bench" "$@"; }
+if has parity; then
+  MODELS=/tmp/parity-models
+  for m in tests/policy/fixtures/tiny_qwen2 tests/policy/fixtures/tiny_llama; do
+    for dt in fp32 bf16; do bench parity "$m" --device cuda --dtype "$dt"; done
+  done 2>&1 | tee "$OUT/parity.jsonl"
+  python3 scripts/device/make_reference.py parity "$MODELS" 2>&1 | grep -v -E "it/s|Loading|Writing"
+  for m in "$MODELS"/*; do
+    for dt in fp32 bf16; do
+      bench parity "$m" --device cuda --dtype "$dt"
+    done
+    bench parity "$m" --device cuda --dtype bf16 --graphs 0
+  done 2>&1 | tee -a "$OUT/parity.jsonl"
+fi
+
+if has bench; then
+  CFG=bench/policy/configs/qwen2.5-coder-14b.json
+  TMPCFG=/tmp/qwen14b && mkdir -p $TMPCFG && cp $CFG $TMPCFG/config.json
+  python3 scripts/device/hf_decode_bench.py $TMPCFG 64 128 256 2>&1 | grep -v Warning | tee "$OUT/bench.jsonl"
+  bench decode $CFG --batch 64 --prompt 128 --tokens 256 --device cuda --dtype bf16 2>&1 | tee -a "$OUT/bench.jsonl"
+  bench decode $CFG --batch 64 --prompt 128 --tokens 256 --device cuda --dtype bf16 --graphs 0 2>&1 | tee -a "$OUT/bench.jsonl"
+fi
+
+# Training: one GRPO step at the 14B scale (bf16, LoRA r 32, gradient checkpointing), the
+# engine against the same step in plain PyTorch; the engine's exports loaded by
+# transformers and peft.
+if has train; then
+  CFG=bench/policy/configs/qwen2.5-coder-14b.json
+  LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/bench/train/train_bench" $CFG --device cuda --dtype bf16 \
+    --completions 64 --tokens 1024 --prompt 128 --micro 8 --lora 32 --steps 2 2>&1 | tee "$OUT/train.jsonl"
+  python3 scripts/device/grpo_step_bench.py $CFG 64 1024 128 8 32 2 2>&1 | grep -v Warning | tee -a "$OUT/train.jsonl"
+fi
+if has export; then
+  WORK=/tmp/export-check && rm -rf $WORK && mkdir -p $WORK
+  LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" tests/train/export_roundtrip.lua $WORK 2>&1 | tail -2
+  python3 scripts/device/check_export.py $WORK 2>&1 | grep -v Warning | tee "$OUT/export.json"
+fi

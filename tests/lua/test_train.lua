@@ -1,0 +1,80 @@
+local t = require "engine.test"
+
+local model = engine.root .. "/tests/train/fixture/base"
+
+local function sample(pol, seed)
+  return pol:sample({{5, 6, 7}, {9, 10}}, {n = 4, max_tokens = 5, seed = seed, ignore_eos = true})
+end
+
+local function groups_of(prompts, out)
+  local groups = {}
+  for p, completions in ipairs(out) do
+    local rewards = {}
+    for i, c in ipairs(completions) do rewards[i] = #c.tokens + i end
+    groups[p] = {prompt = prompts[p], completions = completions, rewards = rewards}
+  end
+  return groups
+end
+
+t.test("a GRPO step returns the statistics people plot", function()
+  local pol = policy.load(model)
+  local trainer = train.grpo(pol, {lr = 1e-3, beta = 0.01, micro_batch = 3})
+  local stats = trainer:step(groups_of({{5, 6, 7}, {9, 10}}, sample(pol, 1)))
+  for _, k in ipairs{"loss", "reward_mean", "reward_std", "kl", "clip_fraction", "grad_norm",
+                     "tokens", "seconds", "lr", "zero_variance_groups"} do
+    t.ok(stats[k] ~= nil, "stats." .. k)
+  end
+  t.eq(stats.tokens, 40)
+  t.eq(stats.step, 1)
+  t.eq(trainer:steps(), 1)
+  t.ok(stats.grad_norm > 0)
+  t.contains(tostring(trainer), "trainer(grpo, step 1)")
+end)
+
+t.test("the trainer keeps its policy alive", function()
+  local trainer = train.grpo(policy.load(model), {lr = 1e-3, lora = {r = 2, alpha = 4}})
+  collectgarbage()
+  collectgarbage()
+  local pol = policy.load(model)
+  local stats = trainer:step(groups_of({{5, 6, 7}, {9, 10}}, sample(pol, 2)))
+  t.eq(stats.step, 1)
+end)
+
+t.test("bad options and malformed groups are named", function()
+  local pol = policy.load(model)
+  t.raises(function() train.grpo(pol, {lr = 1e-3, betaa = 0}) end, "unknown option 'betaa'")
+  t.raises(function() train.grpo(pol, {loss = "ppo"}) end, "expected one of")
+  t.raises(function() train.grpo(pol, {lora = {rank = 4}}) end, "unknown option 'rank'")
+  t.raises(function() train.grpo("pol", {}) end, "must be a engine.policy.Policy")
+  local trainer = train.grpo(pol, {lr = 1e-3})
+  t.raises(function()
+    trainer:step{{prompt = {5, 6}, completions = {{tokens = {1, 2}}}, rewards = {1}}}
+  end, "without per-token logprobs")
+  t.raises(function()
+    trainer:step{{prompt = {5, 6}, completions = {{tokens = {1, 2}, logprobs = {-1, -1}}}, rewards = {}}}
+  end, "1 completions but 0 rewards")
+  t.raises(function() trainer:step{{prompt = "text", completions = {}, rewards = {}}} end,
+           "no tokenizer")
+end)
+
+t.test("checkpoints save, load and export", function()
+  local dir = t.tmpdir()
+  local pol = policy.load(model)
+  local sft = train.sft(pol, {lr = 1e-2, micro_batch = 2})
+  local stats = sft:step{{prompt = {5, 6, 7}, completion = {8, 9, 2}}, {prompt = {3}, completion = {4, 2}}}
+  t.ok(stats.loss > 0)
+  sft:save(dir .. "/ckpt")
+  local again = train.sft(policy.load(model), {lr = 1e-2})
+  again:load(dir .. "/ckpt")
+  t.eq(again:steps(), 1)
+  sft:export(dir .. "/hf")
+  t.ok(sys.exists(dir .. "/hf/model.safetensors"))
+  t.ok(sys.exists(dir .. "/hf/config.json"))
+  t.raises(function() sft:export(dir .. "/peft", {adapter = true}) end, "needs a LoRA trainer")
+  local reloaded = policy.load(dir .. "/hf")
+  local a = pol:logprobs({5, 6, 7}, {8, 9})
+  local b = reloaded:logprobs({5, 6, 7}, {8, 9})
+  t.near(a[1], b[1], 1e-5)
+end)
+
+t.run()

@@ -1,0 +1,132 @@
+// Logit parity with transformers on the committed tiny random models (fixtures/, made by
+// scripts/device/make_reference.py), and the loader's errors on broken checkpoints.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "policy/model.hpp"
+#include "policy/safetensors.hpp"
+
+using namespace policy;
+namespace fs = std::filesystem;
+using torch::Tensor;
+
+static const fs::path kFixtures = POLICY_FIXTURES;
+
+// The reference file's tensors as torch tensors (copied out of the mapping).
+static std::map<std::string, Tensor> reference(const std::string& model) {
+  SafetensorsFile f(kFixtures / model / "reference.safetensors");
+  std::map<std::string, Tensor> out;
+  for (auto& [name, v] : f.tensors()) {
+    auto dt = v.dtype == DType::I64 ? torch::kInt64 : torch::kFloat32;
+    out[name] = torch::from_blob(const_cast<void*>(v.data), v.shape, dt).clone();
+  }
+  return out;
+}
+
+// Largest difference over the real (unpadded) positions.
+static double max_diff(const Tensor& a, const Tensor& b, const Tensor& mask) {
+  Tensor keep = mask.to(torch::kBool).unsqueeze(-1).expand_as(a);
+  return (a - b).abs().masked_select(keep).max().item<double>();
+}
+
+static void check_parity(const std::string& name) {
+  auto ref = reference(name);
+  Tensor ids = ref["input_ids"], mask = ref["attention_mask"];
+  Tensor want32 = ref["logits_fp32"], want16 = ref["logits_bf16"];
+  const double scale = want32.abs().max().item<double>();
+  // transformers' own bf16 logits differ from its fp32 ones by the rounding noise of bf16;
+  // the engine in bf16 may differ from transformers in bf16 by about as much again.
+  const double bf16_noise = max_diff(want16, want32, mask);
+
+  c10::InferenceMode guard;
+  auto m32 = load_transformer(kFixtures / name, torch::kCPU, torch::kFloat32);
+  Tensor got32 = m32->forward(ids, mask).to(torch::kFloat32);
+  double d32 = max_diff(got32, want32, mask);
+  INFO(name << " fp32: max |diff| " << d32 << " of max |logit| " << scale);
+  CHECK(d32 < 1e-4 * std::max(1.0, scale));
+
+  auto m16 = load_transformer(kFixtures / name, torch::kCPU, torch::kBFloat16);
+  Tensor got16 = m16->forward(ids, mask).to(torch::kFloat32);
+  double d16 = max_diff(got16, want16, mask);
+  INFO(name << " bf16: max |diff| " << d16 << ", bf16 noise " << bf16_noise);
+  CHECK(d16 <= 2 * bf16_noise + 1e-3 * scale);
+}
+
+TEST_CASE("Qwen2 logits match transformers (tied embeddings and sharded bf16 weights)") {
+  check_parity("tiny_qwen2");
+}
+
+TEST_CASE("Llama logits match transformers (llama3 rope scaling and fp16 weights)") {
+  check_parity("tiny_llama");
+}
+
+TEST_CASE("the forward without a mask equals the forward with a full mask") {
+  c10::InferenceMode guard;
+  auto m = load_transformer(kFixtures / "tiny_qwen2", torch::kCPU, torch::kFloat32);
+  Tensor ids = reference("tiny_qwen2")["input_ids"];
+  Tensor a = m->forward(ids);
+  Tensor b = m->forward(ids, torch::ones_like(ids));
+  CHECK((a - b).abs().max().item<double>() < 1e-5);
+}
+
+TEST_CASE("weights in the checkpoint's own dtype on the CPU are used in place") {
+  auto m = load_transformer(kFixtures / "tiny_llama", torch::kCPU, torch::kFloat16);
+  Checkpoint ck(kFixtures / "tiny_llama");
+  CHECK(m->mapped != nullptr);
+  auto w = m->layers[0]->as<BlockImpl>()->self_attn->q_proj->weight;
+  CHECK(w.scalar_type() == torch::kFloat16);
+  CHECK(w.requires_grad() == false);
+}
+
+TEST_CASE("every projection is its own Linear module for adapters to wrap") {
+  auto m = load_transformer(kFixtures / "tiny_qwen2", torch::kCPU, torch::kFloat32);
+  int linears = 0;
+  for (auto& item : m->named_modules())
+    if (dynamic_cast<LinearImpl*>(item.value().get())) ++linears;
+  CHECK(linears == 2 * 7);  // q k v o gate up down per layer; lm_head tied
+}
+
+static fs::path copy_fixture(const std::string& name, const std::string& tag) {
+  fs::path d = fs::temp_directory_path() / ("policy_model_" + tag + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::copy(kFixtures / name, d);
+  return d;
+}
+
+TEST_CASE("a config that disagrees with the weights names the tensor and both shapes") {
+  auto d = copy_fixture("tiny_llama", "shape");
+  std::ifstream in(d / "config.json");
+  std::string cfg((std::istreambuf_iterator<char>(in)), {});
+  cfg.replace(cfg.find("\"intermediate_size\": 96"), 23, "\"intermediate_size\": 80");
+  std::ofstream(d / "config.json") << cfg;
+  CHECK_THROWS_WITH(load_transformer(d, torch::kCPU, torch::kFloat32),
+                    Catch::Contains("shape mismatch") && Catch::Contains("mlp.gate_proj.weight") &&
+                        Catch::Contains("[96, 64]") && Catch::Contains("[80, 64]"));
+}
+
+TEST_CASE("untied embeddings without lm_head is a missing-tensor error") {
+  auto d = copy_fixture("tiny_qwen2", "untied");
+  std::ifstream in(d / "config.json");
+  std::string cfg((std::istreambuf_iterator<char>(in)), {});
+  cfg.replace(cfg.find("\"tie_word_embeddings\": true"), 27, "\"tie_word_embeddings\": false");
+  std::ofstream(d / "config.json") << cfg;
+  CHECK_THROWS_WITH(load_transformer(d, torch::kCPU, torch::kFloat32),
+                    Catch::Contains("missing tensor 'lm_head.weight'"));
+}
+
+TEST_CASE("a truncated shard is an error naming the file and tensor") {
+  auto d = copy_fixture("tiny_qwen2", "trunc");
+  fs::path shard = d / "model-00002-of-00004.safetensors";
+  fs::resize_file(shard, fs::file_size(shard) / 2);
+  CHECK_THROWS_WITH(load_transformer(d, torch::kCPU, torch::kFloat32),
+                    Catch::Contains("model-00002-of-00004.safetensors") && Catch::Contains("truncated"));
+}
+
+TEST_CASE("bad devices and dtypes are named") {
+  CHECK_THROWS_WITH(parse_dtype("int8"), Catch::Contains("int8"));
+  CHECK_THROWS_WITH(parse_device("tpu"), Catch::Contains("tpu"));
+  if (!torch::cuda::is_available())
+    CHECK_THROWS_WITH(parse_device("cuda:0"), Catch::Contains("CUDA"));
+}

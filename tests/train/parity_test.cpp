@@ -1,0 +1,170 @@
+// The trainer's losses and gradients against PyTorch + transformers on the same weights
+// and batch (tests/train/fixture, made by scripts/device/train_reference.py): every loss
+// normalisation, the KL term, both clip branches, sequence-level ratios, masked
+// truncated completions, temperature, and SFT.
+#include "../catch_torch.hpp"
+
+#include <torch/torch.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "policy/policy_impl.hpp"
+#include "policy/safetensors.hpp"
+#include "train/lora.hpp"
+#include "train/trainer.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+const std::string kFixture = ENGINE_TRAIN_FIXTURE;
+
+json reference() {
+  std::ifstream in(kFixture + "/reference.json");
+  REQUIRE(in);
+  return json::parse(in);
+}
+
+std::vector<train::Group> groups_of(const json& ref) {
+  std::vector<train::Group> out;
+  for (const auto& g : ref["groups"]) {
+    train::Group grp;
+    grp.prompt = g["prompt"].get<std::vector<int>>();
+    grp.rewards = g["rewards"].get<std::vector<double>>();
+    for (const auto& c : g["completions"]) {
+      policy::Completion comp;
+      comp.tokens = c["tokens"].get<std::vector<int>>();
+      comp.logprobs = c["logprobs"].get<std::vector<float>>();
+      comp.finish_reason = c["finish_reason"];
+      grp.completions.push_back(comp);
+    }
+    out.push_back(grp);
+  }
+  return out;
+}
+
+// The live policy is the reference with perturbed weights (so the KL term is not zero).
+void load_perturbed(policy::Policy& pol) {
+  policy::SafetensorsFile file(kFixture + "/perturbed.safetensors");
+  auto params = pol.impl().model->named_parameters();
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, view] : file.tensors()) {
+    std::string ours = name.rfind("model.", 0) == 0 ? name.substr(6) : name;
+    auto* p = params.find(ours);
+    REQUIRE(p != nullptr);
+    p->copy_(torch::from_blob(const_cast<void*>(view.data), view.shape, torch::kFloat32));
+  }
+}
+
+std::shared_ptr<policy::Policy> load_policy() {
+  return std::shared_ptr<policy::Policy>(
+      policy::Policy::load(kFixture + "/base", {.device = "cpu", .dtype = "fp32"}));
+}
+
+void check_gradients(policy::Policy& pol, const json& expected, const json& watch) {
+  auto params = pol.impl().model->named_parameters();
+  double sq = 0;
+  for (const auto& item : params)
+    if (item.value().grad().defined()) sq += item.value().grad().pow(2).sum().item<double>();
+  CHECK(std::sqrt(sq) == Approx(expected["grad_norm"].get<double>()).epsilon(2e-4));
+  for (const auto& name : watch) {
+    std::string ours = name.get<std::string>().substr(6);
+    auto grad = params[ours].grad().reshape(-1);
+    const auto& want = expected["grads"][name.get<std::string>()];
+    REQUIRE(grad.numel() == static_cast<int64_t>(want.size()));
+    double scale = 0, worst = 0;
+    for (size_t i = 0; i < want.size(); ++i) scale = std::max(scale, std::abs(want[i].get<double>()));
+    for (size_t i = 0; i < want.size(); ++i)
+      worst = std::max(worst, std::abs(grad[i].item<double>() - want[i].get<double>()));
+    INFO(name << ": largest gradient " << scale << ", largest difference " << worst);
+    // fp32 forward against a float64 reference: differences stay around 1e-6 of the scale.
+    CHECK(worst <= 1e-4 * scale + 1e-9);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("GRPO losses and gradients match the PyTorch reference", "[train][parity]") {
+  json ref = reference();
+  auto groups = groups_of(ref);
+  for (const auto& [name, c] : ref["cases"].items()) {
+    if (name == "sft") continue;
+    SECTION(name) {
+      const auto& o = c["options"];
+      train::GrpoOptions opts;
+      opts.beta = o["beta"];
+      opts.clip = o["clip"];
+      if (!o["clip_high"].is_null()) opts.clip_high = o["clip_high"].get<double>();
+      opts.loss = o["loss"];
+      opts.scale_rewards = o["scale_rewards"];
+      opts.importance = o["importance"];
+      opts.mask_truncated = o["mask_truncated"];
+      opts.temperature = o["temperature"];
+      opts.max_completion_length = ref["max_completion_length"];
+      // Micro-batches of 4 over 6 rows: accumulation must give the whole batch's gradient
+      // (bnpo normalises per micro-batch by definition, so it runs as one).
+      opts.micro_batch = opts.loss == "bnpo" ? 8 : 4;
+      auto pol = load_policy();
+      auto trainer = train::Trainer::grpo(pol, opts);
+      load_perturbed(*pol);
+      auto st = trainer->gradients(groups);
+      CHECK(st.loss == Approx(c["loss"].get<double>()).epsilon(1e-4).margin(1e-7));
+      CHECK(st.kl == Approx(c["kl"].get<double>()).epsilon(1e-4).margin(1e-8));
+      check_gradients(*pol, c, ref["watch"]);
+    }
+  }
+}
+
+TEST_CASE("SFT loss and gradients match the PyTorch reference", "[train][parity]") {
+  json ref = reference();
+  std::vector<train::Example> examples;
+  for (const auto& g : ref["groups"])
+    for (const auto& c : g["completions"])
+      examples.push_back({g["prompt"].get<std::vector<int>>(), c["tokens"].get<std::vector<int>>()});
+  auto pol = load_policy();
+  train::UpdateOptions opts;
+  opts.lr = 0;
+  opts.micro_batch = 4;
+  opts.max_grad_norm = 0;
+  auto trainer = train::Trainer::sft(pol, opts);
+  load_perturbed(*pol);
+  auto st = trainer->gradients(examples);
+  CHECK(st.loss == Approx(ref["cases"]["sft"]["loss"].get<double>()).epsilon(1e-5));
+  check_gradients(*pol, ref["cases"]["sft"], ref["watch"]);
+}
+
+TEST_CASE("gradient checkpointing gives the same gradients as keeping activations", "[train][checkpointing]") {
+  json ref = reference();
+  auto groups = groups_of(ref);
+  auto gradients_with = [&](bool recompute, bool lora) {
+    train::GrpoOptions opts;
+    opts.beta = 0.04;
+    opts.micro_batch = 3;
+    opts.grad_checkpoint = recompute;
+    if (lora) opts.lora = train::LoraSettings{4, 8, 0.1, {"q_proj", "up_proj", "down_proj"}};
+    opts.seed = 5;
+    auto pol = load_policy();
+    auto trainer = train::Trainer::grpo(pol, opts);
+    load_perturbed(*pol);
+    torch::manual_seed(11);  // the adapters' dropout draws the same masks in both runs
+    auto st = trainer->gradients(groups);
+    std::vector<torch::Tensor> grads;
+    for (auto& p : pol->impl().model->parameters())
+      if (p.grad().defined()) grads.push_back(p.grad().clone());
+    for (auto& m : pol->impl().model->modules())
+      if (auto lin = std::dynamic_pointer_cast<policy::LinearImpl>(m); lin && lin->adapter)
+        for (auto& t : static_cast<train::LoraAdapter&>(*lin->adapter).parameters())
+          grads.push_back(t.grad().clone());
+    return std::make_pair(st.loss, grads);
+  };
+  for (bool lora : {false, true}) {
+    auto [loss_a, a] = gradients_with(false, lora);
+    auto [loss_b, b] = gradients_with(true, lora);
+    INFO((lora ? "lora" : "full"));
+    CHECK(loss_a == Approx(loss_b).epsilon(1e-6));
+    REQUIRE(a.size() == b.size());
+    REQUIRE(!a.empty());
+    for (size_t i = 0; i < a.size(); ++i) CHECK(torch::allclose(a[i], b[i], 1e-5, 1e-7));
+  }
+}
