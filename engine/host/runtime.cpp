@@ -8,6 +8,7 @@
 
 namespace host {
 
+int open_bench(lua_State* L);
 int open_json(lua_State* L);
 int open_log(lua_State* L);
 int open_store(lua_State* L);
@@ -19,6 +20,7 @@ const std::vector<Module>& modules() {
       {"engine.json", "json", guarded<open_json>},
       {"engine.log", "log", guarded<open_log>},
       {"engine.store", "store", guarded<open_store>},
+      {"engine.bench", "bench", guarded<open_bench>},
   };
   return list;
 }
