@@ -200,6 +200,13 @@ double now() {
       compiled["diagnostics"] = e.what();
     }
   } else {
+    // The compiler is not trusted with the machine either: a preprocessor or template
+    // bomb meets these limits (inherited by the compiler's subprocesses), a hang the
+    // zygote's compile timeout.
+    const rlim_t as = static_cast<rlim_t>(vm_size_bytes()) + (rlim_t(4) << 30);
+    set_limit(RLIMIT_AS, as, as);
+    set_limit(RLIMIT_FSIZE, rlim_t(512) << 20, rlim_t(512) << 20);
+    set_limit(RLIMIT_CORE, 0, 0);
     Backend* be = find_backend(spec.backend);
     if (!be) {
       compiled["status"] = "compile_error";

@@ -359,6 +359,11 @@ void Zygote::wait_for(Job& job) {
     job.wstatus = st;
     job.ru = ru;
   }
+  // What else was in the group (a compiler and its passes) was killed with it and, as
+  // each parent died, handed to us (subreaper): reap it all now, leaving no zombie.
+  int st = 0;
+  while (waitpid(-job.pid, &st, 0) > 0 || errno == EINTR) {
+  }
 }
 
 std::string Zygote::describe_fault(const Job& job, const json& opts) const {

@@ -16,6 +16,7 @@ TEST_CASE("hostile kernels are classified and leave nothing behind") {
   auto files = bench_test::kernel_files(BENCH_HOSTILE_DIR);
   EvalOptions o;
   o.timeout = 3;
+  o.compile_timeout = 5;
   o.memory_mb = 256;
   o.problem = {{"M", 64}, {"N", 64}, {"K", 64}};
   for (const auto& f : files) {
@@ -51,6 +52,7 @@ TEST_CASE("a hostile batch is classified kernel by kernel") {
   srcs.push_back(bench_test::read_file(ENGINE_SHARED_KERNELS "/k01_naive_ijk.c"));
   EvalOptions o;
   o.timeout = 3;
+  o.compile_timeout = 5;
   o.memory_mb = 256;
   o.problem = {{"M", 64}, {"N", 64}, {"K", 64}};
   auto results = evaluate_batch(srcs, o);
