@@ -122,6 +122,8 @@ void set_limit(int res, rlim_t soft, rlim_t hard) {
 void load_seccomp() {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
   if (!ctx) _exit(71);
+  // A system call through another ABI (int $0x80, x32) ends the whole process at once.
+  seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
   auto allow = [&](int nr) { seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0); };
   seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1, SCMP_A0(SCMP_CMP_EQ, kToZygoteFd));
   seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(read), 1, SCMP_A0(SCMP_CMP_EQ, kFromZygoteFd));
@@ -186,6 +188,9 @@ double now() {
   // libgomp reads these when it is loaded with the kernel.
   setenv("OMP_NUM_THREADS", std::to_string(spec.threads).c_str(), 1);
   setenv("OMP_DYNAMIC", "false", 1);
+  // In-process back ends (libgccjit) write their temporary files here too; the zygote
+  // removes this directory whatever happens to the child.
+  if (!spec.copts.workdir.empty()) setenv("TMPDIR", spec.copts.workdir.c_str(), 1);
 
   nlohmann::json compiled;
   CompiledKernel k;

@@ -378,6 +378,10 @@ std::string Zygote::describe_fault(const Job& job, const json& opts) const {
              ": kernels may only compute (no processes, files, sockets, signals or exec)";
     case SIGSEGV:
     case SIGBUS: {
+      if (f.code == SI_KERNEL)  // no faulting address: a general protection fault
+        return "the kernel caused a general protection fault" + where +
+               " (a privileged instruction, a non-canonical address, or int $0x80 on a system "
+               "without the 32-bit ABI)";
       const bool write = f.sig == SIGSEGV && f.code == SEGV_ACCERR;
       std::string loc = task_->locate(a, write);
       if (!loc.empty()) return "the kernel " + loc + where + " (" + signal_name(f.sig) + " at " + hex + ")";
@@ -457,6 +461,7 @@ void Zygote::finish(Job& job, const json& opts) {
   } else if (WIFSIGNALED(st)) {
     int sig = WTERMSIG(st);
     std::string why = sig == SIGXCPU   ? "exceeded its CPU-time limit (SIGXCPU)"
+                      : sig == SIGSYS  ? "made a system call through a foreign ABI (int $0x80 or x32; SIGSYS)"
                       : sig == SIGXFSZ ? "tried to write to a file (SIGXFSZ)"
                                        : "was killed by " + signal_name(sig);
     set("runtime_error", "the kernel " + why + " (max resident memory " +
