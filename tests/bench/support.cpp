@@ -8,6 +8,16 @@
 #include <fstream>
 #include <sstream>
 
+#if defined(BENCH_TEST_KERNELC) && __has_include("kernelc/backend.hpp")
+#include "bench/compiler.hpp"
+#include "kernelc/backend.hpp"
+// Before any test starts the zygote, so kernel children see it.
+static const bool kernelc_registered = [] {
+  bench::register_backend(std::make_unique<kernelc::GccJitBackend>());
+  return true;
+}();
+#endif
+
 namespace fs = std::filesystem;
 
 namespace bench_test {

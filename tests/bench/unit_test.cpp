@@ -2,7 +2,10 @@
 // gcc back end on its own, option checks, target detection, the back-end registry.
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "bench/bench.hpp"
 #include "bench/compiler.hpp"
@@ -184,4 +187,26 @@ TEST_CASE("the sandbox checks references whatever the back end claims") {
   CHECK(r.status == "library_violation");
   CHECK_THAT(r.message, Catch::Contains("cblas_dgemm"));
   CHECK(r.backend == "careless");
+}
+
+TEST_CASE("the zygote is not forked from a process that already runs threads") {
+  // CTest runs this case in a fresh process, where no zygote exists yet: with a thread
+  // running, evaluating must refuse instead of forking. (Run after other cases in one
+  // process, the zygote exists and evaluation simply works.)
+  bool had_zygote = zygote_started();
+  std::atomic<bool> stop{false};
+  std::thread t([&] {
+    while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  EvalOptions o;
+  o.problem = {{"M", 8}, {"N", 8}, {"K", 8}};
+  std::string src = bench_test::read_file(ENGINE_SHARED_KERNELS "/k01_naive_ijk.c");
+  if (had_zygote) {
+    CHECK(evaluate(src, o).status == "ok");
+  } else {
+    CHECK_THROWS_WITH(evaluate(src, o), Catch::Contains("not started at program start-up"));
+    CHECK_FALSE(zygote_started());
+  }
+  stop = true;
+  t.join();
 }
