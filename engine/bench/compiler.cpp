@@ -33,8 +33,9 @@ const char* const kMemory[] = {
     "malloc", "calloc", "realloc", "reallocarray", "free", "aligned_alloc", "posix_memalign",
     "memalign", "memset", "memcpy", "memmove", "__memset_chk", "__memcpy_chk",
     "__memmove_chk",
-    // emitted by the compiler itself when stack protection is on
-    "__stack_chk_fail"};
+    // emitted by the compiler itself: stack protection, thread-local storage (OpenMP
+    // threadprivate)
+    "__stack_chk_fail", "__tls_get_addr"};
 
 const std::unordered_set<std::string>& allowed_names() {
   static const std::unordered_set<std::string> names = [] {

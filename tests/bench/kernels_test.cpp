@@ -167,3 +167,27 @@ TEST_CASE("a batch keeps its order and mixes statuses") {
   CHECK(r[3].status == "verification_error");
   CHECK(evaluate_batch({}, o).empty());
 }
+
+TEST_CASE("what the allow-list admits runs: threadprivate libm allocation memcpy") {
+  const std::string src =
+      "#include <math.h>\n#include <omp.h>\n#include <stdlib.h>\n#include <string.h>\n"
+      "static double acc;\n#pragma omp threadprivate(acc)\n"
+      "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {\n"
+      "  double *row = malloc(sizeof(double) * N);\n"
+      "  #pragma omp parallel for\n"
+      "  for (int i = 0; i < M; i++)\n"
+      "    for (int j = 0; j < N; j++) {\n"
+      "      acc = 0;\n"
+      "      for (int k = 0; k < K; k++) acc += A[i * K + k] * B[k * N + j];\n"
+      "      C[i * N + j] = sqrt(acc * acc);\n"
+      "    }\n"
+      "  memcpy(row, C, sizeof(double) * N); memmove(C, row, sizeof(double) * N); free(row);\n}\n";
+  EvalOptions o;
+  o.backend = "gcc";
+  o.problem = {{"M", 64}, {"N", 64}, {"K", 64}};
+  auto r = evaluate(src, o);
+  INFO(r.message);
+  CHECK(r.status == "ok");
+  for (const char* s : {"__tls_get_addr", "sqrt", "malloc", "GOMP_parallel"})
+    CHECK(std::find(r.external_symbols.begin(), r.external_symbols.end(), s) != r.external_symbols.end());
+}
