@@ -160,7 +160,12 @@ void tighten(const ChildSpec& spec, bool filter) {
   const rlim_t as = static_cast<rlim_t>(vm_size_bytes()) + static_cast<rlim_t>(spec.memory_mb) * 1024 * 1024;
   set_limit(RLIMIT_AS, as, as);
   // CPU time across all threads: a backstop behind the zygote's wall-clock timeout.
-  const rlim_t cpu = static_cast<rlim_t>(std::ceil(spec.timeout * spec.threads)) + 2;
+  // RLIMIT_CPU counts from the process's start: add what compiling in-process used.
+  rusage used{};
+  getrusage(RUSAGE_SELF, &used);
+  const double spent = static_cast<double>(used.ru_utime.tv_sec + used.ru_stime.tv_sec) +
+                       1e-6 * static_cast<double>(used.ru_utime.tv_usec + used.ru_stime.tv_usec);
+  const rlim_t cpu = static_cast<rlim_t>(std::ceil(spent + spec.timeout * spec.threads)) + 2;
   set_limit(RLIMIT_CPU, cpu, cpu + 1);
   prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
