@@ -75,13 +75,16 @@ nlohmann::json request(const nlohmann::json& req) {
           "first thing in main)");
     start_locked();
   }
-  std::string out = req.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // CBOR, not JSON text: sources and diagnostics travel byte for byte, even when they
+  // are not valid UTF-8.
+  auto bytes = nlohmann::json::to_cbor(req);
+  std::string out(bytes.begin(), bytes.end());
   if (!detail::write_frame(g_sock, out))
     throw std::runtime_error("bench: the evaluation zygote is gone (cannot send to it)");
   std::string in;
   if (!detail::read_frame(g_sock, in))
     throw std::runtime_error("bench: the evaluation zygote is gone (no reply)");
-  auto reply = nlohmann::json::parse(in);
+  auto reply = nlohmann::json::from_cbor(in);
   if (reply.contains("error")) throw std::runtime_error("bench: " + reply["error"].get<std::string>());
   return reply;
 }

@@ -45,7 +45,8 @@ void send_record(RecordType type, const void* data, size_t len) {
 }
 
 void send_json(RecordType type, const nlohmann::json& j) {
-  std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  auto bytes = nlohmann::json::to_cbor(j);
+  std::string s(bytes.begin(), bytes.end());
   send_record(type, s.data(), s.size());
 }
 

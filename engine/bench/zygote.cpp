@@ -176,11 +176,12 @@ void Zygote::run() {
   while (read_frame(sock_, in)) {
     json reply;
     try {
-      reply = handle(json::parse(in));
+      reply = handle(json::from_cbor(in));
     } catch (const std::exception& e) {
       reply = {{"error", e.what()}};
     }
-    if (!write_frame(sock_, reply.dump(-1, ' ', false, json::error_handler_t::replace))) break;
+    auto bytes = json::to_cbor(reply);
+    if (!write_frame(sock_, std::string(bytes.begin(), bytes.end()))) break;
   }
   for (Job* j : live_)
     if (j->pid > 0) kill(-j->pid, SIGKILL);
@@ -314,7 +315,7 @@ void Zygote::read_from(Job& job) {
       }
     } else if (h.type == kCompiled && !job.compiled && job.state == Job::compiling) {
       try {
-        job.compiled = json::parse(body);
+        job.compiled = json::from_cbor(body);
         if (job.compiled->value("status", "") == "ok") job.state = Job::ready;
       } catch (const std::exception&) {
         job.protocol_error = "sent a malformed compile report";

@@ -48,6 +48,14 @@ t.test("statuses come back per kernel in a batch", function()
   t.eq(#bench.evaluate_batch({}, {problem = small}), 0)
 end)
 
+t.test("sources reach the compiler byte for byte", function()
+  -- Not valid UTF-8: must arrive unchanged (gcc names the byte), not replaced.
+  local r = bench.evaluate("/* caf\xe9 */\nvoid matmul_optimized(double *A, double *B, double *C,"
+                           .. " int M, int N, int K) { \xff }", {problem = small, backend = "gcc"})
+  t.eq(r.status, "compile_error")
+  t.contains(r.message, "stray '\\377'")
+end)
+
 t.test("library calls and hangs are classified", function()
   local blas = bench.evaluate([[
 #include <cblas.h>
