@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -118,6 +119,13 @@ void set_limit(int res, rlim_t soft, rlim_t hard) {
   setrlimit(res, &rl);
 }
 
+void set_soft_limit(int res, rlim_t soft) {
+  rlimit rl{};
+  getrlimit(res, &rl);
+  rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? soft : std::min(soft, rl.rlim_max);
+  setrlimit(res, &rl);
+}
+
 // What compiled kernels and OpenMP threads need; everything else traps (SIGSYS) and
 // ends the child with the call's name. Threads may be created, processes may not.
 void load_seccomp() {
@@ -214,9 +222,10 @@ double now() {
     // The compiler is not trusted with the machine either: a preprocessor or template
     // bomb meets these limits (inherited by the compiler's subprocesses), a hang the
     // zygote's compile timeout.
-    const rlim_t as = static_cast<rlim_t>(vm_size_bytes()) + (rlim_t(4) << 30);
-    set_limit(RLIMIT_AS, as, as);
-    set_limit(RLIMIT_FSIZE, rlim_t(512) << 20, rlim_t(512) << 20);
+    // Soft limits only, so that tightening can still set the run's own (a lower hard
+    // limit cannot be raised again without privilege).
+    set_soft_limit(RLIMIT_AS, static_cast<rlim_t>(vm_size_bytes()) + (rlim_t(4) << 30));
+    set_soft_limit(RLIMIT_FSIZE, rlim_t(512) << 20);
     set_limit(RLIMIT_CORE, 0, 0);
     Backend* be = find_backend(spec.backend);
     if (!be) {
