@@ -518,6 +518,7 @@ void Zygote::run_batch(std::vector<Job>& jobs, const json& opts, bool reference,
   const size_t cap = std::max<size_t>(static_cast<size_t>(parallel), 32);  // compiled, waiting to run
   const double timeout = opts.at("timeout");
   size_t next = 0, finished = 0;
+  bool draining = false;  // running the compiled pool
   while (finished < jobs.size()) {
     size_t compiling = 0, ready = 0;
     Job* running = nullptr;
@@ -526,9 +527,11 @@ void Zygote::run_batch(std::vector<Job>& jobs, const json& opts, bool reference,
       ready += j.state == Job::ready;
       if (j.state == Job::running) running = &j;
     }
-    // Compiles first (in parallel), then the compiled kernels' runs one by one with
-    // nothing else of ours on the CPU.
-    if (!running) {
+    // Phases: compile (up to `parallel` at once) until the batch or the pool of
+    // compiled kernels is exhausted or full, then run the whole pool one kernel at a
+    // time with nothing else of ours on the CPU, then compile again. (Refilling the pool
+    // after every run would compile one kernel at a time between runs.)
+    auto start_compiles = [&] {
       while (next < jobs.size() && compiling < static_cast<size_t>(parallel) && compiling + ready < cap) {
         try {
           spawn(jobs[next], opts, reference, jobs);
@@ -541,7 +544,17 @@ void Zygote::run_batch(std::vector<Job>& jobs, const json& opts, bool reference,
         }
         ++next;
       }
-      if (compiling == 0 && ready > 0) {
+    };
+    if (!running) {
+      if (!draining) {
+        start_compiles();
+        if (compiling == 0 && ready > 0) draining = true;
+      }
+      if (draining && ready == 0) {
+        draining = false;
+        start_compiles();
+      }
+      if (draining) {
         for (auto& j : jobs)
           if (j.state == Job::ready) {
             char go = 'g';
