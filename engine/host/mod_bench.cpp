@@ -5,6 +5,19 @@
 //   local rs = bench.evaluate_batch({src1, src2}, {threads = 2})
 //   local blas = bench.reference{problem = {M = 512, N = 512, K = 512}}
 //   print(bench.machine().peak_formula)
+//
+// Options (all optional; unknown keys are errors): opt "O0".."O3", march (a CPU name,
+// "-m..." flags, or "native"/nil for the host), backend ("gcc", "gccjit" when built),
+// threads (0/nil: all cores), warmup (1), runs (3), timeout (8 s, warm-up and timed
+// calls together), compile_timeout (60 s), memory_mb (4096, address space the kernel may
+// add), problem {kind = "matmul", M, N, K (256), seed (42), c_init = "zero" | "nan"},
+// verify "points" (105 sampled, relative error 1e-6) | "full".
+//
+// Result: status (library_violation, compile_error, timeout, runtime_error,
+// verification_error, ok), gflops (flops / mean timed call; 0 unless ok), times, min,
+// median, mean, compile_ms, max_rel_error, message (diagnostics or the cause),
+// backend, fallback (+ fallback_reason), external_symbols, run_start/run_end (the
+// zygote's monotonic clock), options (as used: march as explicit flags).
 #include <cmath>
 
 #include "bench/bench.hpp"
