@@ -233,8 +233,14 @@ void Zygote::spawn(Job& job, const json& opts, bool reference, std::vector<Job>&
     close(up[1]);
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   }
+  auto close_pipes = [&] {
+    for (int fd : {up[0], up[1], down[0], down[1]}) close(fd);
+  };
   std::string dir = tmp_base() + "/engine-kernel-" + std::to_string(getpid()) + "-XXXXXX";
-  if (!mkdtemp(dir.data())) throw std::runtime_error("cannot create a directory in " + tmp_base());
+  if (!mkdtemp(dir.data())) {
+    close_pipes();
+    throw std::runtime_error("cannot create a directory in " + tmp_base());
+  }
   job.workdir = dir;
   job.out = std::make_unique<GuardedBuffer>(task_->output_bytes(), true);
 
@@ -256,7 +262,14 @@ void Zygote::spawn(Job& job, const json& opts, bool reference, std::vector<Job>&
 
   const pid_t zygote = getpid();
   pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid < 0) {
+    int e = errno;
+    close_pipes();
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    job.workdir.clear();
+    throw std::runtime_error(std::string("fork: ") + std::strerror(e));
+  }
   if (pid == 0) {
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
