@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <linux/sched.h>
@@ -25,6 +26,8 @@
 namespace bench::detail {
 
 namespace {
+
+constexpr uid_t kNobody = 65534;
 
 bool write_all(int fd, const void* data, size_t len) {
   const char* p = static_cast<const char*>(data);
@@ -160,14 +163,21 @@ void tighten(const ChildSpec& spec, bool filter) {
   set_limit(RLIMIT_CORE, 0, 0);
   set_limit(RLIMIT_FSIZE, 0, 0);  // any write to a file raises SIGXFSZ
   set_limit(RLIMIT_NOFILE, 16, 16);
-  // No new processes: as root the kernel ignores this limit; the seccomp rule on clone
-  // is what holds then.
-  if (getuid() != 0) {
-    const rlim_t n = static_cast<rlim_t>(tasks_of_user(getuid()) + spec.threads + 8);
-    set_limit(RLIMIT_NPROC, n, n);
-  }
   const rlim_t as = static_cast<rlim_t>(vm_size_bytes()) + static_cast<rlim_t>(spec.memory_mb) * 1024 * 1024;
   set_limit(RLIMIT_AS, as, as);
+  // An engine running as root: the kernel runs as nobody, without privileges, so that
+  // RLIMIT_NPROC holds (the kernel exempts root) and a thread bomb meets it.
+  const pid_t zygote = getppid();
+  if (getuid() == 0 && setgroups(0, nullptr) == 0 && setgid(kNobody) == 0 && setuid(kNobody) == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);  // cleared by the change of credentials
+    if (getppid() != zygote) _exit(0);
+  }
+  // Threads, not processes (seccomp refuses those): what the user already runs, the pool
+  // of compiled kernels waiting beside this one, this kernel's threads, a margin.
+  if (getuid() != 0) {
+    const rlim_t n = static_cast<rlim_t>(tasks_of_user(getuid()) + kMaxWaiting + spec.threads + 8);
+    set_limit(RLIMIT_NPROC, n, n);
+  }
   // CPU time across all threads: a backstop behind the zygote's wall-clock timeout.
   // RLIMIT_CPU counts from the process's start: add what compiling in-process used.
   rusage used{};

@@ -25,6 +25,9 @@ struct FaultRecord {
   int32_t syscall_nr, main_thread;
 };
 
+// Compiled kernels waiting for their run at most (the zygote's pool).
+constexpr int kMaxWaiting = 32;
+
 // The child's ends of its pipes after set-up.
 constexpr int kToZygoteFd = 3, kFromZygoteFd = 4;
 

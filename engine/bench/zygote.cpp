@@ -528,7 +528,7 @@ void Zygote::finish(Job& job, const json& opts) {
 }
 
 void Zygote::run_batch(std::vector<Job>& jobs, const json& opts, bool reference, int parallel) {
-  const size_t cap = std::max<size_t>(static_cast<size_t>(parallel), 32);  // compiled, waiting to run
+  const size_t cap = static_cast<size_t>(kMaxWaiting);  // compiled, waiting to run
   const double timeout = opts.at("timeout");
   size_t next = 0, finished = 0;
   bool draining = false;  // running the compiled pool
