@@ -70,6 +70,19 @@ void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
   t.contains(hang.message, "0.5 s")
 end)
 
+t.test("the engine keeps working after a kernel the sandbox stops", function()
+  local fork = [[
+void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
+  for (;;) { long r; __asm__ volatile("syscall" : "=a"(r) : "a"(57L) : "rcx", "r11", "memory"); }
+}]]
+  local r = bench.evaluate(fork, {problem = small, backend = "gcc"})
+  t.eq(r.status, "runtime_error")
+  t.contains(r.message, "forbidden system call 'fork'")
+  local again = bench.evaluate(naive, {problem = small})
+  t.eq(again.status, "ok", again.message)
+  t.ok(again.max_rel_error <= 1e-6)
+end)
+
 t.test("reference and machine", function()
   local ref = bench.reference{problem = small, runs = 2}
   t.eq(ref.status, "ok", ref.message)
