@@ -19,6 +19,9 @@ struct CompileOptions {
                                       // resolved from the host CPU before reaching a back end
   bool openmp = true;                 // link the OpenMP runtime (kernels may use it)
   std::string entry = "matmul_optimized";  // the function to return
+  std::string workdir;  // a private directory for temporary files, removed by the caller
+                        // (the sandbox kills and cleans up after a back end that hangs);
+                        // empty: the back end makes and removes its own
 };
 
 enum class CompileStatus {
@@ -50,5 +53,18 @@ class Backend {
 // The external symbols a kernel may reference: libm, the OpenMP runtime, memory
 // allocation and memset/memcpy/memmove. Anything else is a library violation.
 bool symbol_allowed(const std::string& name);
+
+// ---- back ends by name ------------------------------------------------------
+// Kernel children are forked from the evaluation zygote, which is forked at start-up: a
+// back end must be registered before bench::start_zygote() (e.g. by a static
+// initializer of its library) to be visible there. Registering later, or a name twice,
+// throws.
+void register_backend(std::unique_ptr<Backend> backend);
+Backend* find_backend(const std::string& name);  // nullptr when none has that name
+std::vector<std::string> backend_names();
+// "gccjit" once registered (the in-memory front end), else "gcc".
+std::string default_backend();
+// Called by the zygote when it starts; later registrations are refused.
+void freeze_backends();
 
 }  // namespace bench

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench.hpp"
 #include "host/repl.hpp"
 #include "host/runtime.hpp"
 
@@ -140,6 +141,7 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
+    bench::start_zygote();  // first: the evaluation zygote must fork before any thread exists
     return run(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "engine: %s\n", e.what());

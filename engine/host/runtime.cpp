@@ -8,6 +8,7 @@
 
 namespace host {
 
+int open_bench(lua_State* L);
 int open_json(lua_State* L);
 int open_log(lua_State* L);
 int open_store(lua_State* L);
@@ -22,6 +23,7 @@ const std::vector<Module>& modules() {
       {"engine.json", "json", guarded<open_json>},
       {"engine.log", "log", guarded<open_log>},
       {"engine.store", "store", guarded<open_store>},
+      {"engine.bench", "bench", guarded<open_bench>},
       {"engine.tokenizer", "tokenizer", guarded<open_tokenizer>},
       {"engine.policy", "policy", guarded<open_policy>},
       {"engine.train", "train", guarded<open_train>},

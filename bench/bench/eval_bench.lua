@@ -1,0 +1,118 @@
+-- The evaluation's benchmark: throughput of a batch through the sandbox (against bare
+-- gcc compiles of the same sources in the same run), stability of repeated GFLOPS of one
+-- kernel, and GFLOPS of OpenBLAS and of the shared AVX-512 example kernel.
+--
+--   build/engine bench/bench/eval_bench.lua [--batch=64] [--repeats=10] [--size=256]
+local args = require "engine.args"
+
+local opts = args.parse(arg, {
+  description = "Kernel evaluation benchmark (engine.bench)",
+  options = {
+    {"batch", 64, "kernels in the throughput batch"},
+    {"repeats", 10, "evaluations of one kernel for the coefficient of variation"},
+    {"size", 256, "M = N = K"},
+    {"threads", 0, "threads per kernel (0: all cores)"},
+    {"shared", engine.root .. "/../shared", "the shared folder (kernels/)"},
+  },
+})
+
+local function read(path)
+  local f = assert(io.open(path, "rb"), "cannot read " .. path)
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function stats(xs)
+  local n, sum = #xs, 0
+  for _, x in ipairs(xs) do sum = sum + x end
+  local mean = sum / n
+  local var = 0
+  for _, x in ipairs(xs) do var = var + (x - mean) ^ 2 end
+  local sd = n > 1 and math.sqrt(var / (n - 1)) or 0
+  return mean, sd, sd / mean
+end
+
+local problem = {M = opts.size, N = opts.size, K = opts.size}
+local m = bench.machine()
+local threads = opts.threads > 0 and opts.threads or m.cores
+local function loadavg()
+  local f = io.open("/proc/loadavg")
+  local s = f and f:read("l") or "?"
+  if f then f:close() end
+  return s:match("^(%S+ %S+ %S+)") or s
+end
+print(string.format("machine: %s, %d cores, %s", m.model, m.cores, table.concat(m.isa, " ")))
+print(string.format("peak:    %s", m.peak_formula))
+print(string.format("target:  %s", m.march))
+print(string.format("problem: %dx%dx%d, threads %d, warm-up 1, runs 3", opts.size, opts.size, opts.size, threads))
+print(string.format("load:    %s (other processes share these cores; figures vary with it)", loadavg()))
+
+-- 1. Throughput: a batch of distinct kernels (cache-blocked OpenMP, one block size each).
+local template = read(opts.shared .. "/kernels/k03_blocked_collapse.c")
+local sources = {}
+for i = 1, opts.batch do
+  local bs = 8 * (1 + (i - 1) % 16)
+  sources[i] = template:gsub("#define BS 64", "#define BS " .. bs) .. ("\n/* variant %d */\n"):format(i)
+end
+-- Baseline in the same run: the same sources compiled by bare gcc (no sandbox, no run),
+-- as many at a time as there are cores; measured before and after the sandboxed batch
+-- and averaged, since other processes' load drifts.
+local function bare_gcc()
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir -p " .. dir))
+  for i, s in ipairs(sources) do
+    local f = assert(io.open(("%s/k%d.c"):format(dir, i), "w"))
+    f:write(s)
+    f:close()
+  end
+  local t = sys.now()
+  assert(os.execute(("cd %s && ls k*.c | xargs -P %d -I{} gcc -shared -fPIC -nostartfiles -O3 %s -fopenmp -o {}.so {} -lm")
+                    :format(dir, m.cores, m.march)))
+  t = sys.now() - t
+  os.execute("rm -rf " .. dir)
+  return t
+end
+
+local gcc_before = bare_gcc()
+local t0 = sys.now()
+local results = bench.evaluate_batch(sources, {problem = problem, threads = threads})
+local wall = sys.now() - t0
+local gcc_wall = (gcc_before + bare_gcc()) / 2
+local ok, compile_ms, run_s = 0, 0, 0
+for _, r in ipairs(results) do
+  if r.status == "ok" then ok = ok + 1 end
+  compile_ms = compile_ms + r.compile_ms
+  if r.run_start then run_s = run_s + (r.run_end - r.run_start) end
+end
+print(string.format("\nbatch of %d: %.2f s, %.2f kernels/s (%d ok); compile %.0f ms/kernel; run phases %.2f s in all (serialised, %.0f ms/kernel)",
+                    opts.batch, wall, opts.batch / wall, ok, compile_ms / opts.batch, run_s, 1000 * run_s / opts.batch))
+print(string.format("baseline: bare gcc of the same sources, %d at a time: %.2f s, %.2f kernels/s",
+                    m.cores, gcc_wall, opts.batch / gcc_wall))
+print(string.format("ratios:   evaluation rate / bare-compile rate %.2f; without the serialised run phases %.2f",
+                    gcc_wall / wall, gcc_wall / (wall - run_s)))
+
+-- 2. Stability: one kernel evaluated again and again.
+local k04 = read(opts.shared .. "/kernels/k04_avx512_rows.c")
+local g, within = {}, {}
+for i = 1, opts.repeats do
+  local r = bench.evaluate(k04, {problem = problem, threads = threads})
+  assert(r.status == "ok", r.message)
+  g[i] = r.gflops
+  local _, _, cv = stats(r.times)
+  within[i] = cv
+end
+local mean, sd, cv = stats(g)
+local within_mean = stats(within)
+print(string.format("\nk04_avx512_rows x %d evaluations: %.2f GFLOPS mean, sd %.2f, CV %.1f%% (CV of the 3 runs inside one evaluation: %.1f%% on average)",
+                    opts.repeats, mean, sd, 100 * cv, 100 * within_mean))
+
+-- 3. The reference and the example kernel, measured the same way.
+local refs = {}
+for i = 1, opts.repeats do refs[i] = bench.reference{problem = problem, threads = threads}.gflops end
+local ref_mean, ref_sd, ref_cv = stats(refs)
+print(string.format("OpenBLAS cblas_dgemm x %d: %.2f GFLOPS mean, sd %.2f, CV %.1f%%", opts.repeats, ref_mean, ref_sd, 100 * ref_cv))
+print(string.format("k04_avx512_rows / OpenBLAS: %.2f;  k04 / peak: %.3f;  OpenBLAS / peak: %.3f",
+                    mean / ref_mean, mean / m.peak_gflops, ref_mean / m.peak_gflops))
+print(string.format("load:    %s at the end", loadavg()))

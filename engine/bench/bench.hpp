@@ -1,0 +1,73 @@
+// Kernel evaluation: compile, run in a sandbox, verify and time (engine/bench).
+//
+// The engine calls start_zygote() first thing in main(), before any thread exists. The
+// zygote is a single-threaded process that holds the inputs and reference outputs of
+// each problem and forks one child per kernel: the child compiles (through a Backend,
+// compiler.hpp), checks what the object references, tightens itself (rlimits, seccomp)
+// and, when the zygote lets it, runs and times the kernel. Timed runs of different
+// kernels never overlap; compiles of a batch run in parallel. The zygote verifies the
+// output itself, so nothing a kernel does inside its child changes the verdict's inputs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/machine.hpp"
+
+namespace bench {
+
+struct EvalOptions {
+  std::string opt = "O3";             // "O0".."O3"
+  std::string march;                  // "" or "native": the host CPU (explicit flags)
+  std::string backend;                // "" : default_backend()
+  int threads = 0;                    // 0: all cores
+  int warmup = 1, runs = 3;           // untimed calls, then timed calls (mean reported)
+  double timeout = 8;                 // seconds for the warm-up and timed calls together
+  double compile_timeout = 60;        // seconds for compiling and loading
+  int64_t memory_mb = 4096;           // address space the kernel may add to its process
+  nlohmann::json problem = nlohmann::json::object();  // {kind, M, N, K, seed, c_init}
+  std::string verify = "points";      // "points" (105 sampled) or "full"
+};
+
+struct Result {
+  std::string status;        // library_violation, compile_error, timeout, runtime_error,
+                             // verification_error, ok
+  double gflops = 0;         // flops / mean timed run; 0 unless ok
+  std::vector<double> times; // seconds of each timed run
+  double min = 0, median = 0, mean = 0;
+  double compile_ms = 0;
+  // When the zygote let the kernel run and when its process was gone (CLOCK_MONOTONIC
+  // seconds; 0 when it never ran): the windows of a batch never overlap.
+  double run_start = 0, run_end = 0;
+  std::optional<double> max_rel_error;  // over the verified points, when verified
+  std::string message;       // compiler diagnostics, or the cause of a failure
+  std::string backend;       // which back end compiled it ("openblas" for reference())
+  bool fallback = false;     // the chosen back end said unsupported; gcc compiled it
+  std::string fallback_reason;
+  std::vector<std::string> external_symbols;
+  nlohmann::json options;    // the options used, resolved (march flags, backend, threads)
+};
+
+// Forks the evaluation zygote. Call before any other thread exists (the start of
+// main). Idempotent. Later evaluations start it on demand only while the process is
+// still single-threaded; otherwise they throw.
+void start_zygote();
+bool zygote_started();
+int zygote_pid();  // -1 when not started
+
+// Checks and resolves options; throws std::invalid_argument naming the bad one.
+nlohmann::json resolve_options(const EvalOptions& opts);
+
+Result evaluate(const std::string& source, const EvalOptions& opts = {});
+std::vector<Result> evaluate_batch(const std::vector<std::string>& sources, const EvalOptions& opts = {});
+// OpenBLAS cblas_dgemm on the same problem and threads, measured the same way.
+Result reference(const EvalOptions& opts = {});
+
+nlohmann::json to_json(const Result& r);
+Result result_from_json(const nlohmann::json& j);
+
+}  // namespace bench

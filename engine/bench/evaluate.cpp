@@ -1,0 +1,196 @@
+// The engine's side: options, the zygote's start, requests over its socket.
+#include <dirent.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+
+#include "bench/bench.hpp"
+#include "bench/compiler.hpp"
+#include "bench/task.hpp"
+#include "bench/zygote.hpp"
+
+namespace bench {
+
+namespace {
+
+std::mutex g_mu;  // one request at a time on the socket
+int g_sock = -1;
+pid_t g_pid = -1;
+
+int thread_count() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
+void stop_zygote() {
+  if (g_pid <= 0) return;
+  close(g_sock);  // the zygote ends its children and exits when its socket closes
+  int st;
+  while (waitpid(g_pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  g_sock = g_pid = -1;
+}
+
+void start_locked() {
+  if (g_pid > 0) return;
+  freeze_backends();
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    throw std::runtime_error(std::string("bench: socketpair: ") + std::strerror(errno));
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("bench: cannot fork the zygote: ") + std::strerror(errno));
+  if (pid == 0) {
+    close(sv[0]);
+    detail::zygote_main(sv[1], parent);
+  }
+  close(sv[1]);
+  g_sock = sv[0];
+  g_pid = pid;
+  static bool registered = false;
+  if (!registered) {
+    registered = true;
+    std::atexit([] { stop_zygote(); });
+  }
+}
+
+nlohmann::json request(const nlohmann::json& req) {
+  std::lock_guard lock(g_mu);
+  if (g_pid <= 0) {
+    if (thread_count() > 1)
+      throw std::runtime_error(
+          "bench: the evaluation zygote was not started at program start-up and this process "
+          "already runs threads, so it cannot be forked safely now (call bench::start_zygote() "
+          "first thing in main)");
+    start_locked();
+  }
+  // CBOR, not JSON text: sources and diagnostics travel byte for byte, even when they
+  // are not valid UTF-8.
+  auto bytes = nlohmann::json::to_cbor(req);
+  std::string out(bytes.begin(), bytes.end());
+  if (!detail::write_frame(g_sock, out))
+    throw std::runtime_error("bench: the evaluation zygote is gone (cannot send to it)");
+  std::string in;
+  if (!detail::read_frame(g_sock, in))
+    throw std::runtime_error("bench: the evaluation zygote is gone (no reply)");
+  auto reply = nlohmann::json::from_cbor(in);
+  if (reply.contains("error")) throw std::runtime_error("bench: " + reply["error"].get<std::string>());
+  return reply;
+}
+
+}  // namespace
+
+void start_zygote() {
+  std::lock_guard lock(g_mu);
+  start_locked();
+}
+
+bool zygote_started() { return g_pid > 0; }
+int zygote_pid() { return g_pid; }
+
+nlohmann::json resolve_options(const EvalOptions& o) {
+  auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
+  if (o.opt != "O0" && o.opt != "O1" && o.opt != "O2" && o.opt != "O3")
+    bad("opt must be one of O0, O1, O2, O3, got '" + o.opt + "'");
+  std::string backend = o.backend.empty() ? default_backend() : o.backend;
+  if (!find_backend(backend)) {
+    std::string names;
+    for (const auto& n : backend_names()) names += (names.empty() ? "" : ", ") + n;
+    bad("backend: unknown back end '" + backend + "' (available: " + names + ")");
+  }
+  const int cores = machine().cores;
+  if (o.threads < 0 || o.threads > 4096) bad("threads must be between 1 and 4096 (0: all cores)");
+  if (o.warmup < 0 || o.warmup > 1000) bad("warmup must be between 0 and 1000");
+  if (o.runs < 1 || o.runs > 10000) bad("runs must be between 1 and 10000");
+  if (!(o.timeout > 0 && o.timeout <= 3600)) bad("timeout must be more than 0 and at most 3600 seconds");
+  if (!(o.compile_timeout > 0 && o.compile_timeout <= 3600))
+    bad("compile_timeout must be more than 0 and at most 3600 seconds");
+  if (o.memory_mb < 16 || o.memory_mb > (int64_t(1) << 22)) bad("memory_mb must be between 16 and 4194304");
+  if (o.verify != "points" && o.verify != "full") bad("verify must be \"points\" or \"full\", got '" + o.verify + "'");
+  auto task = make_task(o.problem);  // checks the problem
+  auto march = resolve_march(o.march);
+  return {{"opt", o.opt},
+          {"march", join_flags(march)},
+          {"march_flags", march},
+          {"backend", backend},
+          {"threads", o.threads ? o.threads : cores},
+          {"warmup", o.warmup},
+          {"runs", o.runs},
+          {"timeout", o.timeout},
+          {"compile_timeout", o.compile_timeout},
+          {"memory_mb", o.memory_mb},
+          {"problem", task->options()},
+          {"verify", o.verify}};
+}
+
+std::vector<Result> evaluate_batch(const std::vector<std::string>& sources, const EvalOptions& opts) {
+  auto resolved = resolve_options(opts);
+  if (sources.empty()) return {};
+  nlohmann::json req = {{"op", "evaluate"}, {"options", resolved}, {"sources", sources},
+                        {"parallel", machine().cores}, {"peak_gflops", machine().peak_gflops}};
+  auto reply = request(req);
+  std::vector<Result> out;
+  for (const auto& r : reply.at("results")) out.push_back(result_from_json(r));
+  return out;
+}
+
+Result evaluate(const std::string& source, const EvalOptions& opts) {
+  return evaluate_batch({source}, opts).at(0);
+}
+
+Result reference(const EvalOptions& opts) {
+  auto resolved = resolve_options(opts);
+  nlohmann::json req = {{"op", "reference"}, {"options", resolved}, {"parallel", 1},
+                        {"peak_gflops", machine().peak_gflops}};
+  return result_from_json(request(req).at("results").at(0));
+}
+
+nlohmann::json to_json(const Result& r) {
+  nlohmann::json j = {{"status", r.status},   {"gflops", r.gflops},
+                      {"times", r.times},     {"min", r.min},
+                      {"median", r.median},   {"mean", r.mean},
+                      {"compile_ms", r.compile_ms}, {"message", r.message},
+                      {"run_start", r.run_start}, {"run_end", r.run_end},
+                      {"backend", r.backend}, {"fallback", r.fallback},
+                      {"fallback_reason", r.fallback_reason},
+                      {"external_symbols", r.external_symbols}, {"options", r.options}};
+  if (r.max_rel_error) j["max_rel_error"] = std::isfinite(*r.max_rel_error) ? *r.max_rel_error : 1e308;
+  return j;
+}
+
+Result result_from_json(const nlohmann::json& j) {
+  Result r;
+  r.status = j.at("status").get<std::string>();
+  r.gflops = j.value("gflops", 0.0);
+  r.times = j.value("times", std::vector<double>{});
+  r.min = j.value("min", 0.0);
+  r.median = j.value("median", 0.0);
+  r.mean = j.value("mean", 0.0);
+  r.compile_ms = j.value("compile_ms", 0.0);
+  r.run_start = j.value("run_start", 0.0);
+  r.run_end = j.value("run_end", 0.0);
+  if (j.contains("max_rel_error")) {
+    double e = j["max_rel_error"].get<double>();
+    r.max_rel_error = e >= 1e308 ? HUGE_VAL : e;  // JSON has no infinity
+  }
+  r.message = j.value("message", "");
+  r.backend = j.value("backend", "");
+  r.fallback = j.value("fallback", false);
+  r.fallback_reason = j.value("fallback_reason", "");
+  r.external_symbols = j.value("external_symbols", std::vector<std::string>{});
+  r.options = j.value("options", nlohmann::json::object());
+  return r;
+}
+
+}  // namespace bench

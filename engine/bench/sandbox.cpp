@@ -1,0 +1,318 @@
+// The kernel child: compile, inspect, tighten, wait for the zygote's go, run, report.
+#include "bench/sandbox.hpp"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <string>
+
+namespace bench::detail {
+
+namespace {
+
+constexpr uid_t kNobody = 65534;
+
+bool write_all(int fd, const void* data, size_t len) {
+  const char* p = static_cast<const char*>(data);
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    len -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+void send_record(RecordType type, const void* data, size_t len) {
+  RecordHeader h{type, static_cast<uint32_t>(len)};
+  std::string buf(reinterpret_cast<const char*>(&h), sizeof h);
+  buf.append(static_cast<const char*>(data), len);
+  if (!write_all(kToZygoteFd, buf.data(), buf.size())) _exit(70);
+}
+
+void send_json(RecordType type, const nlohmann::json& j) {
+  auto bytes = nlohmann::json::to_cbor(j);
+  std::string s(bytes.begin(), bytes.end());
+  send_record(type, s.data(), s.size());
+}
+
+// ---- faults -----------------------------------------------------------------
+// One record, one write (atomic on a pipe), then the whole process ends. The handler
+// cannot be replaced by the kernel: rt_sigaction is outside the seccomp allow-list.
+pid_t g_main_tid = 0;
+
+void on_fault(int sig, siginfo_t* si, void*) {
+  struct {
+    RecordHeader h;
+    FaultRecord f;
+  } rec{};
+  rec.h = {kFault, sizeof(FaultRecord)};
+  rec.f.sig = sig;
+  rec.f.code = si->si_code;
+  rec.f.addr = reinterpret_cast<uint64_t>(si->si_addr);
+  rec.f.syscall_nr = sig == SIGSYS ? si->si_syscall : -1;
+  rec.f.main_thread = static_cast<pid_t>(syscall(SYS_gettid)) == g_main_tid;
+  ssize_t ignored = write(kToZygoteFd, &rec, sizeof rec);
+  (void)ignored;
+  syscall(SYS_exit_group, 128 + sig);
+}
+
+void install_fault_handlers() {
+  g_main_tid = static_cast<pid_t>(syscall(SYS_gettid));
+  static char altstack[1 << 16];  // a stack overflow still gets its record written
+  stack_t ss{};
+  ss.ss_sp = altstack;
+  ss.ss_size = sizeof altstack;
+  sigaltstack(&ss, nullptr);
+  struct sigaction sa {};
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGSYS, SIGABRT, SIGTRAP}) sigaction(s, &sa, nullptr);
+}
+
+// ---- tightening -------------------------------------------------------------
+
+long vm_size_bytes() {
+  std::ifstream f("/proc/self/statm");
+  long pages = 0;
+  f >> pages;
+  return pages * sysconf(_SC_PAGESIZE);
+}
+
+// RLIMIT_NPROC counts every thread of the user: allow what exists plus our threads.
+long tasks_of_user(uid_t uid) {
+  long n = 0;
+  DIR* proc = opendir("/proc");
+  if (!proc) return 4096;
+  while (dirent* e = readdir(proc)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::string dir = std::string("/proc/") + e->d_name;
+    struct stat st {};
+    if (stat(dir.c_str(), &st) != 0 || st.st_uid != uid) continue;
+    if (DIR* t = opendir((dir + "/task").c_str())) {
+      while (dirent* x = readdir(t)) n += x->d_name[0] != '.';
+      closedir(t);
+    }
+  }
+  closedir(proc);
+  return n;
+}
+
+void set_limit(int res, rlim_t soft, rlim_t hard) {
+  rlimit rl{soft, hard};
+  setrlimit(res, &rl);
+}
+
+void set_soft_limit(int res, rlim_t soft) {
+  rlimit rl{};
+  getrlimit(res, &rl);
+  rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? soft : std::min(soft, rl.rlim_max);
+  setrlimit(res, &rl);
+}
+
+// What compiled kernels and OpenMP threads need; everything else traps (SIGSYS) and
+// ends the child with the call's name. Threads may be created, processes may not.
+void load_seccomp() {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
+  if (!ctx) _exit(71);
+  // A system call through another ABI (int $0x80, x32) ends the whole process at once.
+  seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+  auto allow = [&](int nr) { seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0); };
+  seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1, SCMP_A0(SCMP_CMP_EQ, kToZygoteFd));
+  seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(read), 1, SCMP_A0(SCMP_CMP_EQ, kFromZygoteFd));
+  // Threads only: a clone without CLONE_THREAD would be a new process.
+  seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+                   SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+  // glibc installs its own real-time signal handlers (cancellation, setxid) with the
+  // first thread; the fault handlers (signals below 32) stay ours.
+  seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(rt_sigaction), 1, SCMP_A0(SCMP_CMP_GE, 32));
+  // clone3 passes its flags in memory a filter cannot read: make glibc fall back to clone.
+  seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+  for (int nr : {SCMP_SYS(futex), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect),
+                 SCMP_SYS(madvise), SCMP_SYS(mremap), SCMP_SYS(brk), SCMP_SYS(set_robust_list),
+                 SCMP_SYS(rseq), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigprocmask),
+                 SCMP_SYS(rt_sigreturn), SCMP_SYS(sched_yield), SCMP_SYS(sched_getaffinity),
+                 SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(clock_gettime),
+                 SCMP_SYS(clock_getres), SCMP_SYS(gettimeofday), SCMP_SYS(clock_nanosleep),
+                 SCMP_SYS(nanosleep), SCMP_SYS(getrandom), SCMP_SYS(sigaltstack)})
+    allow(nr);
+  if (seccomp_load(ctx) != 0) _exit(72);
+  seccomp_release(ctx);
+}
+
+void tighten(const ChildSpec& spec, bool filter) {
+  set_limit(RLIMIT_CORE, 0, 0);
+  set_limit(RLIMIT_FSIZE, 0, 0);  // any write to a file raises SIGXFSZ
+  set_limit(RLIMIT_NOFILE, 16, 16);
+  const rlim_t as = static_cast<rlim_t>(vm_size_bytes()) + static_cast<rlim_t>(spec.memory_mb) * 1024 * 1024;
+  set_limit(RLIMIT_AS, as, as);
+  // An engine running as root: the kernel runs as nobody, without privileges, so that
+  // RLIMIT_NPROC holds (the kernel exempts root) and a thread bomb meets it.
+  const pid_t zygote = getppid();
+  if (getuid() == 0 && setgroups(0, nullptr) == 0 && setgid(kNobody) == 0 && setuid(kNobody) == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);  // cleared by the change of credentials
+    if (getppid() != zygote) _exit(0);
+  }
+  // Threads, not processes (seccomp refuses those): what the user already runs, the pool
+  // of compiled kernels waiting beside this one, this kernel's threads, a margin.
+  if (getuid() != 0) {
+    const rlim_t n = static_cast<rlim_t>(tasks_of_user(getuid()) + kMaxWaiting + spec.threads + 8);
+    set_limit(RLIMIT_NPROC, n, n);
+  }
+  // CPU time across all threads: a backstop behind the zygote's wall-clock timeout.
+  // RLIMIT_CPU counts from the process's start: add what compiling in-process used.
+  rusage used{};
+  getrusage(RUSAGE_SELF, &used);
+  const double spent = static_cast<double>(used.ru_utime.tv_sec + used.ru_stime.tv_sec) +
+                       1e-6 * static_cast<double>(used.ru_utime.tv_usec + used.ru_stime.tv_usec);
+  const rlim_t cpu = static_cast<rlim_t>(std::ceil(spent + spec.timeout * spec.threads)) + 2;
+  set_limit(RLIMIT_CPU, cpu, cpu + 1);
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  if (filter) load_seccomp();
+}
+
+// Threads for the OpenMP runtime whether it is loaded now (from the kernel) or was
+// already in the engine before the fork.
+void set_omp_threads(int threads) {
+  if (void* gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+    if (auto f = reinterpret_cast<void (*)(int)>(dlsym(gomp, "omp_set_num_threads"))) f(threads);
+    dlclose(gomp);
+  }
+}
+
+double now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+}  // namespace
+
+[[noreturn]] void child_main(const ChildSpec& spec) {
+  // libgomp reads these when it is loaded with the kernel.
+  setenv("OMP_NUM_THREADS", std::to_string(spec.threads).c_str(), 1);
+  setenv("OMP_DYNAMIC", "false", 1);
+  // In-process back ends (libgccjit) write their temporary files here too; the zygote
+  // removes this directory whatever happens to the child.
+  if (!spec.copts.workdir.empty()) setenv("TMPDIR", spec.copts.workdir.c_str(), 1);
+
+  nlohmann::json compiled;
+  CompiledKernel k;
+  void* entry = nullptr;
+  if (spec.reference) {
+    compiled["backend"] = "openblas";
+    try {
+      entry = spec.task->reference_entry(spec.threads);
+      compiled["status"] = "ok";
+    } catch (const std::exception& e) {
+      compiled["status"] = "compile_error";
+      compiled["diagnostics"] = e.what();
+    }
+  } else {
+    // The compiler is not trusted with the machine either: a preprocessor or template
+    // bomb meets these limits (inherited by the compiler's subprocesses), a hang the
+    // zygote's compile timeout.
+    // Soft limits only, so that tightening can still set the run's own (a lower hard
+    // limit cannot be raised again without privilege).
+    set_soft_limit(RLIMIT_AS, static_cast<rlim_t>(vm_size_bytes()) + (rlim_t(4) << 30));
+    set_soft_limit(RLIMIT_FSIZE, rlim_t(512) << 20);
+    set_limit(RLIMIT_CORE, 0, 0);
+    Backend* be = find_backend(spec.backend);
+    if (!be) {
+      compiled["status"] = "compile_error";
+      compiled["diagnostics"] = "no back end named '" + spec.backend + "'";
+    } else {
+      k = be->compile(spec.source, spec.copts);
+      double ms = k.compile_ms;
+      if (k.status == CompileStatus::unsupported && spec.backend != "gcc") {
+        compiled["fallback"] = true;
+        compiled["fallback_reason"] = spec.backend + ": " + k.diagnostics;
+        k = find_backend("gcc")->compile(spec.source, spec.copts);
+        ms += k.compile_ms;
+      }
+      // Whatever the back end said, the references decide (a back end may not check).
+      if (k.status == CompileStatus::ok)
+        for (const auto& s : k.external_symbols)
+          if (!symbol_allowed(s)) {
+            k.status = CompileStatus::library_violation;
+            k.diagnostics += "kernel.c: error: calls " + s + ", outside the allowed libraries\n";
+            k.entry = nullptr;
+          }
+      if (k.status == CompileStatus::ok && !k.entry) {
+        k.status = CompileStatus::compile_error;
+        k.diagnostics += "the back end returned no entry point\n";
+      }
+      compiled["status"] = to_string(k.status);
+      compiled["backend"] = k.backend.empty() ? be->name() : k.backend;
+      compiled["diagnostics"] = k.diagnostics;
+      compiled["compile_ms"] = ms;
+      compiled["external_symbols"] = k.external_symbols;
+      entry = k.entry;
+    }
+  }
+  const bool ok = compiled["status"] == "ok";
+  send_json(kCompiled, compiled);
+  if (!ok) _exit(0);
+
+  set_omp_threads(spec.threads);
+  install_fault_handlers();
+  std::vector<double> times(static_cast<size_t>(spec.runs));
+  tighten(spec, !spec.reference);
+
+  char go = 0;
+  for (;;) {
+    ssize_t n = read(kFromZygoteFd, &go, 1);
+    if (n == 1) break;
+    if (n < 0 && errno == EINTR) continue;
+    _exit(0);  // the zygote gave up on this kernel
+  }
+
+  const Task& task = *spec.task;
+  for (int w = 0; w < spec.warmup; ++w) {
+    task.reset_output(spec.out);
+    task.invoke(entry, spec.out);
+  }
+  for (int r = 0; r < spec.runs; ++r) {
+    task.reset_output(spec.out);
+    const double t0 = now();
+    task.invoke(entry, spec.out);
+    const double t1 = now();
+    times[static_cast<size_t>(r)] = t1 - t0;
+  }
+  send_record(kDone, times.data(), times.size() * sizeof(double));
+  _exit(0);
+}
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+std::string syscall_name(int nr) {
+  char* n = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+  std::string s = n ? n : "system call " + std::to_string(nr);
+  free(n);
+  return s;
+}
+
+}  // namespace bench::detail

@@ -1,0 +1,54 @@
+// Inside the engine/bench module only: the kernel child's side of the sandbox and the
+// records it sends the zygote.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/compiler.hpp"
+#include "bench/task.hpp"
+
+namespace bench::detail {
+
+// Child -> zygote records on the result pipe: a header, then `len` bytes.
+enum RecordType : uint32_t { kCompiled = 1, kDone = 2, kFault = 3 };
+struct RecordHeader {
+  uint32_t type, len;
+};
+// Written by the child's signal handlers (async-signal-safe: a fixed binary layout).
+struct FaultRecord {
+  int32_t sig, code;
+  uint64_t addr;
+  int32_t syscall_nr, main_thread;
+};
+
+// Compiled kernels waiting for their run at most (the zygote's pool).
+constexpr int kMaxWaiting = 32;
+
+// The child's ends of its pipes after set-up.
+constexpr int kToZygoteFd = 3, kFromZygoteFd = 4;
+
+struct ChildSpec {
+  bool reference = false;  // run the task's library routine instead of compiling
+  std::string source;
+  std::string backend;
+  CompileOptions copts;
+  int threads = 1, warmup = 1, runs = 3;
+  double timeout = 8;
+  int64_t memory_mb = 4096;
+  Task* task = nullptr;
+  double* out = nullptr;
+};
+
+// Runs in the freshly forked child once its descriptors are in place; never returns.
+[[noreturn]] void child_main(const ChildSpec& spec);
+
+// "SIGSEGV", "SIGSYS", ...
+std::string signal_name(int sig);
+// The system call's name for a number on this architecture.
+std::string syscall_name(int nr);
+
+}  // namespace bench::detail

@@ -1,0 +1,635 @@
+// The zygote: single-threaded, holds each problem's inputs and reference, forks one
+// child per kernel, schedules compiles in parallel and timed runs one at a time, kills
+// on timeout, verifies outputs and reports.
+#include "bench/zygote.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/compiler.hpp"
+#include "bench/sandbox.hpp"
+#include "bench/task.hpp"
+
+namespace bench::detail {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+bool write_frame(int fd, const std::string& data) {
+  uint64_t len = data.size();
+  std::string buf(reinterpret_cast<const char*>(&len), sizeof len);
+  buf += data;
+  const char* p = buf.data();
+  size_t left = buf.size();
+  while (left > 0) {
+    ssize_t n = send(fd, p, left, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+static bool read_exact(int fd, char* p, size_t len) {
+  while (len > 0) {
+    ssize_t n = read(fd, p, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    len -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool read_frame(int fd, std::string& data) {
+  uint64_t len = 0;
+  if (!read_exact(fd, reinterpret_cast<char*>(&len), sizeof len)) return false;
+  if (len > (uint64_t(1) << 32)) return false;
+  data.resize(len);
+  return read_exact(fd, data.data(), len);
+}
+
+namespace {
+
+double mono() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+std::string tmp_base() {
+  const char* t = std::getenv("TMPDIR");
+  return t && *t ? t : "/tmp";
+}
+
+std::string fmt(const char* f, double x) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, x);
+  return b;
+}
+
+struct Job {
+  size_t index = 0;
+  std::string source;
+  pid_t pid = -1;
+  int from = -1, to = -1;
+  std::string workdir;
+  std::unique_ptr<GuardedBuffer> out;
+  enum State { pending, compiling, ready, running, finished } state = pending;
+  double deadline = 0;
+  double run_start = 0, run_end = 0;  // the zygote's clock: go given, child gone
+  std::string inbuf;
+  bool eof = false, exited = false;
+  int wstatus = 0;
+  rusage ru{};
+  std::optional<json> compiled;
+  std::optional<std::vector<double>> times;
+  std::optional<FaultRecord> fault;
+  std::string protocol_error;
+  std::string timeout_msg;
+  json result;
+};
+
+class Zygote {
+ public:
+  Zygote(int sock, pid_t engine) : sock_(sock), engine_(engine) {}
+  [[noreturn]] void run();
+
+ private:
+  json handle(const json& req);
+  Task& task_for(const json& problem, int threads);
+  void run_batch(std::vector<Job>& jobs, const json& opts, bool reference, int parallel);
+  void spawn(Job& job, const json& opts, bool reference, std::vector<Job>& all);
+  void read_from(Job& job);
+  void reap();
+  void wait_for(Job& job);
+  void finish(Job& job, const json& opts);
+  std::string describe_fault(const Job& job, const json& opts) const;
+  void sweep_stale_dirs();
+
+  int sock_;
+  pid_t engine_;
+  std::map<std::string, std::unique_ptr<Task>> tasks_;
+  std::deque<std::string> task_order_;
+  Task* task_ = nullptr;
+  double peak_gflops_ = 0;
+  std::vector<Job*> live_;
+  uintptr_t stack_lo_ = 0, stack_hi_ = 0;
+};
+
+void Zygote::sweep_stale_dirs() {
+  // engine-kernel-<zygote pid>-XXXXXX: a zygote that was killed could not remove them.
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(tmp_base(), ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind("engine-kernel-", 0) != 0) continue;
+    pid_t owner = std::atoi(name.c_str() + 14);
+    if (owner > 0 && kill(owner, 0) != 0 && errno == ESRCH) fs::remove_all(it->path(), ec);
+  }
+}
+
+void Zygote::run() {
+  prctl(PR_SET_NAME, "engine-zygote", 0, 0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (getppid() != engine_) _exit(0);
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);  // compilers orphaned by a killed child come back here
+  // Ctrl-C in the engine's terminal is for the engine; the zygote ends when it does.
+  signal(SIGINT, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
+  signal(SIGPIPE, SIG_IGN);
+  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null >= 0) dup2(null, 0);
+  // The main stack's range, to recognise a kernel's stack overflow (children share it).
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);)
+    if (line.find("[stack]") != std::string::npos) {
+      stack_hi_ = std::stoull(line.substr(line.find('-') + 1), nullptr, 16);
+      rlimit rl{};
+      getrlimit(RLIMIT_STACK, &rl);
+      rlim_t size = rl.rlim_cur == RLIM_INFINITY ? (rlim_t(1) << 30) : rl.rlim_cur;
+      stack_lo_ = stack_hi_ - size - (1 << 20);
+    }
+  sweep_stale_dirs();
+  std::string in;
+  while (read_frame(sock_, in)) {
+    json reply;
+    try {
+      reply = handle(json::from_cbor(in));
+    } catch (const std::exception& e) {
+      reply = {{"error", e.what()}};
+    }
+    auto bytes = json::to_cbor(reply);
+    if (!write_frame(sock_, std::string(bytes.begin(), bytes.end()))) break;
+  }
+  for (Job* j : live_)
+    if (j->pid > 0) kill(-j->pid, SIGKILL);
+  _exit(0);
+}
+
+Task& Zygote::task_for(const json& problem, int threads) {
+  auto t = make_task(problem);
+  std::string key = t->describe();
+  auto it = tasks_.find(key);
+  if (it != tasks_.end()) return *it->second;
+  t->prepare(threads);
+  if (task_order_.size() >= 4) {  // a few problems' inputs at most
+    tasks_.erase(task_order_.front());
+    task_order_.pop_front();
+  }
+  task_order_.push_back(key);
+  return *(tasks_[key] = std::move(t));
+}
+
+json Zygote::handle(const json& req) {
+  const std::string op = req.at("op");
+  const json& opts = req.at("options");
+  task_ = &task_for(opts.at("problem"), opts.at("threads").get<int>());
+  std::vector<Job> jobs;
+  bool reference = op == "reference";
+  if (reference) {
+    jobs.resize(1);
+  } else if (op == "evaluate") {
+    const auto& sources = req.at("sources");
+    jobs.resize(sources.size());
+    for (size_t i = 0; i < jobs.size(); ++i) jobs[i].source = sources[i].get<std::string>();
+  } else {
+    throw std::runtime_error("unknown request '" + op + "'");
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].index = i;
+  peak_gflops_ = req.value("peak_gflops", 0.0);
+  run_batch(jobs, opts, reference, std::max(1, req.value("parallel", 1)));
+  json results = json::array();
+  for (auto& j : jobs) results.push_back(std::move(j.result));
+  return {{"results", results}};
+}
+
+void Zygote::spawn(Job& job, const json& opts, bool reference, std::vector<Job>& all) {
+  int up[2], down[2];
+  if (pipe2(up, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(down, O_CLOEXEC) != 0) {
+    close(up[0]);
+    close(up[1]);
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  }
+  auto close_pipes = [&] {
+    for (int fd : {up[0], up[1], down[0], down[1]}) close(fd);
+  };
+  std::string dir = tmp_base() + "/engine-kernel-" + std::to_string(getpid()) + "-XXXXXX";
+  if (!mkdtemp(dir.data())) {
+    close_pipes();
+    throw std::runtime_error("cannot create a directory in " + tmp_base());
+  }
+  job.workdir = dir;
+  job.out = std::make_unique<GuardedBuffer>(task_->output_bytes(), true);
+
+  ChildSpec spec;
+  spec.reference = reference;
+  spec.source = job.source;
+  spec.backend = opts.at("backend");
+  spec.copts.opt = opts.at("opt");
+  spec.copts.march = opts.at("march_flags").get<std::vector<std::string>>();
+  spec.copts.entry = task_->entry();
+  spec.copts.workdir = dir;
+  spec.threads = opts.at("threads");
+  spec.warmup = opts.at("warmup");
+  spec.runs = opts.at("runs");
+  spec.timeout = opts.at("timeout");
+  spec.memory_mb = opts.at("memory_mb");
+  spec.task = task_;
+  spec.out = job.out->data();
+
+  const pid_t zygote = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    int e = errno;
+    close_pipes();
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    job.workdir.clear();
+    throw std::runtime_error(std::string("fork: ") + std::strerror(e));
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != zygote) _exit(1);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    // Other kernels' outputs are shared mappings: not this child's business.
+    for (auto& other : all)
+      if (&other != &job && other.out) other.out->unmap();
+    int a = fcntl(up[1], F_DUPFD_CLOEXEC, 10), b = fcntl(down[0], F_DUPFD_CLOEXEC, 10);
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int fd = 0; fd < 3; ++fd) dup2(null, fd);
+    dup3(a, kToZygoteFd, O_CLOEXEC);
+    dup3(b, kFromZygoteFd, O_CLOEXEC);
+    close_range(kFromZygoteFd + 1, ~0U, 0);
+    if (chdir(dir.c_str()) != 0) _exit(1);
+    child_main(spec);
+  }
+  setpgid(pid, pid);
+  close(up[1]);
+  close(down[0]);
+  job.pid = pid;
+  job.from = up[0];
+  job.to = down[1];
+  job.state = Job::compiling;
+  job.deadline = mono() + opts.at("compile_timeout").get<double>();
+  live_.push_back(&job);
+}
+
+void Zygote::read_from(Job& job) {
+  char buf[65536];
+  ssize_t n = read(job.from, buf, sizeof buf);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (n <= 0) {
+    job.eof = true;
+    return;
+  }
+  job.inbuf.append(buf, static_cast<size_t>(n));
+  while (job.inbuf.size() >= sizeof(RecordHeader)) {
+    RecordHeader h;
+    std::memcpy(&h, job.inbuf.data(), sizeof h);
+    if (h.len > (64u << 20)) {
+      job.protocol_error = "wrote an oversized record on the result channel";
+      job.eof = true;
+      return;
+    }
+    if (job.inbuf.size() < sizeof h + h.len) return;
+    std::string body = job.inbuf.substr(sizeof h, h.len);
+    job.inbuf.erase(0, sizeof h + h.len);
+    if (h.type == kFault && h.len == sizeof(FaultRecord)) {
+      if (!job.fault) {
+        FaultRecord f;
+        std::memcpy(&f, body.data(), sizeof f);
+        job.fault = f;
+      }
+    } else if (h.type == kCompiled && !job.compiled && job.state == Job::compiling) {
+      try {
+        job.compiled = json::from_cbor(body);
+        if (job.compiled->value("status", "") == "ok") job.state = Job::ready;
+      } catch (const std::exception&) {
+        job.protocol_error = "sent a malformed compile report";
+        job.eof = true;
+      }
+    } else if (h.type == kDone && job.state == Job::running && !job.times && h.len % sizeof(double) == 0) {
+      std::vector<double> t(h.len / sizeof(double));
+      std::memcpy(t.data(), body.data(), h.len);
+      job.times = std::move(t);
+    } else {
+      // Only a kernel writing to the channel itself gets here.
+      job.protocol_error = "wrote to the evaluation's result channel";
+      job.eof = true;
+      return;
+    }
+  }
+}
+
+void Zygote::reap() {
+  for (;;) {
+    int st = 0;
+    rusage ru{};
+    pid_t p = wait4(-1, &st, WNOHANG, &ru);
+    if (p <= 0) return;
+    for (Job* j : live_)
+      if (j->pid == p) {
+        j->exited = true;
+        j->wstatus = st;
+        j->ru = ru;
+      }
+  }
+}
+
+void Zygote::wait_for(Job& job) {
+  kill(-job.pid, SIGKILL);  // the whole group: the child, its threads, a compiler
+  if (!job.exited) {
+    int st = 0;
+    rusage ru{};
+    while (wait4(job.pid, &st, 0, &ru) < 0 && errno == EINTR) {
+    }
+    job.exited = true;
+    job.wstatus = st;
+    job.ru = ru;
+  }
+  // What else was in the group (a compiler and its passes) was killed with it and, as
+  // each parent died, handed to us (subreaper): reap it all now, leaving no zombie.
+  int st = 0;
+  while (waitpid(-job.pid, &st, 0) > 0 || errno == EINTR) {
+  }
+}
+
+std::string Zygote::describe_fault(const Job& job, const json& opts) const {
+  const FaultRecord& f = *job.fault;
+  const uintptr_t a = f.addr;
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(a));
+  const std::string where = f.main_thread ? "" : " (in an OpenMP thread)";
+  switch (f.sig) {
+    case SIGSYS:
+      return "the kernel made the forbidden system call '" + syscall_name(f.syscall_nr) + "'" + where +
+             ": kernels may only compute (no processes, files, sockets, signals or exec)";
+    case SIGSEGV:
+    case SIGBUS: {
+      if (f.code == SI_KERNEL)  // no faulting address: a general protection fault
+        return "the kernel caused a general protection fault" + where +
+               " (a privileged instruction, a non-canonical address, or int $0x80 on a system "
+               "without the 32-bit ABI)";
+      const bool write = f.sig == SIGSEGV && f.code == SEGV_ACCERR;
+      std::string loc = task_->locate(a, write);
+      if (!loc.empty()) return "the kernel " + loc + where + " (" + signal_name(f.sig) + " at " + hex + ")";
+      if (job.out && job.out->in_guard(a)) {
+        auto d = reinterpret_cast<uintptr_t>(job.out->data());
+        return a < d ? "the kernel accessed " + std::to_string(d - a) + " bytes before the start of C" + where
+                     : "the kernel accessed " + std::to_string(a - d - job.out->bytes()) +
+                           " bytes past the end of C" + where;
+      }
+      if (a < 65536)
+        return std::string("the kernel dereferenced a null pointer") + where + " (" + signal_name(f.sig) + " at " +
+               hex + "); an allocation fails (returns NULL) beyond the memory limit of " +
+               std::to_string(opts.at("memory_mb").get<int64_t>()) + " MB";
+      if (a >= stack_lo_ && a < stack_hi_)
+        return "the kernel overflowed the stack (" + signal_name(f.sig) + " at " + hex + ", stack limit " +
+               std::to_string((stack_hi_ - stack_lo_ - (1 << 20)) >> 20) + " MB)";
+      if (job.out) {  // far off the end of C (past its guard page)
+        auto d = reinterpret_cast<uintptr_t>(job.out->data());
+        uintptr_t end = d + job.out->bytes();
+        if (a >= end && a - end < (uintptr_t(1) << 30))
+          return "the kernel accessed " + std::to_string(a - end) + " bytes past the end of C" + where + " (" +
+                 signal_name(f.sig) + " at " + hex + ")";
+      }
+      return "the kernel made an invalid memory access" + where + " (" + signal_name(f.sig) + " at " + hex +
+             (f.main_thread ? "" : "; a stack overflow in a thread looks the same") + ")";
+    }
+    case SIGILL:
+      return std::string("the kernel executed an illegal instruction at ") + hex + where +
+             " (an instruction this CPU lacks, or __builtin_trap)";
+    case SIGFPE: return "the kernel raised an arithmetic exception" + where + " (integer division by zero?)";
+    case SIGABRT: return "the kernel aborted" + where;
+    case SIGTRAP: return "the kernel hit a trap instruction" + where;
+    default: return "the kernel raised " + signal_name(f.sig) + where;
+  }
+}
+
+void Zygote::finish(Job& job, const json& opts) {
+  json& r = job.result;
+  r = {{"status", "runtime_error"}, {"gflops", 0.0}, {"times", json::array()}, {"min", 0.0},
+       {"median", 0.0}, {"mean", 0.0}, {"compile_ms", 0.0}, {"message", ""},
+       {"backend", opts.at("backend")}, {"fallback", false}, {"options", opts}};
+  r["options"].erase("march_flags");
+  if (job.run_start > 0) {
+    r["run_start"] = job.run_start;
+    r["run_end"] = job.run_end;
+  }
+  if (job.compiled) {
+    const json& c = *job.compiled;
+    r["backend"] = c.value("backend", r["backend"].get<std::string>());
+    r["compile_ms"] = c.value("compile_ms", 0.0);
+    r["message"] = c.value("diagnostics", "");
+    r["fallback"] = c.value("fallback", false);
+    if (c.contains("fallback_reason")) r["fallback_reason"] = c["fallback_reason"];
+    if (c.contains("external_symbols")) r["external_symbols"] = c["external_symbols"];
+  }
+  const int st = job.wstatus;
+  auto set = [&](const char* status, const std::string& msg) {
+    r["status"] = status;
+    std::string prev = r["message"];
+    r["message"] = prev.empty() ? msg : msg + "\n" + prev;
+  };
+  if (!job.timeout_msg.empty()) {
+    set("timeout", job.timeout_msg);
+  } else if (!job.compiled) {
+    if (!job.protocol_error.empty()) set("runtime_error", "the kernel " + job.protocol_error);
+    else if (WIFSIGNALED(st))
+      set("compile_error", "compiling ended abnormally: the compiler process was killed by " +
+                               signal_name(WTERMSIG(st)));
+    else
+      set("compile_error", "compiling ended abnormally (exit status " + std::to_string(WEXITSTATUS(st)) + ")");
+  } else if (job.compiled->value("status", "") != "ok") {
+    r["status"] = job.compiled->value("status", "compile_error");
+  } else if (job.fault) {
+    set("runtime_error", describe_fault(job, opts));
+  } else if (!job.protocol_error.empty()) {
+    set("runtime_error", "the kernel " + job.protocol_error);
+  } else if (WIFSIGNALED(st)) {
+    int sig = WTERMSIG(st);
+    std::string why = sig == SIGXCPU   ? "exceeded its CPU-time limit (SIGXCPU)"
+                      : sig == SIGSYS  ? "made a system call through a foreign ABI (int $0x80 or x32; SIGSYS)"
+                      : sig == SIGXFSZ ? "tried to write to a file (SIGXFSZ)"
+                                       : "was killed by " + signal_name(sig);
+    set("runtime_error", "the kernel " + why + " (max resident memory " +
+                             std::to_string(job.ru.ru_maxrss / 1024) + " MB)");
+  } else if (!job.times) {
+    set("runtime_error", "the kernel ended its process (exit status " + std::to_string(WEXITSTATUS(st)) +
+                             ") before returning from " + task_->entry());
+  } else {
+    std::vector<double> t = *job.times;
+    const size_t runs = opts.at("runs").get<size_t>();
+    bool sane = t.size() == runs;
+    for (double x : t) sane = sane && std::isfinite(x) && x >= 0;
+    if (!sane) {
+      set("runtime_error", "the kernel corrupted its timing records");
+    } else {
+      double sum = 0;
+      for (double x : t) sum += x;
+      std::vector<double> sorted = t;
+      std::sort(sorted.begin(), sorted.end());
+      double mean = sum / static_cast<double>(t.size());
+      double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
+                                        : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
+      r["times"] = t;
+      r["min"] = sorted.front();
+      r["median"] = median;
+      r["mean"] = mean;
+      Check chk = task_->verify(job.out->data(), opts.at("verify"));
+      r["max_rel_error"] = std::isfinite(chk.max_rel_error) ? chk.max_rel_error : 1e308;
+      const double gflops = mean > 0 ? task_->flops() / mean * 1e-9 : HUGE_VAL;
+      if (chk.passed && peak_gflops_ > 0 && gflops > 4 * peak_gflops_) {
+        // Only a kernel writing its own timing record gets here (or a far wrong peak).
+        set("runtime_error", "the reported timings give " + fmt("%.4g", gflops) +
+                                 " GFLOPS, more than 4x the machine's peak: not a measurement");
+      } else if (chk.passed) {
+        r["status"] = "ok";
+        r["gflops"] = gflops;
+      } else {
+        set("verification_error", "wrong result: " + chk.message);
+      }
+    }
+  }
+  if (job.from >= 0) close(job.from);
+  if (job.to >= 0) close(job.to);
+  job.from = job.to = -1;
+  std::error_code ec;
+  if (!job.workdir.empty()) fs::remove_all(job.workdir, ec);
+  job.out.reset();
+  job.state = Job::finished;
+  live_.erase(std::remove(live_.begin(), live_.end(), &job), live_.end());
+}
+
+void Zygote::run_batch(std::vector<Job>& jobs, const json& opts, bool reference, int parallel) {
+  const size_t cap = static_cast<size_t>(kMaxWaiting);  // compiled, waiting to run
+  const double timeout = opts.at("timeout");
+  size_t next = 0, finished = 0;
+  bool draining = false;  // running the compiled pool
+  while (finished < jobs.size()) {
+    size_t compiling = 0, ready = 0;
+    Job* running = nullptr;
+    for (auto& j : jobs) {
+      compiling += j.state == Job::compiling;
+      ready += j.state == Job::ready;
+      if (j.state == Job::running) running = &j;
+    }
+    // Phases: compile (up to `parallel` at once) until the batch or the pool of
+    // compiled kernels is exhausted or full, then run the whole pool one kernel at a
+    // time with nothing else of ours on the CPU, then compile again. (Refilling the pool
+    // after every run would compile one kernel at a time between runs.)
+    auto start_compiles = [&] {
+      while (next < jobs.size() && compiling < static_cast<size_t>(parallel) && compiling + ready < cap) {
+        try {
+          spawn(jobs[next], opts, reference, jobs);
+          ++compiling;
+        } catch (const std::exception& e) {
+          jobs[next].result = {{"status", "runtime_error"}, {"message", std::string("cannot start: ") + e.what()},
+                               {"gflops", 0.0}, {"times", json::array()}, {"options", opts}};
+          jobs[next].state = Job::finished;
+          ++finished;
+        }
+        ++next;
+      }
+    };
+    if (!running) {
+      if (!draining) {
+        start_compiles();
+        if (compiling == 0 && ready > 0) draining = true;
+      }
+      if (draining && ready == 0) {
+        draining = false;
+        start_compiles();
+      }
+      if (draining) {
+        for (auto& j : jobs)
+          if (j.state == Job::ready) {
+            char go = 'g';
+            j.state = Job::running;
+            j.deadline = j.run_start = mono();
+            j.deadline += timeout;
+            if (write(j.to, &go, 1) != 1) j.eof = true;
+            running = &j;
+            break;
+          }
+      }
+    }
+
+    std::vector<pollfd> fds;
+    std::vector<Job*> owners;
+    double nearest = 1e300;
+    for (auto& j : jobs) {
+      if (j.state == Job::pending || j.state == Job::finished) continue;
+      if (!j.eof) {
+        fds.push_back({j.from, POLLIN, 0});
+        owners.push_back(&j);
+      }
+      if (j.state == Job::compiling || j.state == Job::running) nearest = std::min(nearest, j.deadline);
+    }
+    double wait_s = nearest - mono();
+    int wait_ms = nearest >= 1e300 ? 1000 : std::max(0, static_cast<int>(std::ceil(wait_s * 1000)));
+    if (!fds.empty()) {
+      int n = poll(fds.data(), fds.size(), std::min(wait_ms, 1000));
+      if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+      for (size_t i = 0; n > 0 && i < fds.size(); ++i)
+        if (fds[i].revents) read_from(*owners[i]);
+    }
+    reap();
+    const double now = mono();
+    for (auto& j : jobs) {
+      if (j.state == Job::pending || j.state == Job::finished) continue;
+      bool late = (j.state == Job::compiling || j.state == Job::running) && now >= j.deadline && !j.eof &&
+                  !j.exited;
+      if (late) {
+        j.timeout_msg = j.state == Job::compiling
+                            ? "compiling took longer than " + fmt("%g", opts.at("compile_timeout")) + " s (killed)"
+                            : "the kernel ran longer than the " + fmt("%g", timeout) +
+                                  " s limit (warm-up and timed runs; killed)";
+        j.eof = true;
+      }
+      if (j.eof || j.exited) {
+        wait_for(j);  // kills what is left of the group and reaps the child
+        if (j.run_start > 0) j.run_end = mono();
+        // The process is gone: what it wrote before dying ends at EOF.
+        while (!j.eof) read_from(j);
+        finish(j, opts);
+        ++finished;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+[[noreturn]] void zygote_main(int sock, pid_t engine) {
+  Zygote z(sock, engine);
+  z.run();
+}
+
+}  // namespace bench::detail

@@ -1,0 +1,176 @@
+// engine.bench: kernel evaluation (engine/bench) for scripts.
+//
+//   local r = bench.evaluate(src, {opt = "O3", problem = {M = 512, N = 512, K = 512}})
+//   if r.status == "ok" then print(r.gflops, r.median) end
+//   local rs = bench.evaluate_batch({src1, src2}, {threads = 2})
+//   local blas = bench.reference{problem = {M = 512, N = 512, K = 512}}
+//   print(bench.machine().peak_formula)
+//
+// Options (all optional; unknown keys are errors): opt "O0".."O3", march (a CPU name,
+// "-m..." flags, or "native"/nil for the host), backend ("gcc", "gccjit" when built),
+// threads (0/nil: all cores), warmup (1), runs (3), timeout (8 s, warm-up and timed
+// calls together), compile_timeout (60 s), memory_mb (4096, address space the kernel may
+// add), problem {kind = "matmul", M, N, K (256), seed (42), c_init = "zero" | "nan"},
+// verify "points" (105 sampled, relative error 1e-6) | "full".
+//
+// Result: status (library_violation, compile_error, timeout, runtime_error,
+// verification_error, ok), gflops (flops / mean timed call; 0 unless ok), times, min,
+// median, mean, compile_ms, max_rel_error, message (diagnostics or the cause),
+// backend, fallback (+ fallback_reason), external_symbols, run_start/run_end (the
+// zygote's monotonic clock), options (as used: march as explicit flags).
+#include <cmath>
+
+#include "bench/bench.hpp"
+#include "bench/compiler.hpp"
+#include "host/bind.hpp"
+#include "host/luajson.hpp"
+
+namespace host {
+
+static bench::EvalOptions read_options(lua_State* L, int idx, const char* where) {
+  bench::EvalOptions o;
+  Options t(L, idx, where);
+  t.get("opt", o.opt, {"O0", "O1", "O2", "O3"});
+  t.get("march", o.march);
+  t.get("backend", o.backend);
+  int64_t threads = 0, warmup = o.warmup, runs = o.runs, memory_mb = o.memory_mb;
+  t.get("threads", threads);
+  t.get("warmup", warmup);
+  t.get("runs", runs);
+  t.get("timeout", o.timeout);
+  t.get("compile_timeout", o.compile_timeout);
+  t.get("memory_mb", memory_mb);
+  t.get("verify", o.verify, {"points", "full"});
+  t.push("problem");
+  if (!lua_isnil(L, -1)) {
+    if (!lua_istable(L, -1)) throw Error(std::string(where) + ": option 'problem' must be a table");
+    o.problem = to_json(L, -1, "problem");
+    if (o.problem.is_array() && o.problem.empty()) o.problem = nlohmann::json::object();
+  }
+  lua_pop(L, 1);
+  t.done();
+  auto in_int = [&](int64_t v, const char* name) {
+    if (v < 0 || v > (int64_t(1) << 30)) throw Error(std::string(where) + ": option '" + name + "' is out of range");
+    return static_cast<int>(v);
+  };
+  o.threads = in_int(threads, "threads");
+  o.warmup = in_int(warmup, "warmup");
+  o.runs = in_int(runs, "runs");
+  o.memory_mb = memory_mb;
+  try {
+    bench::resolve_options(o);  // every check here, so bad options never reach the zygote
+  } catch (const std::invalid_argument& e) {
+    throw Error(std::string(where) + ": " + e.what());
+  }
+  return o;
+}
+
+static void set_number(lua_State* L, const char* k, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, k);
+}
+
+static void set_string(lua_State* L, const char* k, const std::string& v) {
+  lua_pushlstring(L, v.data(), v.size());
+  lua_setfield(L, -2, k);
+}
+
+static void push_strings(lua_State* L, const std::vector<std::string>& v) {
+  lua_createtable(L, static_cast<int>(v.size()), 0);
+  for (size_t i = 0; i < v.size(); ++i) {
+    lua_pushlstring(L, v[i].data(), v[i].size());
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+}
+
+static void push_result(lua_State* L, const bench::Result& r) {
+  lua_createtable(L, 0, 16);
+  set_string(L, "status", r.status);
+  set_number(L, "gflops", r.gflops);
+  lua_createtable(L, static_cast<int>(r.times.size()), 0);
+  for (size_t i = 0; i < r.times.size(); ++i) {
+    lua_pushnumber(L, r.times[i]);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "times");
+  if (!r.times.empty()) {
+    set_number(L, "min", r.min);
+    set_number(L, "median", r.median);
+    set_number(L, "mean", r.mean);
+  }
+  set_number(L, "compile_ms", r.compile_ms);
+  if (r.run_start > 0) {
+    set_number(L, "run_start", r.run_start);
+    set_number(L, "run_end", r.run_end);
+  }
+  if (r.max_rel_error) set_number(L, "max_rel_error", *r.max_rel_error);
+  set_string(L, "message", r.message);
+  set_string(L, "backend", r.backend);
+  lua_pushboolean(L, r.fallback);
+  lua_setfield(L, -2, "fallback");
+  if (!r.fallback_reason.empty()) set_string(L, "fallback_reason", r.fallback_reason);
+  push_strings(L, r.external_symbols);
+  lua_setfield(L, -2, "external_symbols");
+  push_json(L, r.options);
+  lua_setfield(L, -2, "options");
+}
+
+static int bench_evaluate(lua_State* L) {
+  std::string src = check_string(L, 1, "bench.evaluate", "source");
+  auto opts = read_options(L, 2, "bench.evaluate");
+  push_result(L, bench::evaluate(src, opts));
+  return 1;
+}
+
+static int bench_evaluate_batch(lua_State* L) {
+  auto sources = check_string_list(L, 1, "bench.evaluate_batch", "sources");
+  auto opts = read_options(L, 2, "bench.evaluate_batch");
+  auto results = bench::evaluate_batch(sources, opts);
+  lua_createtable(L, static_cast<int>(results.size()), 0);
+  for (size_t i = 0; i < results.size(); ++i) {
+    push_result(L, results[i]);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
+static int bench_reference(lua_State* L) {
+  auto opts = read_options(L, 1, "bench.reference");
+  push_result(L, bench::reference(opts));
+  return 1;
+}
+
+static int bench_machine(lua_State* L) {
+  const auto& m = bench::machine();
+  lua_createtable(L, 0, 10);
+  lua_pushinteger(L, m.cores);
+  lua_setfield(L, -2, "cores");
+  set_string(L, "model", m.model);
+  push_strings(L, m.isa);
+  lua_setfield(L, -2, "isa");
+  set_string(L, "cpu", m.cpu);
+  set_string(L, "march", bench::join_flags(m.march));
+  set_number(L, "ghz", m.ghz);
+  lua_pushinteger(L, m.vector_doubles);
+  lua_setfield(L, -2, "vector_doubles");
+  lua_pushinteger(L, m.fma_units);
+  lua_setfield(L, -2, "fma_units");
+  set_number(L, "peak_gflops", m.peak_gflops);
+  set_string(L, "peak_formula", m.peak_formula);
+  return 1;
+}
+
+static int bench_backends(lua_State* L) {
+  push_strings(L, bench::backend_names());
+  return 1;
+}
+
+int open_bench(lua_State* L) {
+  lua_newtable(L);
+  set_functions(L, {HOST_FN("evaluate", bench_evaluate), HOST_FN("evaluate_batch", bench_evaluate_batch),
+                    HOST_FN("reference", bench_reference), HOST_FN("machine", bench_machine),
+                    HOST_FN("backends", bench_backends)});
+  return 1;
+}
+
+}  // namespace host

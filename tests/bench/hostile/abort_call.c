@@ -1,0 +1,5 @@
+/* expect: library_violation | message: calls abort */
+#include <stdlib.h>
+void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
+    abort();
+}

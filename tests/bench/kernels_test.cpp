@@ -1,0 +1,194 @@
+// The labelled example kernels and the evaluation's guarantees on real kernels.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+
+#include "bench/bench.hpp"
+#include "bench/compiler.hpp"
+#include "support.hpp"
+
+using namespace bench;
+using bench_test::read_file;
+
+TEST_CASE("every shared kernel gets the status its first line names with every back end") {
+  auto files = bench_test::kernel_files(ENGINE_SHARED_KERNELS);
+  std::vector<std::string> hang, rest;  // the hangs get a short timeout, the rest a long one
+  std::vector<std::string> hang_src, rest_src;
+  for (const auto& f : files) {
+    std::string src = read_file(f);
+    REQUIRE(!bench_test::expected_status(src).empty());
+    (bench_test::expected_status(src) == "timeout" ? hang : rest).push_back(f);
+    (bench_test::expected_status(src) == "timeout" ? hang_src : rest_src).push_back(src);
+  }
+  for (const auto& backend : backend_names()) {
+    for (auto [list, srcs, timeout] : {std::tuple{&hang, &hang_src, 1.5}, std::tuple{&rest, &rest_src, 60.0}}) {
+      EvalOptions o;
+      o.backend = backend;
+      o.timeout = timeout;  // the machine may be shared: slow is not wrong
+      auto results = evaluate_batch(*srcs, o);
+      REQUIRE(results.size() == list->size());
+      for (size_t i = 0; i < results.size(); ++i) {
+        INFO(backend << " " << (*list)[i] << ": " << results[i].message);
+        CHECK(results[i].status == bench_test::expected_status((*srcs)[i]));
+        if (results[i].status == "ok") {
+          CHECK(results[i].gflops > 0);
+          CHECK(results[i].times.size() == 3);
+          CHECK(results[i].max_rel_error.value_or(1) <= 1e-6);
+          CHECK(results[i].compile_ms > 0);
+          CHECK(results[i].min <= results[i].median);
+          CHECK(!results[i].backend.empty());
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a result carries the options it was measured with") {
+  EvalOptions o;
+  o.opt = "O2";
+  o.threads = 1;
+  o.warmup = 0;
+  o.runs = 5;
+  o.problem = {{"M", 64}, {"N", 48}, {"K", 80}, {"seed", 7}, {"c_init", "nan"}};
+  o.verify = "full";
+  auto r = evaluate(read_file(ENGINE_SHARED_KERNELS "/k01_naive_ijk.c"), o);
+  INFO(r.message);
+  REQUIRE(r.status == "ok");
+  CHECK(r.times.size() == 5);
+  CHECK(r.options["opt"] == "O2");
+  CHECK(r.options["threads"] == 1);
+  CHECK(r.options["runs"] == 5);
+  CHECK(r.options["verify"] == "full");
+  CHECK(r.options["problem"]["K"] == 80);
+  CHECK(r.options["problem"]["c_init"] == "nan");
+  CHECK(r.options["march"].get<std::string>().rfind("-march=", 0) == 0);
+  double mean = 0;
+  for (double t : r.times) mean += t / 5;
+  CHECK(r.gflops == Approx(2.0 * 64 * 48 * 80 / mean * 1e-9).epsilon(1e-9));
+}
+
+TEST_CASE("NaN-filled C catches a kernel that accumulates into C without clearing it") {
+  const std::string src =
+      "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {\n"
+      "  for (int i = 0; i < M; i++) for (int k = 0; k < K; k++) for (int j = 0; j < N; j++)\n"
+      "    C[i * N + j] += A[i * K + k] * B[k * N + j];\n}\n";
+  EvalOptions o;
+  o.problem = {{"M", 64}, {"N", 64}, {"K", 64}};
+  CHECK(evaluate(src, o).status == "ok");
+  o.problem["c_init"] = "nan";
+  auto r = evaluate(src, o);
+  CHECK(r.status == "verification_error");
+  CHECK_THAT(r.message, Catch::Contains("nan"));
+}
+
+TEST_CASE("full verification finds an error the sampled points can miss") {
+  // Wrong at one interior element only.
+  const std::string src =
+      "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {\n"
+      "  for (int i = 0; i < M; i++) for (int j = 0; j < N; j++) {\n"
+      "    double s = 0; for (int k = 0; k < K; k++) s += A[i * K + k] * B[k * N + j];\n"
+      "    C[i * N + j] = s; }\n"
+      "  C[37 * N + 91] += 1.0;\n}\n";
+  EvalOptions o;
+  o.problem = {{"M", 128}, {"N", 128}, {"K", 64}};
+  o.verify = "full";
+  auto r = evaluate(src, o);
+  CHECK(r.status == "verification_error");
+  CHECK_THAT(r.message, Catch::Contains("C[37][91]"));
+  CHECK(r.max_rel_error.value_or(0) > 1e-6);
+}
+
+TEST_CASE("guard pages turn writes past C into runtime errors") {
+  // k04 steps j by 32: with N = 100 its last row's stores run past the end of C.
+  EvalOptions o;
+  o.problem = {{"M", 50}, {"N", 100}, {"K", 40}};
+  auto r = evaluate(read_file(ENGINE_SHARED_KERNELS "/k04_avx512_rows.c"), o);
+  CHECK(r.status == "runtime_error");
+  CHECK_THAT(r.message, Catch::Contains("past the end of"));
+}
+
+TEST_CASE("OpenBLAS is measured as the reference the same way") {
+  EvalOptions o;
+  o.runs = 4;
+  auto r = reference(o);
+  INFO(r.message);
+  REQUIRE(r.status == "ok");
+  CHECK(r.backend == "openblas");
+  CHECK(r.gflops > 0);
+  CHECK(r.times.size() == 4);
+  CHECK(r.max_rel_error.value_or(1) <= 1e-12);
+}
+
+TEST_CASE("timed runs of a batch never overlap") {
+  // Each call spins about 20 ms on one thread, long enough for overlaps to show.
+  const std::string spin =
+      "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {\n"
+      "  unsigned long long t0, t; unsigned lo, hi;\n"
+      "  __asm__ volatile(\"rdtsc\" : \"=a\"(lo), \"=d\"(hi)); t0 = ((unsigned long long)hi << 32) | lo;\n"
+      "  do { __asm__ volatile(\"rdtsc\" : \"=a\"(lo), \"=d\"(hi)); t = ((unsigned long long)hi << 32) | lo; }\n"
+      "  while (t - t0 < 40000000ULL);\n"
+      "  for (int i = 0; i < M; i++) for (int j = 0; j < N; j++) {\n"
+      "    double s = 0; for (int k = 0; k < K; k++) s += A[i * K + k] * B[k * N + j];\n"
+      "    C[i * N + j] = s; }\n}\n";
+  EvalOptions o;
+  o.backend = "gcc";  // inline assembly
+  o.threads = 1;
+  o.warmup = 0;
+  o.runs = 2;
+  o.problem = {{"M", 8}, {"N", 8}, {"K", 8}};
+  auto results = evaluate_batch(std::vector<std::string>(6, spin), o);
+  std::vector<std::pair<double, double>> windows;
+  for (auto& r : results) {
+    REQUIRE(r.status == "ok");
+    REQUIRE(r.run_start > 0);
+    double sum = 0;
+    for (double t : r.times) sum += t;
+    CHECK(r.run_end - r.run_start >= sum);  // the timed calls lie inside the window
+    windows.emplace_back(r.run_start, r.run_end);
+  }
+  std::sort(windows.begin(), windows.end());
+  for (size_t i = 1; i < windows.size(); ++i) CHECK(windows[i].first >= windows[i - 1].second);
+}
+
+TEST_CASE("a batch keeps its order and mixes statuses") {
+  std::vector<std::string> srcs = {read_file(ENGINE_SHARED_KERNELS "/k12_calls_blas.c"),
+                                   read_file(ENGINE_SHARED_KERNELS "/k01_naive_ijk.c"),
+                                   read_file(ENGINE_SHARED_KERNELS "/k08_syntax_error.c"),
+                                   read_file(ENGINE_SHARED_KERNELS "/k09_wrong_result.c")};
+  EvalOptions o;
+  o.problem = {{"M", 96}, {"N", 96}, {"K", 96}};
+  auto r = evaluate_batch(srcs, o);
+  REQUIRE(r.size() == 4);
+  CHECK(r[0].status == "library_violation");
+  CHECK(r[1].status == "ok");
+  CHECK(r[2].status == "compile_error");
+  CHECK(r[3].status == "verification_error");
+  CHECK(evaluate_batch({}, o).empty());
+}
+
+TEST_CASE("what the allow-list admits runs: threadprivate libm allocation memcpy") {
+  const std::string src =
+      "#include <math.h>\n#include <omp.h>\n#include <stdlib.h>\n#include <string.h>\n"
+      "static double acc;\n#pragma omp threadprivate(acc)\n"
+      "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {\n"
+      "  double *row = malloc(sizeof(double) * N);\n"
+      "  #pragma omp parallel for\n"
+      "  for (int i = 0; i < M; i++)\n"
+      "    for (int j = 0; j < N; j++) {\n"
+      "      acc = 0;\n"
+      "      for (int k = 0; k < K; k++) acc += A[i * K + k] * B[k * N + j];\n"
+      "      C[i * N + j] = sqrt(acc * acc);\n"
+      "    }\n"
+      "  memcpy(row, C, sizeof(double) * N); memmove(C, row, sizeof(double) * N); free(row);\n}\n";
+  EvalOptions o;
+  o.backend = "gcc";
+  o.problem = {{"M", 64}, {"N", 64}, {"K", 64}};
+  auto r = evaluate(src, o);
+  INFO(r.message);
+  CHECK(r.status == "ok");
+  for (const char* s : {"__tls_get_addr", "sqrt", "malloc", "GOMP_parallel"})
+    CHECK(std::find(r.external_symbols.begin(), r.external_symbols.end(), s) != r.external_symbols.end());
+}

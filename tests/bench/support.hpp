@@ -1,0 +1,21 @@
+// Helpers shared by the evaluation's tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace bench_test {
+
+std::string read_file(const std::string& path);
+// "/* expect: STATUS | key: value ... */" on the first line -> STATUS; "" when absent.
+std::string expected_status(const std::string& source);
+// The text after "message:" on the first line, up to " */" or the next " | ".
+std::string expected_message(const std::string& source);
+// Sorted *.c files in dir; fails the test (not skips) when dir is missing.
+std::vector<std::string> kernel_files(const std::string& dir);
+// Processes whose parent is pid.
+std::vector<int> children_of(int pid);
+// Entries of /tmp (or TMPDIR) whose names start with prefix.
+std::vector<std::string> temp_entries(const std::string& prefix);
+
+}  // namespace bench_test

@@ -1,0 +1,117 @@
+-- engine.bench from Lua: results, options, errors.
+local t = require "engine.test"
+
+local naive = [[
+void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double s = 0;
+      for (int k = 0; k < K; k++) s += A[i * K + k] * B[k * N + j];
+      C[i * N + j] = s;
+    }
+}
+]]
+local small = {M = 48, N = 40, K = 32}
+
+t.test("evaluate returns every documented field", function()
+  local r = bench.evaluate(naive, {problem = small, runs = 4, warmup = 2, threads = 1})
+  t.eq(r.status, "ok", r.message)
+  t.ok(r.gflops > 0)
+  t.eq(#r.times, 4)
+  t.ok(r.min <= r.median)
+  t.ok(r.compile_ms > 0)
+  t.ok(r.max_rel_error <= 1e-6)
+  t.eq(type(r.message), "string")
+  t.eq(r.backend, r.options.backend)  -- no fallback happened
+  t.eq(r.fallback, false)
+  t.eq(r.options.runs, 4)
+  t.eq(r.options.warmup, 2)
+  t.eq(r.options.threads, 1)
+  t.eq(r.options.problem.M, 48)
+  t.eq(r.options.opt, "O3")
+  t.eq(r.options.verify, "points")
+  t.eq(r.options.timeout, 8)
+  t.ok(r.options.march:find("^%-march="), r.options.march)
+  local mean = (r.times[1] + r.times[2] + r.times[3] + r.times[4]) / 4
+  t.near(r.gflops, 2 * 48 * 40 * 32 / mean * 1e-9, 1e-9)
+end)
+
+t.test("statuses come back per kernel in a batch", function()
+  local rs = bench.evaluate_batch({naive, "void matmul_optimized( {", (naive:gsub("k < K", "k < K - 1"))},
+                                  {problem = small, backend = "gcc"})
+  t.eq(#rs, 3)
+  t.eq(rs[1].status, "ok")
+  t.eq(rs[2].status, "compile_error")
+  t.contains(rs[2].message, "kernel.c:1:")
+  t.eq(rs[3].status, "verification_error")
+  t.contains(rs[3].message, "wrong result")
+  t.eq(#bench.evaluate_batch({}, {problem = small}), 0)
+end)
+
+t.test("sources reach the compiler byte for byte", function()
+  -- Not valid UTF-8: must arrive unchanged (gcc names the byte), not replaced.
+  local r = bench.evaluate("/* caf\xe9 */\nvoid matmul_optimized(double *A, double *B, double *C,"
+                           .. " int M, int N, int K) { \xff }", {problem = small, backend = "gcc"})
+  t.eq(r.status, "compile_error")
+  t.contains(r.message, "stray '\\377'")
+end)
+
+t.test("library calls and hangs are classified", function()
+  local blas = bench.evaluate([[
+#include <cblas.h>
+void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0, A, K, B, N, 0.0, C, N);
+}]], {problem = small})
+  t.eq(blas.status, "library_violation")
+  t.contains(blas.message, "cblas_dgemm")
+  local hang = bench.evaluate("void matmul_optimized(double *A, double *B, double *C, int M, int N, int K)"
+                              .. " { for (volatile int i = 0; ; i++); }", {problem = small, timeout = 0.5})
+  t.eq(hang.status, "timeout")
+  t.contains(hang.message, "0.5 s")
+end)
+
+t.test("the engine keeps working after a kernel the sandbox stops", function()
+  local fork = [[
+void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
+  for (;;) { long r; __asm__ volatile("syscall" : "=a"(r) : "a"(57L) : "rcx", "r11", "memory"); }
+}]]
+  local r = bench.evaluate(fork, {problem = small, backend = "gcc"})
+  t.eq(r.status, "runtime_error")
+  t.contains(r.message, "forbidden system call 'fork'")
+  local again = bench.evaluate(naive, {problem = small})
+  t.eq(again.status, "ok", again.message)
+  t.ok(again.max_rel_error <= 1e-6)
+end)
+
+t.test("reference and machine", function()
+  local ref = bench.reference{problem = small, runs = 2}
+  t.eq(ref.status, "ok", ref.message)
+  t.eq(ref.backend, "openblas")
+  t.ok(ref.gflops > 0)
+  local m = bench.machine()
+  t.ok(m.cores >= 1)
+  t.ok(m.peak_gflops > 0)
+  t.contains(m.peak_formula, "GFLOPS")
+  t.eq(type(m.isa), "table")
+  t.ok(m.march:find("^%-march="))
+  t.ok(#bench.backends() >= 1)
+end)
+
+t.test("bad arguments are errors naming the problem", function()
+  t.raises(function() bench.evaluate(naive, {runz = 3}) end, "unknown option 'runz'")
+  t.raises(function() bench.evaluate(naive, {opt = "O4"}) end, "expected one of")
+  t.raises(function() bench.evaluate(naive, {verify = "all"}) end, "expected one of")
+  t.raises(function() bench.evaluate(naive, {runs = 0}) end, "runs must be between")
+  t.raises(function() bench.evaluate(naive, {timeout = "8"}) end, "timeout")
+  t.raises(function() bench.evaluate(naive, {backend = "icc"}) end, "unknown back end 'icc'")
+  t.raises(function() bench.evaluate(naive, {problem = {M = 0}}) end, "problem.M must be between")
+  t.raises(function() bench.evaluate(naive, {problem = {L = 3}}) end, "unknown field 'L'")
+  t.raises(function() bench.evaluate(naive, {problem = {c_init = "one"}}) end, "c_init")
+  t.raises(function() bench.evaluate(naive, {problem = 5}) end, "'problem' must be a table")
+  t.raises(function() bench.evaluate(naive, {march = "native; rm"}) end, "not a CPU name")
+  t.raises(function() bench.evaluate({}) end, "bench.evaluate")
+  t.raises(function() bench.evaluate_batch({naive, 7}) end, "bench.evaluate_batch")
+  t.raises(function() bench.reference{threads = -1} end, "threads")
+end)
+
+t.run()

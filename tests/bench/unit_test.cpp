@@ -1,0 +1,222 @@
+// The pieces of the evaluation that need no sandbox: the allow-list, the ELF reader, the
+// gcc back end on its own, option checks, target detection, the back-end registry.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "bench/bench.hpp"
+#include "bench/compiler.hpp"
+#include "bench/elf.hpp"
+#include "bench/machine.hpp"
+#include "support.hpp"
+
+using namespace bench;
+
+TEST_CASE("the allow-list admits libm OpenMP allocation and memory functions only") {
+  for (const char* ok : {"sqrt", "expf", "fmal", "GOMP_parallel", "GOMP_barrier", "omp_get_thread_num",
+                         "malloc", "free", "posix_memalign", "aligned_alloc", "memcpy", "memset",
+                         "memmove", "_ZGVdN4v_exp"})
+    CHECK(symbol_allowed(ok));
+  for (const char* no : {"cblas_dgemm", "dgemm_", "system", "fopen", "printf", "socket", "fork", "exit",
+                         "abort", "dlopen", "syscall", "pthread_create", "", "sqrtx"})
+    CHECK_FALSE(symbol_allowed(no));
+}
+
+TEST_CASE("compile statuses have their wire names") {
+  CHECK(std::string(to_string(CompileStatus::ok)) == "ok");
+  CHECK(std::string(to_string(CompileStatus::compile_error)) == "compile_error");
+  CHECK(std::string(to_string(CompileStatus::library_violation)) == "library_violation");
+  CHECK(std::string(to_string(CompileStatus::unsupported)) == "unsupported");
+}
+
+TEST_CASE("the gcc back end compiles and loads a kernel and lists its references") {
+  CompileOptions o;
+  o.march = resolve_march("native");
+  auto k = find_backend("gcc")->compile(
+      "#include <math.h>\n#include <stdlib.h>\n"
+      "double *keep;\n"
+      "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {\n"
+      "  keep = malloc(8); keep[0] = sqrt(A[0]); C[0] = keep[0]; free(keep);\n}\n",
+      o);
+  INFO(k.diagnostics);
+  REQUIRE(k.status == CompileStatus::ok);
+  CHECK(k.backend == "gcc");
+  CHECK(k.entry != nullptr);
+  CHECK(k.compile_ms > 0);
+  CHECK(std::find(k.external_symbols.begin(), k.external_symbols.end(), "malloc") != k.external_symbols.end());
+  double A[1] = {4}, B[1] = {0}, C[1] = {0};
+  reinterpret_cast<void (*)(double*, double*, double*, int, int, int)>(k.entry)(A, B, C, 1, 1, 1);
+  CHECK(C[0] == 2.0);
+}
+
+TEST_CASE("the gcc back end refuses BLAS before loading and reports syntax errors by line") {
+  auto blas = find_backend("gcc")->compile(bench_test::read_file(ENGINE_SHARED_KERNELS "/k12_calls_blas.c"), {});
+  CHECK(blas.status == CompileStatus::library_violation);
+  CHECK(blas.entry == nullptr);
+  CHECK_THAT(blas.diagnostics, Catch::Contains("cblas_dgemm"));
+  auto syntax = find_backend("gcc")->compile(bench_test::read_file(ENGINE_SHARED_KERNELS "/k08_syntax_error.c"), {});
+  CHECK(syntax.status == CompileStatus::compile_error);
+  CHECK_THAT(syntax.diagnostics, Catch::Contains("kernel.c:5:"));
+  auto bad_opt = find_backend("gcc")->compile("void matmul_optimized(){}", CompileOptions{"O9"});
+  CHECK(bad_opt.status == CompileStatus::compile_error);
+  CHECK_THAT(bad_opt.diagnostics, Catch::Contains("O9"));
+}
+
+TEST_CASE("the ELF reader sees a constructor without loading the object") {
+  auto k = find_backend("gcc")->compile(bench_test::read_file(BENCH_HOSTILE_DIR "/constructor.c"), {});
+  // Loading it would spin forever in the constructor: the test finishing shows it was not.
+  CHECK(k.status == CompileStatus::library_violation);
+  CHECK_THAT(k.diagnostics, Catch::Contains("constructor"));
+  CHECK_THROWS_WITH(read_elf_imports(ENGINE_SHARED_KERNELS "/k01_naive_ijk.c"), Catch::Contains("not a valid"));
+  CHECK_THROWS_WITH(read_elf_imports("/nonexistent.so"), Catch::Contains("cannot open"));
+}
+
+TEST_CASE("march resolves to explicit flags") {
+  auto host = resolve_march("");
+  REQUIRE(!host.empty());
+  CHECK(host[0].rfind("-march=", 0) == 0);
+  CHECK(host[0] != "-march=native");
+  CHECK(resolve_march("native") == host);
+  CHECK(resolve_march("skylake-avx512") == std::vector<std::string>{"-march=skylake-avx512"});
+  CHECK(resolve_march("-march=x86-64-v3 -mfma") == std::vector<std::string>{"-march=x86-64-v3", "-mfma"});
+  CHECK_THROWS_WITH(resolve_march("-O3"), Catch::Contains("not a target flag"));
+  CHECK_THROWS_WITH(resolve_march("znver3; rm -rf /"), Catch::Contains("not a CPU name"));
+  CHECK_THROWS_WITH(resolve_march("-march=native"), Catch::Contains("native"));
+}
+
+TEST_CASE("the machine reports cores ISA and a peak with its formula") {
+  const auto& m = machine();
+  CHECK(m.cores >= 1);
+  CHECK(!m.cpu.empty());
+  CHECK(m.peak_gflops > 0);
+  CHECK_THAT(m.peak_formula, Catch::Contains("GFLOPS"));
+  CHECK_THAT(m.peak_formula, Catch::Contains(std::to_string(m.cores) + " cores"));
+}
+
+TEST_CASE("bad options are errors that name the option") {
+  auto err = [](EvalOptions o) {
+    try {
+      resolve_options(o);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EvalOptions o;
+  o.opt = "O4";
+  CHECK_THAT(err(o), Catch::Contains("opt must be one of"));
+  o = {};
+  o.verify = "some";
+  CHECK_THAT(err(o), Catch::Contains("verify"));
+  o = {};
+  o.runs = 0;
+  CHECK_THAT(err(o), Catch::Contains("runs"));
+  o = {};
+  o.timeout = -1;
+  CHECK_THAT(err(o), Catch::Contains("timeout"));
+  o = {};
+  o.backend = "clang";
+  CHECK_THAT(err(o), Catch::Contains("unknown back end 'clang'"));
+  o = {};
+  o.problem = {{"M", 0}};
+  CHECK_THAT(err(o), Catch::Contains("problem.M"));
+  o.problem = {{"L", 3}};
+  CHECK_THAT(err(o), Catch::Contains("unknown field 'L'"));
+  o.problem = {{"c_init", "ones"}};
+  CHECK_THAT(err(o), Catch::Contains("c_init"));
+  o.problem = {{"kind", "fft"}};
+  CHECK_THAT(err(o), Catch::Contains("unknown task 'fft'"));
+  o = {};
+  auto r = resolve_options(o);
+  CHECK(r["threads"] == machine().cores);
+  CHECK(r["problem"]["M"] == 256);
+  CHECK(r["problem"]["c_init"] == "zero");
+  CHECK(r["backend"] == default_backend());
+}
+
+namespace {
+// A back end that handles nothing: the sandbox must fall back to gcc and say so.
+struct Unsupported final : Backend {
+  const char* name() const override { return "never"; }
+  CompiledKernel compile(const std::string&, const CompileOptions&) override {
+    CompiledKernel k;
+    k.status = CompileStatus::unsupported;
+    k.backend = "never";
+    k.diagnostics = "kernel.c:1:1: sorry, unimplemented: everything";
+    return k;
+  }
+};
+// A back end that loads something with a forbidden reference and does not check it.
+struct Careless final : Backend {
+  const char* name() const override { return "careless"; }
+  CompiledKernel compile(const std::string& src, const CompileOptions& o) override {
+    auto k = find_backend("gcc")->compile(src, o);
+    k.backend = "careless";
+    k.status = CompileStatus::ok;
+    k.external_symbols.push_back("cblas_dgemm");
+    return k;
+  }
+};
+}  // namespace
+
+// Registration must precede the zygote: CTest runs each case in a fresh process, where it
+// does; run together with other cases in one process, these can only report that.
+static bool registered(std::unique_ptr<Backend> b) {
+  if (find_backend(b->name())) return true;
+  if (zygote_started()) {
+    WARN("the zygote already runs in this process: run this case alone (as CTest does)");
+    return false;
+  }
+  register_backend(std::move(b));
+  return true;
+}
+
+TEST_CASE("a back end that says unsupported falls back to gcc and the result says so") {
+  if (!registered(std::make_unique<Unsupported>())) return;
+  CHECK_THROWS_WITH(register_backend(std::make_unique<Unsupported>()), Catch::Contains("already exists"));
+  EvalOptions o;
+  o.backend = "never";
+  auto r = evaluate(bench_test::read_file(ENGINE_SHARED_KERNELS "/k01_naive_ijk.c"), o);
+  INFO(r.message);
+  CHECK(r.status == "ok");
+  CHECK(r.backend == "gcc");
+  CHECK(r.fallback);
+  CHECK_THAT(r.fallback_reason, Catch::Contains("unimplemented"));
+  CHECK(r.options["backend"] == "never");
+  CHECK_THROWS_WITH(register_backend(std::make_unique<Careless>()), Catch::Contains("after the evaluation zygote"));
+}
+
+TEST_CASE("the sandbox checks references whatever the back end claims") {
+  if (!registered(std::make_unique<Careless>())) return;
+  EvalOptions o;
+  o.backend = "careless";
+  auto r = evaluate(bench_test::read_file(ENGINE_SHARED_KERNELS "/k01_naive_ijk.c"), o);
+  CHECK(r.status == "library_violation");
+  CHECK_THAT(r.message, Catch::Contains("cblas_dgemm"));
+  CHECK(r.backend == "careless");
+}
+
+TEST_CASE("the zygote is not forked from a process that already runs threads") {
+  // CTest runs this case in a fresh process, where no zygote exists yet: with a thread
+  // running, evaluating must refuse instead of forking. (Run after other cases in one
+  // process, the zygote exists and evaluation simply works.)
+  bool had_zygote = zygote_started();
+  std::atomic<bool> stop{false};
+  std::thread t([&] {
+    while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  EvalOptions o;
+  o.problem = {{"M", 8}, {"N", 8}, {"K", 8}};
+  std::string src = bench_test::read_file(ENGINE_SHARED_KERNELS "/k01_naive_ijk.c");
+  if (had_zygote) {
+    CHECK(evaluate(src, o).status == "ok");
+  } else {
+    CHECK_THROWS_WITH(evaluate(src, o), Catch::Contains("not started at program start-up"));
+    CHECK_FALSE(zygote_started());
+  }
+  stop = true;
+  t.join();
+}
