@@ -21,7 +21,8 @@ class TextCodec {
 };
 
 // How policy.load(dir) finds the codec of a checkpoint directory. The tokenizer module
-// registers its loader at start-up; without one, policies work on token ids only.
+// registers its loader at start-up; without one, policies work on token ids only. The
+// loader returns null for a directory without a tokenizer and throws on a broken one.
 using CodecLoader = std::shared_ptr<TextCodec> (*)(const std::string& dir);
 void set_codec_loader(CodecLoader loader);
 CodecLoader codec_loader();
