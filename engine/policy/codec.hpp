@@ -21,8 +21,8 @@ class TextCodec {
 };
 
 // How policy.load(dir) finds the codec of a checkpoint directory: by default the
-// directory's tokenizer.json (tokenizer_codec.cpp); a loader returning nullptr leaves the
-// policy working on token ids only.
+// directory's tokenizer.json (tokenizer_codec.cpp). A loader returns null for a directory
+// without a tokenizer (the policy then works on token ids only) and throws on a broken one.
 using CodecLoader = std::shared_ptr<TextCodec> (*)(const std::string& dir);
 void set_codec_loader(CodecLoader loader);
 CodecLoader codec_loader();

@@ -121,6 +121,11 @@ ModelConfig parse_config(const std::string& text, const std::string& where) {
     throw r.error("hidden_act", "is '" + j["hidden_act"].get<std::string>() +
                                     "'; the engine supports silu");
   read_rope(r, c);
+  // Sliding-window attention (some Qwen2 configs) would need a different mask.
+  if (r.boolean("use_sliding_window", false) && r.has("sliding_window") &&
+      j["sliding_window"].is_number_integer() &&
+      j["sliding_window"].get<int64_t>() < c.max_position)
+    throw r.error("use_sliding_window", "is true; the engine supports full attention only");
   c.tie_embeddings = r.boolean("tie_word_embeddings", false);
   if (c.model_type == "qwen2") {
     c.qkv_bias = true;

@@ -33,6 +33,11 @@ RMSNormImpl::RMSNormImpl(int64_t dim, double e, const torch::TensorOptions& o) :
 
 // Normalises in fp32, scales in the model's dtype (as transformers does).
 Tensor RMSNormImpl::forward(const Tensor& x) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  // One kernel on CUDA (fp32 accumulation); the weight multiplies before the final
+  // rounding, a difference far inside the dtype's noise.
+  if (x.is_cuda()) return at::rms_norm(x, {x.size(-1)}, weight, eps);
+#endif
   Tensor h = x.to(torch::kFloat32);
   h = h * torch::rsqrt(h.pow(2).mean(-1, true) + eps);
   return weight * h.to(x.scalar_type());
@@ -66,22 +71,50 @@ AttentionImpl::AttentionImpl(const ModelConfig& c, const torch::TensorOptions& o
 }
 
 // x * cos + rotate_half(x) * sin, rotate_half(x) = [-x2, x1] for halves x1, x2.
+// x [B,T,heads,d]; cos/sin [B,T,1,d].
 static Tensor apply_rope(const Tensor& x, const Tensor& cos, const Tensor& sin) {
   auto half = x.size(-1) / 2;
   Tensor rot = torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
   return x * cos + rot * sin;
 }
 
+static void fuse_linears(std::vector<Linear> parts, Tensor& weight, Tensor& bias) {
+  torch::NoGradGuard no_grad;
+  std::vector<Tensor> ws, bs;
+  for (auto& p : parts) ws.push_back(p->weight), bs.push_back(p->bias);
+  weight = torch::cat(ws, 0);
+  if (bs[0].defined()) bias = torch::cat(bs, 0);
+  int64_t at = 0;
+  for (auto& p : parts) {
+    int64_t n = p->weight.size(0);
+    p->weight.set_data(weight.narrow(0, at, n));
+    if (bias.defined()) p->bias.set_data(bias.narrow(0, at, n));
+    at += n;
+  }
+}
+
+void AttentionImpl::fuse() { fuse_linears({q_proj, k_proj, v_proj}, qkv_weight, qkv_bias); }
+
 Tensor AttentionImpl::forward(const Tensor& x, const Tensor& cos, const Tensor& sin,
                               const Tensor& bias, KVCache* cache, int layer) {
   const int64_t B = x.size(0), T = x.size(1), G = heads / kv_heads;
-  // [B,T,h*d] -> [B,h,T,d]
-  Tensor q = q_proj(x).view({B, T, heads, head_dim}).transpose(1, 2);
-  Tensor k = k_proj(x).view({B, T, kv_heads, head_dim}).transpose(1, 2);
-  Tensor v = v_proj(x).view({B, T, kv_heads, head_dim}).transpose(1, 2);
-  Tensor c = cos.unsqueeze(1), s = sin.unsqueeze(1);
-  q = apply_rope(q, c, s);
-  k = apply_rope(k, c, s);
+  // Projections as [B,T,heads,d]; RoPE on queries and keys in one pass when fused.
+  Tensor q, k, v;
+  Tensor c = cos.unsqueeze(2), s = sin.unsqueeze(2);
+  if (qkv_weight.defined()) {
+    Tensor qkv = torch::linear(x, qkv_weight, qkv_bias).view({B, T, heads + 2 * kv_heads, head_dim});
+    Tensor qk = apply_rope(qkv.narrow(2, 0, heads + kv_heads), c, s);
+    q = qk.narrow(2, 0, heads);
+    k = qk.narrow(2, heads, kv_heads);
+    v = qkv.narrow(2, heads + kv_heads, kv_heads);
+  } else {
+    q = apply_rope(q_proj(x).view({B, T, heads, head_dim}), c, s);
+    k = apply_rope(k_proj(x).view({B, T, kv_heads, head_dim}), c, s);
+    v = v_proj(x).view({B, T, kv_heads, head_dim});
+  }
+  q = q.transpose(1, 2);  // [B,h,T,d]
+  k = k.transpose(1, 2);
+  v = v.transpose(1, 2);
   if (cache && cache->slot.defined()) {
     cache->k[layer].index_copy_(2, cache->slot, k);
     cache->v[layer].index_copy_(2, cache->slot, v);
@@ -97,20 +130,21 @@ Tensor AttentionImpl::forward(const Tensor& x, const Tensor& cos, const Tensor& 
   const int64_t S = k.size(2);
   const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
   // Query heads grouped under their key/value head: [B, kv, G*T, d], so keys and values
-    // are read once per group and never copied (decode is bound by this read).
-    Tensor qg = q.reshape({B, kv_heads, G * T, head_dim});
-    Tensor scores = torch::matmul(qg, k.transpose(-1, -2)).to(torch::kFloat32) * scale;
-    scores = scores.view({B, kv_heads, G, T, S});
-    if (bias.defined()) {
-      scores = scores + bias.unsqueeze(2);  // [B,1,1,T,S]
-    } else {
-      Tensor causal = torch::ones({T, S}, torch::TensorOptions().dtype(torch::kBool).device(x.device()))
-                          .triu(S - T + 1);
-      scores = scores.masked_fill(causal, -std::numeric_limits<float>::infinity());
-    }
+  // are read once per group and never copied (decode is bound by this read).
+  Tensor qg = q.reshape({B, kv_heads, G * T, head_dim});
+  Tensor raw = torch::matmul(qg, k.transpose(-1, -2)).view({B, kv_heads, G, T, S});
+  Tensor scores;
+  if (bias.defined()) {
+    scores = torch::add(bias.unsqueeze(2), raw, scale);  // fp32: bias + scale * q.k
+  } else {
+    Tensor causal = torch::ones({T, S}, torch::TensorOptions().dtype(torch::kBool).device(x.device()))
+                        .triu(S - T + 1);
+    scores = (raw.to(torch::kFloat32) * scale).masked_fill(causal, -std::numeric_limits<float>::infinity());
+  }
   Tensor p = torch::softmax(scores, -1).to(x.scalar_type()).view({B, kv_heads, G * T, S});
-  Tensor out = torch::matmul(p, v).view({B, heads, T, head_dim});
-  out = out.transpose(1, 2).reshape({B, T, heads * head_dim});
+  Tensor out = torch::matmul(p, v);  // [B, kv, G*T, d] = [B, h, T, d]
+  out = T == 1 ? out.reshape({B, 1, heads * head_dim})
+               : out.view({B, heads, T, head_dim}).transpose(1, 2).reshape({B, T, heads * head_dim});
   return o_proj(out);
 }
 
@@ -120,7 +154,14 @@ MLPImpl::MLPImpl(const ModelConfig& c, const torch::TensorOptions& o) {
   down_proj = register_module("down_proj", Linear(c.intermediate_size, c.hidden_size, c.mlp_bias, o));
 }
 
+void MLPImpl::fuse() { fuse_linears({gate_proj, up_proj}, gate_up_weight, gate_up_bias); }
+
 Tensor MLPImpl::forward(const Tensor& x) {
+  if (gate_up_weight.defined()) {
+    Tensor gu = torch::linear(x, gate_up_weight, gate_up_bias);
+    const int64_t I = gu.size(-1) / 2;
+    return down_proj(torch::silu(gu.narrow(-1, 0, I)).mul_(gu.narrow(-1, I, I)));
+  }
   return down_proj(torch::silu(gate_proj(x)) * up_proj(x));
 }
 
@@ -308,6 +349,22 @@ void TransformerImpl::load(std::shared_ptr<Checkpoint> ckpt) {
   if (in_place) mapped = ckpt;
 }
 
+void TransformerImpl::fuse() {
+  for (auto& l : *layers) {
+    auto* b = l->as<BlockImpl>();
+    b->self_attn->fuse();
+    b->mlp->fuse();
+  }
+}
+
+void TransformerImpl::unfuse() {
+  for (auto& l : *layers) {
+    auto* b = l->as<BlockImpl>();
+    b->self_attn->qkv_weight = b->self_attn->qkv_bias = Tensor();
+    b->mlp->gate_up_weight = b->mlp->gate_up_bias = Tensor();
+  }
+}
+
 void TransformerImpl::init_random(uint64_t seed, double std) {
   torch::NoGradGuard no_grad;
   torch::manual_seed(seed);
@@ -356,6 +413,7 @@ Transformer load_transformer(const std::filesystem::path& dir, const torch::Devi
   auto ckpt = std::make_shared<Checkpoint>(dir);
   Transformer model(cfg, torch::TensorOptions().dtype(dtype).device(device));
   model->load(ckpt);
+  model->fuse();
   model->eval();
   return model;
 }

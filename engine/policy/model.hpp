@@ -69,6 +69,10 @@ struct AttentionImpl : torch::nn::Module {
                         const torch::Tensor& bias, KVCache* cache, int layer);
   Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
   int64_t heads, kv_heads, head_dim;
+  // q, k and v as one projection (one GEMM instead of three): the three modules' weights
+  // become views of qkv_weight, so an update of either is seen by both. Undefined = apart.
+  torch::Tensor qkv_weight, qkv_bias;
+  void fuse();
 };
 TORCH_MODULE(Attention);
 
@@ -76,6 +80,8 @@ struct MLPImpl : torch::nn::Module {
   MLPImpl(const ModelConfig& c, const torch::TensorOptions& opts);
   torch::Tensor forward(const torch::Tensor& x);
   Linear gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
+  torch::Tensor gate_up_weight, gate_up_bias;  // as AttentionImpl::qkv_weight
+  void fuse();
 };
 TORCH_MODULE(MLP);
 
@@ -113,6 +119,10 @@ struct TransformerImpl : torch::nn::Module {
   // Weights from a checkpoint (dtype converted, copied to the device; used in place when
   // both already match, which keeps the mapping alive).
   void load(std::shared_ptr<Checkpoint> ckpt);
+  // Runs q/k/v and gate/up as single GEMMs (weights become views; see AttentionImpl).
+  // Wrapping a projection (LoRA) needs unfuse() first so each module's forward is used.
+  void fuse();
+  void unfuse();
   // Random weights like transformers' init (normal(0, std), norms 1, biases 0): benchmarks.
   void init_random(uint64_t seed, double std = 0.02);
 

@@ -44,6 +44,7 @@ std::unique_ptr<Policy> Policy::random(const ModelConfig& cfg, const LoadOptions
   auto opts = torch::TensorOptions().dtype(p->impl_->dtype).device(p->impl_->device);
   p->impl_->model = Transformer(cfg, opts);
   p->impl_->model->init_random(seed);
+  p->impl_->model->fuse();
   p->impl_->model->eval();
   return p;
 }

@@ -114,6 +114,9 @@ struct Trainer::Impl {
     pol = std::move(p);
     auto& pi = pol->impl();
     model = pi.model;
+    // Fused q/k/v and gate/up GEMMs (for decoding) bypass the projection modules, so
+    // neither their gradients nor LoRA adapters would be seen: train the modules.
+    model->unfuse();
     device = pi.device;
     if (u.micro_batch <= 0) throw std::invalid_argument("train: micro_batch must be positive");
     if (u.lr < 0) throw std::invalid_argument("train: lr must not be negative");

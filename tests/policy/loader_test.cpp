@@ -124,5 +124,10 @@ TEST_CASE("unsupported configs are errors naming the field") {
                     Catch::Contains("rope_type") && Catch::Contains("yarn"));
   CHECK_THROWS_WITH(parse_config(R"({"model_type":"llama",)" + base + R"(,"hidden_act":"gelu"})"),
                     Catch::Contains("hidden_act"));
+  CHECK_THROWS_WITH(parse_config(R"({"model_type":"qwen2",)" + base +
+                                 R"(,"use_sliding_window":true,"sliding_window":4096})"),
+                    Catch::Contains("use_sliding_window"));
+  CHECK_NOTHROW(parse_config(R"({"model_type":"qwen2",)" + base +
+                             R"(,"use_sliding_window":false,"sliding_window":4096})"));
   CHECK_THROWS_WITH(parse_config("{nope"), Catch::Contains("invalid JSON"));
 }

@@ -130,3 +130,17 @@ TEST_CASE("bad devices and dtypes are named") {
   if (!torch::cuda::is_available())
     CHECK_THROWS_WITH(parse_device("cuda:0"), Catch::Contains("CUDA"));
 }
+
+TEST_CASE("fused and separate projections give the same logits and share weights") {
+  c10::InferenceMode guard;
+  auto m = load_transformer(kFixtures / "tiny_qwen2", torch::kCPU, torch::kFloat32);
+  Tensor ids = reference("tiny_qwen2")["input_ids"];
+  Tensor fused = m->forward(ids);
+  auto* attn = m->layers[1]->as<BlockImpl>()->self_attn.get();
+  REQUIRE(attn->qkv_weight.defined());
+  CHECK(attn->k_proj->weight.data_ptr() ==
+        static_cast<char*>(attn->qkv_weight.data_ptr()) + 64 * 64 * sizeof(float));
+  m->unfuse();
+  Tensor apart = m->forward(ids);
+  CHECK((fused - apart).abs().max().item<double>() < 1e-5);
+}
