@@ -138,7 +138,12 @@ t.test("experiment 1 refuses to overwrite a run without --resume", function()
            "pass --resume")
 end)
 
-t.test("experiment 1: a run killed mid-step resumes without losing or repeating a step", function()
+-- The kill tests stop the child at its Nth bench call, which the stand-ins make happen
+-- at known points; a random model's completions are format violations that never reach
+-- the bench, so these run with the stand-ins only (resuming is the same code either way).
+local kill_test = primitives.fake and t.test or function() end
+
+kill_test("experiment 1: a run killed mid-step resumes without losing or repeating a step", function()
   local clean, broken = t.tmpdir(), t.tmpdir()
   local options = {"--steps=3", "--configs=beta=0", table.unpack(E1)}
   t.ok(child("experiment1", {"--out=" .. clean, table.unpack(options)}))
@@ -235,7 +240,7 @@ t.test("experiment 2: two SQD iterations with lineage in the run store", functio
   end
 end)
 
-t.test("experiment 2: a run killed mid-iteration resumes exactly", function()
+kill_test("experiment 2: a run killed mid-iteration resumes exactly", function()
   local clean, broken = t.tmpdir(), t.tmpdir()
   local options = {"--iterations=3", "--configs=lr=5e-7", table.unpack(E2)}
   t.ok(child("experiment2", {"--out=" .. clean, table.unpack(options)}))
