@@ -69,6 +69,7 @@ std::vector<Token> preprocess(std::vector<Token> toks, const PreprocessOptions& 
 // The headers kernels include, as the front end's own text (never the system's).
 const char* builtin_header(const std::string& name);  // nullptr: unknown header
 const char* prelude_source();                          // declarations every kernel sees
+const std::vector<Token>& prelude_tokens();            // the prelude, preprocessed once
 
 // ---- types ------------------------------------------------------------------------
 

@@ -224,11 +224,10 @@ json features(const std::string& source) {
     PreprocessOptions po;
     po.defines = {{"__STDC__", "1"}, {"__STDC_VERSION__", "201112L"}, {"__x86_64__", "1"}, {"__GNUC__", "12"}, {"_OPENMP", "201511"}, {"__OPTIMIZE__", "1"}};
     for (auto& d : target_macros(o.march)) po.defines.push_back(d);
-    std::vector<Token> toks = tokenize(prelude_source(), "<prelude>");
-    toks.pop_back();
-    std::vector<Token> user = tokenize(source, "kernel.c");
+    std::vector<Token> toks = prelude_tokens();
+    std::vector<Token> user = preprocess(tokenize(source, "kernel.c"), po);
     toks.insert(toks.end(), user.begin(), user.end());
-    parse(preprocess(std::move(toks), po), prog);
+    parse(std::move(toks), prog);
   } catch (const Error& e) {
     return json{{"error", format_diagnostic(e)}};
   }

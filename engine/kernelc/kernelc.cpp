@@ -62,6 +62,17 @@ std::vector<std::pair<std::string, std::string>> target_macros(const std::vector
   return out;
 }
 
+// The prelude preprocessed once per process: it depends on no option, and its macros
+// are its own business.
+const std::vector<Token>& prelude_tokens() {
+  static const std::vector<Token> toks = [] {
+    std::vector<Token> t = preprocess(tokenize(prelude_source(), "<prelude>"), PreprocessOptions{});
+    t.pop_back();  // eof
+    return t;
+  }();
+  return toks;
+}
+
 // Preprocess and parse the prelude and the kernel; check the allow-list.
 static void front(const std::string& source, const Options& opts, Program& prog) {
   PreprocessOptions po;
@@ -72,11 +83,9 @@ static void front(const std::string& source, const Options& opts, Program& prog)
   if (opts.opt != "O0") po.defines.push_back({"__OPTIMIZE__", "1"});
   if (opts.openmp) po.defines.push_back({"_OPENMP", "201511"});
   for (auto& d : target_macros(opts.march)) po.defines.push_back(d);
-  std::vector<Token> toks = tokenize(prelude_source(), "<prelude>");
-  toks.pop_back();
-  std::vector<Token> user = tokenize(source, intern(opts.file));
-  toks.insert(toks.end(), user.begin(), user.end());
-  toks = preprocess(std::move(toks), po);
+  std::vector<Token> toks = prelude_tokens();
+  std::vector<Token> user = preprocess(tokenize(source, intern(opts.file)), po);
+  toks.insert(toks.end(), std::make_move_iterator(user.begin()), std::make_move_iterator(user.end()));
   parse(std::move(toks), prog);
   check_calls(prog);
 }

@@ -77,6 +77,8 @@ Node* Parser::declaration(Type* base, DeclAttr& attr) {
     d->var = v;
     if (ty->kind == Ty::array && ty->len == -2) {
       if (ty->base->kind == Ty::array && ty->base->len == -2) unsupported_at(nl, "multi-dimensional variable-length arrays");
+      // alloca'd storage is released only when the function returns
+      if (loop_depth > 0) unsupported_at(nl, "variable-length arrays declared inside loops");
       v->is_vla = true;
       d->bound = ty->vla;
       if (equal("=")) error_at(loc(), "variable-sized object may not be initialized");

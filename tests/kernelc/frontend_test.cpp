@@ -77,6 +77,8 @@ TEST_CASE("kernelc unsupported constructs are reported with their place", "[kern
   auto s = check(std::string("struct S { int a : 3; };\n") + kSig + " {}");
   CHECK(s.status == kernelc::Status::unsupported);
   CHECK(s.diagnostics == "kernel.c:1:18: sorry, unimplemented: bit-fields");
+  auto v = check(std::string(kSig) + " {\n  for (int i = 0; i < M; i++) {\n    double t[N];\n  }\n}");
+  CHECK(v.diagnostics == "kernel.c:3:12: sorry, unimplemented: variable-length arrays declared inside loops");
   auto f = check(std::string("double g(double x) { return x; }\n") + kSig + " {\n  double (*p)(double) = g;\n}");
   CHECK(f.status == kernelc::Status::unsupported);
   CHECK(f.diagnostics.find("kernel.c:3:") == 0);
