@@ -237,4 +237,8 @@ void parse(std::vector<Token> toks, Program& prog);
 // Library calls outside the allow-list, found before any code is generated.
 void check_calls(const Program& prog);
 
+// Every pass up to the checked tree (front.cpp); throws Error.
+void front(const std::string& source, const Options& opts, Program& prog);
+const char* intern(const std::string& s);  // a file name that lives as long as the process
+
 }  // namespace kernelc

@@ -12,7 +12,7 @@ namespace kernelc {
 
 namespace {
 
-constexpr size_t kMaxTokens = 4'000'000;  // a macro bomb ends as an error, not a hang
+constexpr size_t kMaxTokens = 500'000;  // a macro bomb ends as an error, not a hang
 constexpr int kMaxIncludeDepth = 32;
 
 using Hideset = std::shared_ptr<const std::set<std::string>>;
