@@ -147,3 +147,23 @@ double gflops(Kernel k, Shape s, int reps) {
 }
 
 }  // namespace kharness
+
+namespace kharness {
+
+std::pair<double, double> gflops_pair(Kernel a, Kernel b, Shape s, int reps) {
+  std::vector<double> A((size_t)s.M * s.K, 0.5), B((size_t)s.K * s.N, 0.25), C((size_t)s.M * s.N, 0.0);
+  a(A.data(), B.data(), C.data(), s.M, s.N, s.K);
+  b(A.data(), B.data(), C.data(), s.M, s.N, s.K);
+  double best[2] = {1e30, 1e30};
+  for (int r = 0; r < reps; r++)
+    for (int w = 0; w < 2; w++) {
+      Kernel k = w ? b : a;
+      auto t0 = Clock::now();
+      k(A.data(), B.data(), C.data(), s.M, s.N, s.K);
+      best[w] = std::min(best[w], std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+  double flop = 2.0 * s.M * s.N * s.K;
+  return {flop / best[0] / 1e9, flop / best[1] / 1e9};
+}
+
+}  // namespace kharness

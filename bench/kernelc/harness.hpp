@@ -50,4 +50,8 @@ std::string compare(const std::vector<double>& a, const std::vector<double>& b, 
 // GFLOPS of k at s (2*M*N*K flops), best of `reps` after one warm-up run.
 double gflops(Kernel k, Shape s, int reps);
 
+// GFLOPS of a and b measured alternately (a, b, a, b, ...), best of `reps` each, so a
+// busy machine disturbs both alike.
+std::pair<double, double> gflops_pair(Kernel a, Kernel b, Shape s, int reps);
+
 }  // namespace kharness

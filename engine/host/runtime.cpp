@@ -9,6 +9,7 @@
 namespace host {
 
 int open_json(lua_State* L);
+int open_kernelc(lua_State* L);
 int open_log(lua_State* L);
 int open_store(lua_State* L);
 int open_sys(lua_State* L);
@@ -19,6 +20,7 @@ const std::vector<Module>& modules() {
       {"engine.json", "json", guarded<open_json>},
       {"engine.log", "log", guarded<open_log>},
       {"engine.store", "store", guarded<open_store>},
+      {"engine.kernelc", "kernelc", guarded<open_kernelc>},
   };
   return list;
 }

@@ -230,38 +230,50 @@ __KC_INL double _mm512_reduce_min_pd(__m512d a) {
   for (int i = 1; i < 8; i++) m = a[i] < m ? a[i] : m;
   return m;
 }
+/* Masked forms: all-ones and all-zeros masks (the common case outside loop tails)
+   take the plain vector path; otherwise lanes are handled one by one, touching no
+   memory of a masked-off lane. */
 __KC_INL __m512d _mm512_maskz_loadu_pd(__mmask8 k, const void *p) {
+  if (k == 0xFF) return *(const __m512d_u *)p;
   __m512d r = (__m512d){0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
   for (int i = 0; i < 8; i++) if ((k >> i) & 1) r[i] = ((const double *)p)[i];
   return r;
 }
 __KC_INL __m512d _mm512_mask_loadu_pd(__m512d src, __mmask8 k, const void *p) {
+  if (k == 0xFF) return *(const __m512d_u *)p;
   for (int i = 0; i < 8; i++) if ((k >> i) & 1) src[i] = ((const double *)p)[i];
   return src;
 }
 __KC_INL __m512d _mm512_maskz_load_pd(__mmask8 k, const void *p) { return _mm512_maskz_loadu_pd(k, p); }
 __KC_INL __m512d _mm512_mask_load_pd(__m512d src, __mmask8 k, const void *p) { return _mm512_mask_loadu_pd(src, k, p); }
 __KC_INL void _mm512_mask_storeu_pd(void *p, __mmask8 k, __m512d a) {
+  if (k == 0xFF) { *(__m512d_u *)p = a; return; }
   for (int i = 0; i < 8; i++) if ((k >> i) & 1) ((double *)p)[i] = a[i];
 }
 __KC_INL void _mm512_mask_store_pd(void *p, __mmask8 k, __m512d a) { _mm512_mask_storeu_pd(p, k, a); }
 __KC_INL __m512d _mm512_mask_fmadd_pd(__m512d a, __mmask8 k, __m512d b, __m512d c) {
   __m512d f = a * b + c;
+  if (k == 0xFF) return f;
   for (int i = 0; i < 8; i++) if (!((k >> i) & 1)) f[i] = a[i];
   return f;
 }
 __KC_INL __m512d _mm512_maskz_fmadd_pd(__mmask8 k, __m512d a, __m512d b, __m512d c) {
   __m512d f = a * b + c;
+  if (k == 0xFF) return f;
   for (int i = 0; i < 8; i++) if (!((k >> i) & 1)) f[i] = 0.0;
   return f;
 }
 __KC_INL __m512d _mm512_mask_add_pd(__m512d src, __mmask8 k, __m512d a, __m512d b) {
   __m512d f = a + b;
+  if (k == 0xFF) return f;
+  if (k == 0) return src;
   for (int i = 0; i < 8; i++) if (!((k >> i) & 1)) f[i] = src[i];
   return f;
 }
 __KC_INL __m512d _mm512_mask_mul_pd(__m512d src, __mmask8 k, __m512d a, __m512d b) {
   __m512d f = a * b;
+  if (k == 0xFF) return f;
+  if (k == 0) return src;
   for (int i = 0; i < 8; i++) if (!((k >> i) & 1)) f[i] = src[i];
   return f;
 }

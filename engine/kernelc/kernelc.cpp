@@ -4,6 +4,7 @@
 #include <libgccjit.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 
 #include "kernelc/ast.hpp"
@@ -52,7 +53,10 @@ Result compile(const std::string& source, const Options& opts) {
     if (opts.opt == "Os") gcc_jit_context_add_command_line_option(ctx, "-Os");
     gcc_jit_context_set_bool_allow_unreachable_blocks(ctx, 1);
     gcc_jit_context_set_bool_print_errors_to_stderr(ctx, 0);
+    // gcc's defaults for GNU C, which libgccjit (a language of its own) does not assume
+    gcc_jit_context_add_command_line_option(ctx, "-ffp-contract=fast");
     for (const std::string& m : opts.march) gcc_jit_context_add_command_line_option(ctx, m.c_str());
+    if (getenv("KERNELC_DUMP_ASM")) gcc_jit_context_set_bool_option(ctx, GCC_JIT_BOOL_OPTION_DUMP_GENERATED_CODE, 1);
     if (opts.openmp) gcc_jit_context_add_driver_option(ctx, "-lgomp");
     gcc_jit_context_add_driver_option(ctx, "-lm");
     Lowerer low(ctx, prog);
