@@ -195,6 +195,7 @@ struct Obj {
   // file-scope and static variables
   Initializer* init = nullptr;
   int id = 0;               // unique per compile, names static locals
+  size_t lazy_body = 0;     // prelude functions: the body's '{', parsed on first call
 };
 
 enum class OmpKind {

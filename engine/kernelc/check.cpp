@@ -518,6 +518,7 @@ Node* Parser::new_cond(Node* c, Node* a, Node* b, Loc l) {
 }
 
 Node* Parser::new_call(Obj* fn, std::vector<Node*> args, Loc l) {
+  if (fn->lazy_body) parse_lazy_body(fn);
   Type* ft = fn->ty;
   Node* n = new_node(Nd::call, l);
   n->var = fn;

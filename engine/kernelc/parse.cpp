@@ -566,9 +566,24 @@ void Parser::function(Type* ty, const std::string& name, Loc l, DeclAttr& attr, 
   fn->is_definition = true;
   fn->loc = l;
   fn->params = params;
+  if (in_prelude) {
+    // Most of the prelude is never called: its bodies wait until a call needs them.
+    fn->lazy_body = pos;
+    int depth = 0;
+    do {
+      if (equal("{")) depth++;
+      if (equal("}")) depth--;
+      pos++;
+    } while (depth > 0 && tok().kind != Tk::eof);
+    return;
+  }
+  function_body(fn);
+}
+
+void Parser::function_body(Obj* fn) {
   current_fn = fn;
   enter();
-  for (Obj* p : params) {
+  for (Obj* p : fn->params) {
     if (p->name.empty()) error_at(p->loc, "parameter name omitted");
     if (scopes.back().vars.count(p->name)) error_at(p->loc, "redefinition of parameter '" + p->name + "'");
     declare(p->name).var = p;
@@ -580,6 +595,50 @@ void Parser::function(Type* ty, const std::string& name, Loc l, DeclAttr& attr, 
   for (auto& [g, gl] : gotos)
     if (!labels.count(g)) error_at(gl, "label '" + g + "' used but not defined");
   current_fn = nullptr;
+}
+
+// Parses a prelude function's body where it stands, seeing only the prelude's scope,
+// from wherever the first call to it is being parsed.
+void Parser::parse_lazy_body(Obj* fn) {
+  size_t at = fn->lazy_body;
+  fn->lazy_body = 0;
+  std::vector<Token> sub;
+  bool in_sub = outer_toks != nullptr;
+  std::vector<Token>* saved_outer = outer_toks;
+  if (in_sub) {
+    sub = std::move(toks);
+    toks = std::move(*outer_toks);
+    outer_toks = nullptr;
+  }
+  size_t saved_pos = pos;
+  std::vector<Scope> saved_scopes = std::move(scopes);
+  scopes.clear();
+  scopes.push_back(saved_scopes.front());
+  Obj* saved_fn = current_fn;
+  auto saved_gotos = std::move(gotos);
+  auto saved_labels = std::move(labels);
+  int saved_loops = loop_depth, saved_switches = switch_depth;
+  Node* saved_switch = cur_switch;
+  bool saved_prelude = in_prelude;
+  loop_depth = switch_depth = 0;
+  cur_switch = nullptr;
+  in_prelude = true;
+  pos = at;
+  function_body(fn);
+  in_prelude = saved_prelude;
+  cur_switch = saved_switch;
+  loop_depth = saved_loops;
+  switch_depth = saved_switches;
+  labels = std::move(saved_labels);
+  gotos = std::move(saved_gotos);
+  current_fn = saved_fn;
+  scopes = std::move(saved_scopes);
+  pos = saved_pos;
+  if (in_sub) {
+    *saved_outer = std::move(toks);
+    toks = std::move(sub);
+    outer_toks = saved_outer;
+  }
 }
 
 void Parser::global_variables(Type* base, DeclAttr& attr) {

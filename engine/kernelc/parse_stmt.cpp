@@ -257,17 +257,20 @@ struct SubParse {
   Parser& p;
   std::vector<Token> saved;
   size_t saved_pos;
-  SubParse(Parser& p, std::vector<Token> toks, Loc end) : p(p), saved(std::move(p.toks)), saved_pos(p.pos) {
+  std::vector<Token>* saved_outer;
+  SubParse(Parser& p, std::vector<Token> toks, Loc end) : p(p), saved(std::move(p.toks)), saved_pos(p.pos), saved_outer(p.outer_toks) {
     Token e;
     e.kind = Tk::eof;
     e.loc = end;
     toks.push_back(e);
     p.toks = std::move(toks);
     p.pos = 0;
+    p.outer_toks = &saved;
   }
   ~SubParse() {
     p.toks = std::move(saved);
     p.pos = saved_pos;
+    p.outer_toks = saved_outer;
   }
   void done() {
     if (p.tok().kind != Tk::eof) p.expected("')'");

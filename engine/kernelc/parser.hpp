@@ -99,6 +99,9 @@ class Parser {
   Type* enum_specifier();
   Attrs attributes();
   void function(Type* ty, const std::string& name, Loc l, DeclAttr& attr, std::vector<Obj*>& params);
+  void function_body(Obj* fn);
+  void parse_lazy_body(Obj* fn);
+  std::vector<Token>* outer_toks = nullptr;  // the main stream while a clause is sub-parsed
   void global_variables(Type* base, DeclAttr& attr);
   Initializer* initializer(Type* ty, Type** new_ty);
   Initializer* initializer_list(Type* ty, Type** new_ty);
