@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "kernelc/ast.hpp"
+#include "kernelc/walk.hpp"
 
 namespace kernelc {
 
@@ -70,6 +71,8 @@ const std::vector<Token>& prelude_tokens() {
   return toks;
 }
 
+void check_target(const Program& prog, const std::vector<std::string>& march);
+
 // Preprocess and parse the prelude and the kernel; check the allow-list.
 void front(const std::string& source, const Options& opts, Program& prog) {
   PreprocessOptions po;
@@ -85,6 +88,41 @@ void front(const std::string& source, const Options& opts, Program& prog) {
   toks.insert(toks.end(), std::make_move_iterator(user.begin()), std::make_move_iterator(user.end()));
   parse(std::move(toks), prog);
   check_calls(prog);
+  check_target(prog, opts.march);
+}
+
+// An intrinsic needs its instruction set enabled, as gcc insists (its intrinsics are
+// always-inline functions with a target attribute). Skipped when the flags name a CPU
+// this front end does not know, rather than guess.
+void check_target(const Program& prog, const std::vector<std::string>& march) {
+  static const std::set<std::string> known = {
+      "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "haswell", "broadwell", "skylake", "alderlake",
+      "znver1", "znver2", "znver3", "znver4", "raptorlake", "core-avx2", "skylake-avx512", "cascadelake",
+      "cooperlake", "icelake-client", "icelake-server", "tigerlake", "sapphirerapids", "rocketlake",
+      "emeraldrapids", "graniterapids", "cannonlake", "nehalem", "westmere", "sandybridge", "ivybridge"};
+  for (const std::string& f : march)
+    if (f.rfind("-march=", 0) == 0 && !known.count(f.substr(7))) return;
+  std::set<std::string> isa;
+  for (auto& [k, v] : target_macros(march)) isa.insert(k);
+  const char* sandy_ivy[] = {"sandybridge", "ivybridge"};
+  for (const std::string& f : march)
+    for (const char* c : sandy_ivy)
+      if (f == std::string("-march=") + c) isa.insert("__AVX__");
+  for (Obj* fn : prog.globals) {
+    if (!fn->is_function || !fn->body || fn->from_prelude) continue;
+    walk(fn->body, [&](Node* n) {
+      if (n->kind != Nd::call || !n->var || !n->var->from_prelude) return true;
+      const std::string& name = n->var->name;
+      const char* need = nullptr;
+      if (name.rfind("_mm512_", 0) == 0) need = "__AVX512F__";
+      else if (name.find("fmadd") != std::string::npos || name.find("fmsub") != std::string::npos) need = "__FMA__";
+      else if (name.rfind("_mm256_", 0) == 0) need = "__AVX__";
+      if (need && !isa.count(need))
+        error_at(n->loc, "inlining failed in call to 'always_inline' '" + name + "': target specific option mismatch (the target flags do not enable " +
+                             std::string(need).substr(2, std::string(need).size() - 4) + ")");
+      return true;
+    });
+  }
 }
 
 using Clock = std::chrono::steady_clock;

@@ -147,3 +147,18 @@ TEST_CASE("kernelc external symbols are reported", "[kernelc]") {
   CHECK(std::find(e.begin(), e.end(), "GOMP_parallel") != e.end());
   CHECK(std::find(e.begin(), e.end(), "omp_get_thread_num") != e.end());
 }
+
+TEST_CASE("kernelc intrinsics need their instruction set enabled, as in gcc", "[kernelc]") {
+  std::string src = std::string("#include <immintrin.h>\n") + kSig + " {\n  _mm512_storeu_pd(C, _mm512_setzero_pd());\n}";
+  kernelc::Options o;
+  o.march = {"-march=haswell"};
+  auto r = kernelc::check(src, o);
+  CHECK(r.status == kernelc::Status::compile_error);
+  CHECK(r.diagnostics.find("kernel.c:3:3: error: inlining failed in call to 'always_inline' '_mm512_storeu_pd': target specific option mismatch") == 0);
+  o.march = {"-march=skylake-avx512"};
+  CHECK(kernelc::check(src, o).status == kernelc::Status::ok);
+  o.march = {"-march=haswell", "-mavx512f"};
+  CHECK(kernelc::check(src, o).status == kernelc::Status::ok);
+  o.march = {"-march=some-future-cpu"};  // unknown: not second-guessed
+  CHECK(kernelc::check(src, o).status == kernelc::Status::ok);
+}
