@@ -417,7 +417,6 @@ void Lowerer::switch_stmt(Node* n) {
   gcc_jit_block* end = new_block("switch.end");
   std::vector<gcc_jit_case*> cases;
   for (Node* c : n->cases) {
-    c->case_val = c->case_val;
     gcc_jit_block* b = new_block("case");
     f->labels["#case" + std::to_string((intptr_t)c)] = b;
     f->placed.insert("#case" + std::to_string((intptr_t)c));

@@ -182,7 +182,6 @@ void Lowerer::omp(Node* n) {
     case OmpKind::for_: return omp_for(n, c, n->body);
     case OmpKind::simd: return stmt(n->body);
     case OmpKind::barrier:
-      if (f->continues.size() && !f->outlined) {}
       return eval(call_import("GOMP_barrier", void_t, {}, {}, l), l);
     case OmpKind::taskwait: return;
     case OmpKind::flush:
@@ -242,8 +241,7 @@ void Lowerer::omp_parallel(Node* n) {
   OmpClauses* c = n->omp;
   Loc l = n->loc;
   bool combined = c->kind == OmpKind::parallel_for;
-  for (Obj* v : c->lastpriv)
-    if (!combined) error_at(l, "'lastprivate' is not valid for '#pragma omp parallel'");
+  if (!c->lastpriv.empty() && !combined) error_at(l, "'lastprivate' is not valid for '#pragma omp parallel'");
 
   // Loop variables of a combined construct are private.
   std::vector<Obj*> loop_vars;

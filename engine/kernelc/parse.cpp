@@ -97,7 +97,6 @@ bool Parser::is_typename() const {
 Attrs Parser::attributes() {
   Attrs a;
   while (equal("__attribute__")) {
-    Loc at = loc();
     pos++;
     skip("(");
     skip("(");
@@ -133,7 +132,6 @@ Attrs Parser::attributes() {
       }
       if (!consume(",")) break;
     }
-    (void)at;
     skip(")");
     skip(")");
   }

@@ -95,8 +95,6 @@ Node* Parser::declaration(Type* base, DeclAttr& attr) {
   return blk;
 }
 
-static bool is_loop_or_switch_free(int loops) { return loops > 0; }
-
 Node* Parser::stmt() {
   Nest nest(*this);
   Loc l = loc();
@@ -205,7 +203,7 @@ Node* Parser::stmt() {
     return new_node(Nd::break_, l);
   }
   if (consume("continue")) {
-    if (!is_loop_or_switch_free(loop_depth)) error_at(l, "continue statement not within a loop");
+    if (loop_depth == 0) error_at(l, "continue statement not within a loop");
     skip(";");
     return new_node(Nd::continue_, l);
   }
