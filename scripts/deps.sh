@@ -9,6 +9,7 @@ PACKAGES=(
   libtorch-dev           # policy and training (CPU build)
   libopenblas-dev        # the reference for verification
   libgccjit-12-dev       # in-memory kernel compilation
+  clang libclang-rt-14-dev  # libFuzzer, for the kernelc fuzz target
   libspdlog-dev libfmt-dev
   catch2                 # C++ tests
   nlohmann-json3-dev     # JSON in C++: configs, safetensors headers, tokenizer.json

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench/bench.hpp"
+#include "kernelc/backend.hpp"
 #include "host/repl.hpp"
 #include "host/runtime.hpp"
 
@@ -141,7 +142,10 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    bench::start_zygote();  // first: the evaluation zygote must fork before any thread exists
+    // The in-memory back end first (the zygote's children compile with what is registered
+    // when it forks; it becomes the default), then the zygote, before any thread exists.
+    bench::register_backend(std::make_unique<kernelc::GccJitBackend>());
+    bench::start_zygote();
     return run(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "engine: %s\n", e.what());

@@ -24,6 +24,7 @@
 #include "bench/compiler.hpp"
 #include "host/bind.hpp"
 #include "host/luajson.hpp"
+#include "kernelc/kernelc.hpp"
 
 namespace host {
 
@@ -115,6 +116,12 @@ static void push_result(lua_State* L, const bench::Result& r) {
   lua_setfield(L, -2, "options");
 }
 
+// bench.features(source): the techniques a kernel uses, from the front end's syntax tree.
+static int bench_features(lua_State* L) {
+  push_json(L, kernelc::features(check_string(L, 1, "bench.features", "source")));
+  return 1;
+}
+
 static int bench_evaluate(lua_State* L) {
   std::string src = check_string(L, 1, "bench.evaluate", "source");
   auto opts = read_options(L, 2, "bench.evaluate");
@@ -169,7 +176,7 @@ int open_bench(lua_State* L) {
   lua_newtable(L);
   set_functions(L, {HOST_FN("evaluate", bench_evaluate), HOST_FN("evaluate_batch", bench_evaluate_batch),
                     HOST_FN("reference", bench_reference), HOST_FN("machine", bench_machine),
-                    HOST_FN("backends", bench_backends)});
+                    HOST_FN("backends", bench_backends), HOST_FN("features", bench_features)});
   return 1;
 }
 

@@ -10,6 +10,7 @@ namespace host {
 
 int open_bench(lua_State* L);
 int open_json(lua_State* L);
+int open_kernelc(lua_State* L);
 int open_log(lua_State* L);
 int open_store(lua_State* L);
 int open_sys(lua_State* L);
@@ -27,6 +28,7 @@ const std::vector<Module>& modules() {
       {"engine.tokenizer", "tokenizer", guarded<open_tokenizer>},
       {"engine.policy", "policy", guarded<open_policy>},
       {"engine.train", "train", guarded<open_train>},
+      {"engine.kernelc", "kernelc", guarded<open_kernelc>},
   };
   return list;
 }

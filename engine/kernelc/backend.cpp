@@ -1,0 +1,30 @@
+#include "kernelc/backend.hpp"
+
+#include "kernelc/kernelc.hpp"
+
+namespace kernelc {
+
+bench::CompiledKernel GccJitBackend::compile(const std::string& source, const bench::CompileOptions& opts) {
+  Options o;
+  o.opt = opts.opt;
+  o.march = opts.march;
+  o.openmp = opts.openmp;
+  o.entry = opts.entry;
+  Result r = kernelc::compile(source, o);
+  bench::CompiledKernel k;
+  switch (r.status) {
+    case Status::ok: k.status = bench::CompileStatus::ok; break;
+    case Status::compile_error: k.status = bench::CompileStatus::compile_error; break;
+    case Status::library_violation: k.status = bench::CompileStatus::library_violation; break;
+    case Status::unsupported: k.status = bench::CompileStatus::unsupported; break;
+  }
+  k.backend = name();
+  k.diagnostics = r.diagnostics;
+  k.entry = r.entry;
+  k.compile_ms = r.compile_ms;
+  k.external_symbols = r.external_symbols;
+  k.code = r.code;
+  return k;
+}
+
+}  // namespace kernelc

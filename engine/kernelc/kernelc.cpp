@@ -1,0 +1,87 @@
+// The driver: the front end (front.cpp), then libgccjit; the first error becomes the
+// result's diagnostic.
+#include <dlfcn.h>
+#include <libgccjit.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+
+#include "kernelc/ast.hpp"
+#include "kernelc/lower.hpp"
+
+namespace kernelc {
+
+using Clock = std::chrono::steady_clock;
+static double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+static void fail(Result& r, const Error& e) {
+  r.status = e.kind;
+  r.diagnostics = format_diagnostic(e);
+}
+
+namespace {
+struct Context {
+  gcc_jit_context* ctx = gcc_jit_context_acquire();
+  ~Context() { gcc_jit_context_release(ctx); }
+};
+}  // namespace
+
+// Compiled code that uses OpenMP holds libgomp only while it is loaded; libgomp's
+// worker threads outlive it, so unloading libgomp with the code would pull their code
+// from under them. Pin it for the life of the process.
+static void pin_libgomp() {
+  static void* handle = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+  (void)handle;
+}
+
+Result compile(const std::string& source, const Options& opts) {
+  Result r;
+  if (opts.openmp) pin_libgomp();
+  auto t0 = Clock::now();
+  try {
+    for (const std::string& m : opts.march)
+      if (m == "-march=native" || m == "-mtune=native")
+        throw Error(Status::compile_error, Loc{intern(opts.file), 0, 0}, "'" + m + "' is not accepted by libgccjit; pass the host's explicit target flags");
+    static const std::set<std::string> levels = {"O0", "O1", "O2", "O3", "Os"};
+    if (!levels.count(opts.opt)) throw Error(Status::compile_error, Loc{intern(opts.file), 0, 0}, "unknown optimization level '" + opts.opt + "'");
+    Program prog;
+    front(source, opts, prog);
+    Context c;
+    gcc_jit_context* ctx = c.ctx;
+    gcc_jit_context_set_int_option(ctx, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, opts.opt == "Os" ? 2 : opts.opt[1] - '0');
+    if (opts.opt == "Os") gcc_jit_context_add_command_line_option(ctx, "-Os");
+    gcc_jit_context_set_bool_allow_unreachable_blocks(ctx, 1);
+    gcc_jit_context_set_bool_print_errors_to_stderr(ctx, 0);
+    // gcc's defaults for GNU C, which libgccjit (a language of its own) does not assume
+    gcc_jit_context_add_command_line_option(ctx, "-ffp-contract=fast");
+    for (const std::string& m : opts.march) gcc_jit_context_add_command_line_option(ctx, m.c_str());
+    if (getenv("KERNELC_DUMP_ASM")) gcc_jit_context_set_bool_option(ctx, GCC_JIT_BOOL_OPTION_DUMP_GENERATED_CODE, 1);
+    if (opts.openmp) gcc_jit_context_add_driver_option(ctx, "-lgomp");
+    gcc_jit_context_add_driver_option(ctx, "-lm");
+    Lowerer low(ctx, prog);
+    low.program(opts.entry);
+    r.frontend_ms = ms_since(t0);
+    // libgccjit writes its .s and .so in a fresh mkdtemp directory of its own and
+    // removes it when the compile ends.
+    gcc_jit_result* res = gcc_jit_context_compile(ctx);
+    if (!res) {
+      const char* err = gcc_jit_context_get_first_error(ctx);
+      throw Error(Status::unsupported, Loc{intern(opts.file), 1, 1}, std::string("libgccjit rejected the lowered program: ") + (err ? err : "unknown error"));
+    }
+    r.code = std::shared_ptr<void>(res, [](void* p) { gcc_jit_result_release(static_cast<gcc_jit_result*>(p)); });
+    r.entry = gcc_jit_result_get_code(res, opts.entry.c_str());
+    if (!r.entry) throw Error(Status::unsupported, Loc{intern(opts.file), 1, 1}, "entry '" + opts.entry + "' missing from the compiled code");
+    r.external_symbols.assign(low.externals.begin(), low.externals.end());
+    r.status = Status::ok;
+  } catch (const Error& e) {
+    fail(r, e);
+    r.code.reset();
+    r.entry = nullptr;
+  }
+  r.compile_ms = ms_since(t0);
+  if (r.frontend_ms == 0) r.frontend_ms = r.compile_ms;
+  return r;
+}
+
+}  // namespace kernelc

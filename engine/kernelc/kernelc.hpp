@@ -1,0 +1,58 @@
+// kernelc: a front end for the C that CPU kernels are written in, compiling in memory
+// through libgccjit (preprocessor, parser and type checker, OpenMP lowered onto libgomp,
+// x86 double-precision intrinsics lowered to generic vectors).
+//
+//   kernelc::Options o; o.opt = "O3"; o.march = {"-march=skylake-avx512"};
+//   kernelc::Result r = kernelc::compile(source, o);
+//   if (r.status == kernelc::Status::ok) ((void (*)(double*, ...))r.entry)(...);
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kernelc {
+
+enum class Status { ok, compile_error, library_violation, unsupported };
+const char* status_name(Status s);
+
+struct Options {
+  std::string opt = "O3";             // O0 O1 O2 O3 Os
+  std::vector<std::string> march;     // explicit target flags; "-march=native" is refused
+  bool openmp = true;                 // link libgomp
+  std::string entry = "matmul_optimized";
+  std::string file = "kernel.c";      // the name diagnostics use
+};
+
+struct Result {
+  Status status = Status::compile_error;
+  std::string diagnostics;            // "kernel.c:12:5: error: ..." lines
+  void* entry = nullptr;
+  double compile_ms = 0;              // front end + libgccjit, whole call
+  double frontend_ms = 0;             // preprocess + parse + check + IR building
+  std::vector<std::string> external_symbols;
+  std::shared_ptr<void> code;         // the loaded code; entry is valid while held
+};
+
+// Compiles `source` and returns the entry function. Never throws for bad source.
+Result compile(const std::string& source, const Options& opts);
+
+// Parses and checks only: the diagnostics a compile would give, without code.
+Result check(const std::string& source, const Options& opts);
+
+// The techniques a kernel uses, read from its syntax tree (comments and strings cannot
+// fool it): simd (intrinsic families, vector width in doubles), openmp constructs and
+// clauses, prefetch, cache blocking (tiled loops), register blocking (independent
+// accumulators, unrolled bodies), loop orders of the loop nests. A source that does not
+// parse gives {"error": "..."} with its diagnostic.
+nlohmann::json features(const std::string& source);
+
+// The names a kernel may call outside itself.
+bool callee_allowed(const std::string& name);
+
+// Macros the target flags imply (__AVX512F__, __FMA__, ...), as the driver would define.
+std::vector<std::pair<std::string, std::string>> target_macros(const std::vector<std::string>& march);
+
+}  // namespace kernelc

@@ -1,0 +1,16 @@
+/* expect: ok | sizes: 8 9 10 */
+static double accumulate(double x) {
+    static double total = 0;
+    static int n;
+    n++;
+    total += x;
+    return total / n;
+}
+void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int k = 0; k < K; k++) s += A[i * K + k] * B[k * N + j];
+            C[i * N + j] = s + 0.0 * accumulate(s);
+        }
+}

@@ -1,0 +1,13 @@
+/* expect: ok | sizes: 12 14 16 */
+void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0.0;
+            #pragma omp parallel
+            {
+                #pragma omp for reduction(+:s)
+                for (int k = 0; k < K; k++) s += A[i * K + k] * B[k * N + j];
+            }
+            C[i * N + j] = s;
+        }
+}
