@@ -50,6 +50,7 @@ struct Result {
   std::string fallback_reason;
   std::vector<std::string> external_symbols;
   nlohmann::json options;    // the options used, resolved (march flags, backend, threads)
+  nlohmann::json features;   // techniques the source uses (null without a front end)
 };
 
 // Forks the evaluation zygote. Call before any other thread exists (the start of

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <memory>
+
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,9 @@ class Backend {
   virtual ~Backend() = default;
   virtual const char* name() const = 0;
   virtual CompiledKernel compile(const std::string& source, const CompileOptions& opts) = 0;
+  // The techniques the source uses (see kernelc::features), for back ends that read the
+  // program's structure; null otherwise. Called in the kernel's child, like compile().
+  virtual nlohmann::json features(const std::string& source) { (void)source; return nullptr; }
 };
 
 // The external symbols a kernel may reference: libm, the OpenMP runtime, memory

@@ -165,6 +165,7 @@ nlohmann::json to_json(const Result& r) {
                       {"backend", r.backend}, {"fallback", r.fallback},
                       {"fallback_reason", r.fallback_reason},
                       {"external_symbols", r.external_symbols}, {"options", r.options}};
+  if (!r.features.is_null()) j["features"] = r.features;
   if (r.max_rel_error) j["max_rel_error"] = std::isfinite(*r.max_rel_error) ? *r.max_rel_error : 1e308;
   return j;
 }
@@ -190,6 +191,7 @@ Result result_from_json(const nlohmann::json& j) {
   r.fallback_reason = j.value("fallback_reason", "");
   r.external_symbols = j.value("external_symbols", std::vector<std::string>{});
   r.options = j.value("options", nlohmann::json::object());
+  if (j.contains("features")) r.features = j["features"];
   return r;
 }
 

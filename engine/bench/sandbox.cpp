@@ -267,6 +267,12 @@ double now() {
       compiled["diagnostics"] = k.diagnostics;
       compiled["compile_ms"] = ms;
       compiled["external_symbols"] = k.external_symbols;
+      // Features come from whichever back end reads structure (the front end), here in
+      // the child: parsing untrusted source never happens in the engine itself.
+      nlohmann::json feats = be->features(spec.source);
+      if (feats.is_null())
+        if (Backend* fe = find_backend("gccjit")) feats = fe->features(spec.source);
+      if (!feats.is_null()) compiled["features"] = feats;
       entry = k.entry;
     }
   }

@@ -450,6 +450,7 @@ void Zygote::finish(Job& job, const json& opts) {
     r["fallback"] = c.value("fallback", false);
     if (c.contains("fallback_reason")) r["fallback_reason"] = c["fallback_reason"];
     if (c.contains("external_symbols")) r["external_symbols"] = c["external_symbols"];
+    if (c.contains("features")) r["features"] = c["features"];
   }
   const int st = job.wstatus;
   auto set = [&](const char* status, const std::string& msg) {

@@ -17,7 +17,8 @@
 // verification_error, ok), gflops (flops / mean timed call; 0 unless ok), times, min,
 // median, mean, compile_ms, max_rel_error, message (diagnostics or the cause),
 // backend, fallback (+ fallback_reason), external_symbols, run_start/run_end (the
-// zygote's monotonic clock), options (as used: march as explicit flags).
+// zygote's monotonic clock), options (as used: march as explicit flags), features (the
+// techniques the source uses, read by the front end in the kernel's child).
 #include <cmath>
 
 #include "bench/bench.hpp"
@@ -114,6 +115,10 @@ static void push_result(lua_State* L, const bench::Result& r) {
   lua_setfield(L, -2, "external_symbols");
   push_json(L, r.options);
   lua_setfield(L, -2, "options");
+  if (!r.features.is_null()) {
+    push_json(L, r.features);
+    lua_setfield(L, -2, "features");
+  }
 }
 
 // bench.features(source): the techniques a kernel uses, from the front end's syntax tree.

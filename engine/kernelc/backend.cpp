@@ -27,4 +27,8 @@ bench::CompiledKernel GccJitBackend::compile(const std::string& source, const be
   return k;
 }
 
+nlohmann::json GccJitBackend::features(const std::string& source) {
+  return kernelc::features(source);
+}
+
 }  // namespace kernelc

@@ -9,6 +9,7 @@ class GccJitBackend : public bench::Backend {
  public:
   const char* name() const override { return "gccjit"; }
   bench::CompiledKernel compile(const std::string& source, const bench::CompileOptions& opts) override;
+  nlohmann::json features(const std::string& source) override;
 };
 
 }  // namespace kernelc

@@ -59,7 +59,8 @@ class Terminal {
   }
   const std::string& seen() const { return seen_; }
   // The exit status, or -1 if the engine has not exited within the time given.
-  int wait_exit(double seconds = 10) {
+  // Keeps reading the terminal meanwhile, so the engine never blocks on a full one.
+  int wait_exit(double seconds = 30) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     while (std::chrono::steady_clock::now() < deadline) {
       int status = 0;
@@ -67,7 +68,12 @@ class Terminal {
         pid_ = -1;
         return status;
       }
-      usleep(20 * 1000);
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, 20) > 0) {
+        char buf[4096];
+        ssize_t n = read(fd_, buf, sizeof buf);
+        if (n > 0) seen_.append(buf, static_cast<size_t>(n));
+      }
     }
     return -1;
   }
