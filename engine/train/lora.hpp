@@ -12,17 +12,12 @@
 #include <vector>
 
 #include "policy/model.hpp"
-
+#include "train/trainer.hpp"
 
 namespace train {
 
-struct LoraOptions {
-  int64_t r = 32;
-  double alpha = 64;
-  double dropout = 0.1;
-  std::vector<std::string> targets = {"q_proj", "k_proj", "v_proj", "o_proj",
-                                      "gate_proj", "up_proj", "down_proj"};
-};
+// r, alpha, dropout and target projections: the trainer's settings (trainer.hpp).
+using LoraOptions = LoraSettings;
 
 class LoraAdapter : public policy::Adapter {
  public:

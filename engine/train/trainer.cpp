@@ -121,8 +121,7 @@ struct Trainer::Impl {
     if (u.micro_batch <= 0) throw std::invalid_argument("train: micro_batch must be positive");
     if (u.lr < 0) throw std::invalid_argument("train: lr must not be negative");
     if (u.lora) {
-      LoraOptions lo{u.lora->r, u.lora->alpha, u.lora->dropout, u.lora->targets};
-      lora = std::make_unique<Lora>(model, lo, u.seed);
+      lora = std::make_unique<Lora>(model, *u.lora, u.seed);
       params = lora->parameters();
     } else {
       for (auto& t : model->parameters()) {
