@@ -23,6 +23,7 @@ static policy::Policy& self(lua_State* L, const char* where) {
 
 std::vector<int> check_ids(lua_State* L, int idx, const char* where, const std::string& what) {
   idx = lua_absindex(L, idx);
+  check_table(L, idx, where, what.c_str());
   std::vector<int> out;
   lua_Integer n = luaL_len(L, idx);
   for (lua_Integer i = 1; i <= n; ++i) {
@@ -30,7 +31,7 @@ std::vector<int> check_ids(lua_State* L, int idx, const char* where, const std::
     int isnum = 0;
     lua_Integer v = lua_tointegerx(L, -1, &isnum);
     lua_pop(L, 1);
-    if (!isnum)
+    if (!isnum || v < INT32_MIN || v > INT32_MAX)
       throw Error(std::string(where) + ": " + what + "[" + std::to_string(i) + "] must be a token id");
     out.push_back(static_cast<int>(v));
   }

@@ -1,4 +1,4 @@
-// What other bindings (engine.train) share with engine.policy's.
+// What other bindings (engine.train, engine.tokenizer) share with engine.policy's.
 #pragma once
 
 #include <string>

@@ -7,6 +7,7 @@
 //   tok:chat({{role = "user", content = "hi"}}, {add_generation_prompt = true})
 //   local t = tokenizer.train({"text", ...}, {vocab_size = 4096}); t:save("models/tiny")
 #include "host/bind.hpp"
+#include "host/mod_policy.hpp"
 #include "host/luajson.hpp"
 #include "policy/tokenizer.hpp"
 
@@ -28,44 +29,6 @@ static void push_ids(lua_State* L, const std::vector<int>& ids) {
   mark_array(L, -1);
 }
 
-static std::vector<int> check_ids(lua_State* L, int idx, const char* where) {
-  check_table(L, idx, where, "ids");
-  std::vector<int> ids;
-  lua_Integer n = luaL_len(L, idx);
-  ids.reserve(size_t(n));
-  for (lua_Integer i = 1; i <= n; ++i) {
-    lua_geti(L, idx, i);
-    int isnum = 0;
-    lua_Integer v = lua_tointegerx(L, -1, &isnum);
-    lua_pop(L, 1);
-    if (!isnum || v < INT32_MIN || v > INT32_MAX)
-      throw Error(std::string(where) + ": ids[" + std::to_string(i) + "] must be an integer token id");
-    ids.push_back(int(v));
-  }
-  return ids;
-}
-
-// A list of strings kept whole (texts may hold NUL bytes).
-static std::vector<std::string> check_texts(lua_State* L, int idx, const char* where, const char* what) {
-  idx = lua_absindex(L, idx);
-  check_table(L, idx, where, what);
-  std::vector<std::string> out;
-  lua_Integer n = luaL_len(L, idx);
-  for (lua_Integer i = 1; i <= n; ++i) {
-    lua_geti(L, idx, i);
-    size_t len = 0;
-    const char* s = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : nullptr;
-    if (!s) {
-      std::string got = luaL_typename(L, -1);
-      lua_pop(L, 1);
-      throw Error(std::string(where) + ": " + what + "[" + std::to_string(i) + "] must be a string, got " + got);
-    }
-    out.emplace_back(s, len);
-    lua_pop(L, 1);
-  }
-  return out;
-}
-
 static int tokenizer_load(lua_State* L) {
   std::string dir = check_string(L, 1, "tokenizer.load", "directory");
   push_object(L, new policy::Tokenizer(policy::Tokenizer::load(dir)));
@@ -84,12 +47,12 @@ static int tokenizer_train(lua_State* L) {
     std::vector<std::string> files;
     src.get("files", files);
     src.push("texts");
-    if (!lua_isnil(L, -1)) texts = check_texts(L, -1, where, "texts");
+    if (!lua_isnil(L, -1)) texts = check_string_list(L, -1, where, "texts");
     lua_pop(L, 1);
     src.done();
     for (const auto& f : files) texts.push_back(policy::read_text_file(f));
   } else {
-    texts = check_texts(L, 1, where, "texts");
+    texts = check_string_list(L, 1, where, "texts");
   }
   policy::TrainOptions o;
   int64_t vocab = 0;
@@ -119,7 +82,7 @@ static int tok_encode(lua_State* L) {
 
 static int tok_decode(lua_State* L) {
   auto& tok = self(L, "tok:decode");
-  auto ids = check_ids(L, 2, "tok:decode");
+  auto ids = check_ids(L, 2, "tok:decode", "ids");
   bool skip = false;
   Options o(L, 3, "tok:decode");
   o.get("skip_special", skip);
