@@ -242,10 +242,17 @@ static int trainer_export(lua_State* L) {
   auto& t = self(L, "trainer:export");
   std::string dir = check_string(L, 2, "trainer:export", "directory");
   bool adapter = false;
+  std::string dtype;
   Options o(L, 3, "trainer:export");
   o.get("adapter", adapter);
+  o.get("dtype", dtype, {"fp32", "bf16", "fp16"});
   o.done();
-  t.export_hf(dir, adapter);
+  t.export_hf(dir, adapter, dtype);
+  return 0;
+}
+
+static int trainer_set_lr(lua_State* L) {
+  self(L, "trainer:set_lr").set_lr(check_number(L, 2, "trainer:set_lr", "lr"));
   return 0;
 }
 
@@ -265,7 +272,8 @@ int open_train(lua_State* L) {
   define_class<train::Trainer>(
       L,
       {HOST_FN("step", trainer_step), HOST_FN("save", trainer_save), HOST_FN("load", trainer_load),
-       HOST_FN("export", trainer_export), HOST_FN("steps", trainer_steps)},
+       HOST_FN("export", trainer_export), HOST_FN("steps", trainer_steps),
+       HOST_FN("set_lr", trainer_set_lr)},
       {HOST_FN("__tostring", trainer_tostring)});
   lua_newtable(L);
   set_functions(L, {HOST_FN("grpo", train_grpo), HOST_FN("sft", train_sft)});

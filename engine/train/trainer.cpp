@@ -506,10 +506,32 @@ void Trainer::load(const fs::path& dir) {
   }
   torch::load(*m.optim, (dir / "optimizer.pt").string());
   m.step = state.value("step", int64_t{0});
+  if (state.contains("lr")) set_lr(state["lr"].get<double>());
 }
 
-void Trainer::export_hf(const fs::path& dir, bool adapter_only) const {
+static std::optional<torch::Dtype> export_dtype(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  if (name == "fp32") return torch::kFloat32;
+  if (name == "bf16") return torch::kBFloat16;
+  if (name == "fp16") return torch::kFloat16;
+  throw std::invalid_argument("train: export dtype must be fp32, bf16 or fp16, not '" + name + "'");
+}
+
+static const char* hf_dtype_name(torch::Dtype t) {
+  return t == torch::kBFloat16 ? "bfloat16" : t == torch::kFloat16 ? "float16" : "float32";
+}
+
+void Trainer::set_lr(double lr) {
+  if (!(lr >= 0)) throw std::invalid_argument("train: lr must not be negative");
+  Impl& m = *impl_;
+  m.o.lr = lr;
+  for (auto& group : m.optim->param_groups())
+    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+}
+
+void Trainer::export_hf(const fs::path& dir, bool adapter_only, const std::string& dtype) const {
   const Impl& m = *impl_;
+  const auto cast = export_dtype(dtype);
   fs::create_directories(dir);
   if (adapter_only) {
     if (!m.lora) throw std::runtime_error("train: adapter_only export needs a LoRA trainer");
@@ -532,7 +554,8 @@ void Trainer::export_hf(const fs::path& dir, bool adapter_only) const {
       for (const auto& [name, t] : m.lora->merged_weights()) merged[name] = t;
     for (const auto& item : m.model->named_parameters()) {
       auto it = merged.find(item.key());
-      weights.emplace_back(hf_name(item.key()), it != merged.end() ? it->second : item.value());
+      Tensor w = it != merged.end() ? it->second : item.value();
+      weights.emplace_back(hf_name(item.key()), cast ? w.to(*cast) : w);
     }
   }
   write_tensors(dir / "model.safetensors", weights, {{"format", "pt"}});
@@ -540,6 +563,11 @@ void Trainer::export_hf(const fs::path& dir, bool adapter_only) const {
   for (const char* f : {"config.json", "generation_config.json", "tokenizer.json",
                         "tokenizer_config.json", "special_tokens_map.json"})
     copy_if_present(src / f, dir / f);
+  if (cast && fs::exists(dir / "config.json")) {  // the config names the stored dtype
+    nlohmann::json config = nlohmann::json::parse(std::ifstream(dir / "config.json"));
+    config["torch_dtype"] = hf_dtype_name(*cast);
+    std::ofstream(dir / "config.json") << config.dump(2) << "\n";
+  }
 }
 
 }  // namespace train

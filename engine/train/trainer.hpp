@@ -85,7 +85,12 @@ class Trainer {
   void load(const std::filesystem::path& dir);
   // A Hugging Face checkpoint of the trained model (config, tokenizer files, safetensors),
   // or, with LoRA and adapter_only, the adapter in PEFT's layout.
-  void export_hf(const std::filesystem::path& dir, bool adapter_only) const;
+  // dtype ("fp32", "bf16", "fp16"; empty: the weights' own) is what the file stores.
+  void export_hf(const std::filesystem::path& dir, bool adapter_only,
+                 const std::string& dtype = "") const;
+
+  // The learning rate of the following steps (schedules are the caller's: warm-up, decay).
+  void set_lr(double lr);
 
   int64_t steps() const;
   bool is_grpo() const;

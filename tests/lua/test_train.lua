@@ -77,4 +77,41 @@ t.test("checkpoints save, load and export", function()
   t.near(a[1], b[1], 1e-5)
 end)
 
+t.test("exports store the asked dtype and name it in the config", function()
+  local dir = t.tmpdir()
+  local pol = policy.load(model)
+  local sft = train.sft(pol, {lr = 1e-2})
+  sft:export(dir .. "/fp32")
+  sft:export(dir .. "/bf16", {dtype = "bf16"})
+  t.eq(json.read(dir .. "/bf16/config.json").torch_dtype, "bfloat16")
+  local function size(path)
+    local f = assert(io.open(path, "rb"))
+    local n = f:seek("end")
+    f:close()
+    return n
+  end
+  local full, half = size(dir .. "/fp32/model.safetensors"), size(dir .. "/bf16/model.safetensors")
+  t.ok(half < 0.6 * full, "bf16 file is about half the fp32 one")
+  local a = pol:logprobs({5, 6, 7}, {8, 9})
+  local b = policy.load(dir .. "/bf16"):logprobs({5, 6, 7}, {8, 9})
+  t.near(a[1], b[1], 0.05)
+  t.raises(function() sft:export(dir .. "/x", {dtype = "int8"}) end, "dtype")
+end)
+
+t.test("set_lr changes the step size of the following steps", function()
+  local examples = {{prompt = {5, 6, 7}, completion = {8, 9, 2}}}
+  local function moved(lr)
+    local pol = policy.load(model)
+    local sft = train.sft(pol, {lr = 1e-2})
+    sft:set_lr(lr)
+    local before = pol:logprobs({5, 6, 7}, {8, 9})[1]
+    local stats = sft:step(examples)
+    t.near(stats.lr, lr, 1e-12)
+    return pol:logprobs({5, 6, 7}, {8, 9})[1] - before
+  end
+  t.eq(moved(0), 0)
+  t.ok(moved(1e-2) > 0, "a positive lr raises the completion's log-prob")
+  t.raises(function() train.sft(policy.load(model), {lr = 1e-2}):set_lr(-1) end, "negative")
+end)
+
 t.run()
