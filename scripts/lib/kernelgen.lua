@@ -7,12 +7,33 @@
 --   local rng = kernelgen.rng(42)                      -- deterministic, independent of math.random
 --   local k = kernelgen.kernel(rng, {allowed = {"register_blocking", "simd"},
 --                                    require = {"simd"}, defect = nil})
---   k.code, k.techniques, k.combo, k.params, k.defect, k.expect
+--   k.code, k.techniques, k.combo, k.params, k.lines
 --   local broken = kernelgen.kernel(rng, {params = k.params, defect = "random"})
+--   broken.defect, broken.expect (statuses), broken.correct_code, broken.compile_message
+--   kernelgen.message(rng, broken, task)   -- the engine-shaped error for a repair prompt
 --   local ex = kernelgen.example(rng, {kind = "repair", stage = 4, task = {M = 256, N = 256, K = 256}})
---   ex.messages, ex.completion, ex.kind, ex.stage, ex.techniques, ex.defect
+--   ex.messages, ex.completion, ex.kind, ex.stage, ex.techniques, ex.defect, ex.input, ex.task
 --   local list = kernelgen.corpus(1000, {seed = 1, defect_rate = 0.15})
 --   kernelgen.stats(list)        -- {n, combos, technique_sets, top_text_share, defects, ...}
+--
+-- kernel(rng, opts): opts.allowed (techniques, default all five), opts.require (must be
+-- used), opts.defect (nil/false: correct; a name of kernelgen.defects; "random": one the
+-- kernel has room for), opts.params (render these instead of sampling: the same kernel
+-- with or without a defect), opts.fixed (lean toward all five and AVX-512). `techniques`
+-- is in Table I order (stages.techniques); `combo` is a key of the techniques and the
+-- parameters that shape the code (micro-kernel, tile, blocks, OpenMP style, prefetch).
+--
+-- example(rng, opts): opts.kind, opts.stage (the prompt's stage; for "advance" the stage
+-- it starts from: ex.stage is then s + 1, the stage the answer satisfies), opts.task
+-- (default kernelgen.task(rng): sizes 64..1024, mostly square, -O0..-O3, some thread
+-- counts), opts.defect_rate (0.15), opts.defect (the input's defect for "repair").
+-- corpus(n, opts): opts.seed (1), opts.mix ({kind = share}, default kernelgen.default_mix:
+-- fixed 0.35, write 0.3, improve 0.15, advance 0.1, repair 0.1), opts.write_stage6 (share
+-- of "write" examples at stage 6, 0.4; the rest over stages 1-5), opts.defect_rate,
+-- opts.task (a function(rng) -> task, to fix the sizes).
+--
+-- Modules: kernelgen/render.lua (the text of a kernel from its params, the places a
+-- defect can go), kernelgen/defects.lua (the defect table, syntax slips, messages).
 --
 -- Kernels. `params` says everything a kernel is made of; the code is a pure function of
 -- params (and of the defect), so a kernel can be rendered again with or without a defect,
