@@ -67,6 +67,17 @@ t.test("every stage's kernels pass its check and the detector finds exactly thei
   end
 end)
 
+t.test("the front end's structural features agree with the labels too", function()
+  local rng = kernelgen.rng(77)
+  for n = 1, 150 do
+    local s = rng:int(1, stages.count)
+    local k = kernelgen.kernel(rng, {allowed = stages.get(s).allowed})
+    local set = {}
+    for _, x in ipairs(bench.features(k.code).techniques) do set[x == "openmp" and "omp" or x] = true end
+    t.eq(stages.list(set), k.techniques, k.combo)
+  end
+end)
+
 t.test("required techniques are used and the introduced one can be asked for", function()
   local rng = kernelgen.rng(3)
   for s = 2, stages.count do
