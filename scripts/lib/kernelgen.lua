@@ -62,8 +62,10 @@
 --   missing_c_init (C never zeroed before accumulating) -> verification_error when the
 --     benchmark starts C as NaN (problem.c_init = "nan"); with zeros it goes unnoticed
 --   stale_accumulator (a sum set to zero once, outside the loop it belongs to)
---   race (a temporary of a parallel loop declared outside it: shared) -> mostly
---     verification_error; a race can pass by luck
+--   race -> verification_error: `#pragma omp parallel` without `for` in a kernel that
+--     adds into C (every thread adds the whole product); in a kernel that writes C once,
+--     a temporary of the parallel loop declared before it (shared) -- such a race often
+--     passes, as the compiler keeps the temporary in a register
 --   endless_loop (a tail loop without its increment) -> timeout (rare)
 -- Defects keep the technique set: a defective kernel still passes its stage check, so its
 -- failure is the benchmark's.
@@ -373,9 +375,10 @@ function kernelgen.kernel(rng, opts)
     end
     local out, message
     if defects.at_sites[defect] then
-      local site = rng:int(1, e.count[defect])
+      local at = defect == "race" and defects.race_site(e.count) or defect
+      local site = rng:int(1, e.count[at])
       local e2
-      out, e2 = render.lines(p, {name = defect, site = site})
+      out, e2 = render.lines(p, {name = at, site = site})
       k.defect_detail = e2.info.detail
     else
       -- a slip that would change what the pattern detection sees is drawn again: the

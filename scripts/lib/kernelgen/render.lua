@@ -74,7 +74,10 @@ function Em:nest() self.nest_open = self.omp_for ~= nil and not self.in_par end
 function Em:loop(dim, header, collapsible)
   if self.nest_open and dim ~= "k" then
     local clause = self.omp_for
-    if collapsible and self.omp_style == "collapse" then
+    if self.accumulates and self:site("race_for", "for") then
+      -- `for` forgotten: every thread runs every iteration, all adding into the same C
+      clause = "#pragma omp parallel"
+    elseif collapsible and self.omp_style == "collapse" then
       clause = clause:gsub("parallel for", "parallel for collapse(2)")
       self.info.collapse = true
     end
@@ -121,7 +124,7 @@ function Em:decl(ty, names, inits, stale_dim)
     self:insert(at, ty .. " " .. table.concat(parts, ", ") .. ";")
     return
   end
-  if self.in_par and self:site("race") then
+  if self.in_par and self:site("race", "shared") then
     self:insert(self.par_line, ty .. " " .. table.concat(names, ", ") .. ";")
     for i, n in ipairs(names) do self:add(n .. " = " .. inits[i] .. ";") end
     return
@@ -493,6 +496,7 @@ function render.lines(p, defect)
   e.zero = st.zero_float
   local acc = (cb and cb.bk ~= nil) or p.c_mode == "accumulate"
   local needs_zero = acc or render.always_accumulates(m)
+  e.accumulates = needs_zero  -- then every nest adds into C
   local zero = p.zero
   if zero == "rows" and not (omp and omp.style == "manual") then zero = "loop" end
 
