@@ -1,6 +1,24 @@
 -- The text of a synthetic kernel (kernelgen's renderer): a pure function of the kernel's
--- params and, optionally, one defect placed at one of its sites. See kernelgen.lua for
--- what params hold.
+-- params and, optionally, one defect placed at one of its sites.
+--
+-- params (made by kernelgen's samplers):
+--   tech    {technique = true} for the techniques used
+--   micro   the micro-kernel: kind "scalar" (order "ijk".."kji"), "stile" (mr x nr scalar
+--           accumulators), "unroll_k" / "unroll_j" (u), "vrow" / "vikj" (isa, tail
+--           "mask"|"scalar"), "vtile" (isa, mr rows x nv vectors, tail); isa "avx512" |
+--           "avx2", fma (false: multiply then add)
+--   cb      cache blocking: bi, bj, bk (nil: that loop is not blocked), order of the block
+--           loops ("ijk", "ikj", "jik", "kij" restricted to the blocked ones), form
+--           "define" | "const" | "literal"
+--   omp     style "for" | "collapse" | "manual", schedule, chunk, zero_par
+--   pf      fn "mm" | "builtin", target "A" | "B", dist, hint "T0" | "T1"
+--   c_mode  "direct" (C written once from sums) | "accumulate" (C zeroed, then added to);
+--           k blocking and the ikj-like orders always accumulate
+--   zero    "memset" | "loop" | "rows" (each thread its rows, with the manual split)
+--   style   indentation, names, comment, MIN macro or ternary, how zero is written
+-- Every loop that steps by a tile has its remainder; tiled loops start at their block's
+-- variable, so the pattern detector (stages.lua) sees the blocking; OpenMP loops are in
+-- canonical form.
 --
 --   local render = require "kernelgen.render"
 --   local lines, em = render.lines(params, nil)           -- em.count[defect]: its sites
