@@ -1,0 +1,611 @@
+-- Synthetic matmul kernels: a generator of C kernels in the task's signature that compose
+-- the techniques of Table I, with a controlled share of realistic defects, and the chat
+-- examples (prompt + answer) that teach a model to write them. A pretraining corpus for
+-- a small policy, and a source of slow/fast and broken/fixed pairs for anyone's SFT.
+--
+--   local kernelgen = require "kernelgen"
+--   local rng = kernelgen.rng(42)                      -- deterministic, independent of math.random
+--   local k = kernelgen.kernel(rng, {allowed = {"register_blocking", "simd"},
+--                                    require = {"simd"}, defect = nil})
+--   k.code, k.techniques, k.combo, k.params, k.lines
+--   local broken = kernelgen.kernel(rng, {params = k.params, defect = "random"})
+--   broken.defect, broken.expect (statuses), broken.correct_code, broken.compile_message
+--   kernelgen.message(rng, broken, task)   -- the engine-shaped error for a repair prompt
+--   local ex = kernelgen.example(rng, {kind = "repair", stage = 4, task = {M = 256, N = 256, K = 256}})
+--   ex.messages, ex.completion, ex.kind, ex.stage, ex.techniques, ex.defect, ex.input, ex.task
+--   local list = kernelgen.corpus(1000, {seed = 1, defect_rate = 0.15})
+--   kernelgen.stats(list)        -- {n, combos, technique_sets, top_text_share, defects, ...}
+--
+-- kernel(rng, opts): opts.allowed (techniques, default all five), opts.require (must be
+-- used), opts.defect (nil/false: correct; a name of kernelgen.defects; "random": one the
+-- kernel has room for), opts.params (render these instead of sampling: the same kernel
+-- with or without a defect), opts.fixed (lean toward all five and AVX-512). `techniques`
+-- is in Table I order (stages.techniques); `combo` is a key of the techniques and the
+-- parameters that shape the code (micro-kernel, tile, blocks, OpenMP style, prefetch).
+--
+-- example(rng, opts): opts.kind, opts.stage (the prompt's stage; for "advance" the stage
+-- it starts from: ex.stage is then s + 1, the stage the answer satisfies), opts.task
+-- (default kernelgen.task(rng): sizes 64..1024, mostly square, -O0..-O3, some thread
+-- counts), opts.defect_rate (0.15), opts.defect (the input's defect for "repair").
+-- corpus(n, opts): opts.seed (1), opts.mix ({kind = share}, default kernelgen.default_mix:
+-- fixed 0.35, write 0.3, improve 0.15, advance 0.1, repair 0.1), opts.write_stage6 (share
+-- of "write" examples at stage 6, 0.4; the rest over stages 1-5), opts.defect_rate,
+-- opts.task (a function(rng) -> task, to fix the sizes).
+--
+-- Modules: kernelgen/render.lua (the text of a kernel from its params, the places a
+-- defect can go), kernelgen/defects.lua (the defect table, syntax slips, messages).
+--
+-- Kernels. `params` says everything a kernel is made of; the code is a pure function of
+-- params (and of the defect), so a kernel can be rendered again with or without a defect,
+-- or one technique added (SQD's "advance"). What varies:
+--   micro-kernel   scalar loop orders (ijk ikj jik kij jki kji); register tiles of 2..4 x
+--                  2..4 scalar accumulators; k unrolled with 2/4/8 partial sums; j unrolled
+--                  by 2/4/8; AVX-512 or AVX2 rows (one accumulator, masked or scalar tail);
+--                  register-blocked AVX-512/AVX2 micro-tiles (4x8 .. 8x8, 4x24 ...)
+--   cache blocking any of the i/j/k loops, separate sizes 16..256, three loop orders of
+--                  the blocks, sizes as #define, const int or literals
+--   OpenMP         parallel for / collapse(2) / a manual split of the rows by thread
+--                  number, schedules static/dynamic/guided with chunks
+--   prefetch       _mm_prefetch or __builtin_prefetch of A or B, several distances
+--   C              zeroed first (memset, a loop, per thread) then accumulated, or written
+--                  once from register sums
+--   text           indentation, names of blocks, bounds and accumulators, comments
+-- Every correct kernel is correct for any M, N, K >= 1 (each tiled loop has its
+-- remainder), and the techniques stages.detect() finds in it are exactly `techniques`
+-- (Table I order), so the paper's stage check agrees with the label.
+--
+-- Defects (kernelgen.defects: name, the statuses the engine gives, what it needs):
+--   missing_semicolon, missing_brace, undeclared_variable, wrong_intrinsic -> compile_error
+--   off_by_one (k <= K) -> runtime_error or verification_error
+--   missing_remainder (a tail loop dropped) -> verification_error when a size is not a
+--     multiple of the tile (the tests use 37 x 53 x 29)
+--   missing_c_init (C never zeroed before accumulating) -> verification_error when the
+--     benchmark starts C as NaN (problem.c_init = "nan"); with zeros it goes unnoticed
+--   stale_accumulator (a sum set to zero once, outside the loop it belongs to)
+--   race -> verification_error: `#pragma omp parallel` without `for` in a kernel that
+--     adds into C (every thread adds the whole product); in a kernel that writes C once,
+--     a temporary of the parallel loop declared before it (shared) -- such a race often
+--     passes, as the compiler keeps the temporary in a register
+--   endless_loop (a tail loop without its increment) -> timeout (rare)
+-- Defects keep the technique set: a defective kernel still passes its stage check, so its
+-- failure is the benchmark's.
+--
+-- Examples (kernelgen.example): kinds "fixed" (prompts.fixed, all techniques), "write"
+-- (prompts.write at stage s), "improve" (a correct stage-s kernel -> a faster one: more
+-- of the stage's techniques, or better parameters), "advance" (stage s -> s + 1, adding
+-- the technique stage s + 1 introduces and keeping the rest), "repair" (a defective
+-- kernel and an error message shaped like the engine's -> the same kernel fixed). The
+-- completion is the answer format prompts.lua asks for: at most a short sentence, then
+-- the code in one ```c block. The target itself carries a defect with probability
+-- `defect_rate` (the mistakes a model makes, for reinforcement learning to remove).
+
+local stages = require "stages"
+local prompts = require "prompts"
+local render = require "kernelgen.render"
+local defects = require "kernelgen.defects"
+
+local kernelgen = {}
+
+---------------------------------------------------------------------------------------
+-- Random numbers: splitmix64 on Lua's 64-bit integers, so a corpus reproduces from its
+-- seed whatever else used math.random.
+---------------------------------------------------------------------------------------
+
+local Rng = {}
+Rng.__index = Rng
+
+local function hash_string(s)
+  local h = 0xcbf29ce484222325
+  for i = 1, #s do h = (h ~ s:byte(i)) * 0x100000001b3 end
+  return h
+end
+
+function kernelgen.rng(seed)
+  if type(seed) == "string" then seed = hash_string(seed) end
+  if math.type(seed) ~= "integer" then
+    if type(seed) == "number" and seed == math.floor(seed) then seed = math.tointeger(seed)
+    else error("kernelgen.rng: the seed must be an integer or a string, got " .. tostring(seed), 2) end
+  end
+  return setmetatable({state = seed}, Rng)
+end
+
+function Rng:next()
+  self.state = self.state + 0x9E3779B97F4A7C15
+  local z = self.state
+  z = (z ~ (z >> 30)) * 0xBF58476D1CE4E5B9
+  z = (z ~ (z >> 27)) * 0x94D049BB133111EB
+  return z ~ (z >> 31)
+end
+
+-- In [0, 1).
+function Rng:uniform() return (self:next() >> 11) * (1.0 / 9007199254740992.0) end
+
+-- In [lo, hi], both included.
+function Rng:int(lo, hi)
+  if hi < lo then error(string.format("rng:int: empty range [%d, %d]", lo, hi), 2) end
+  return lo + math.floor(self:uniform() * (hi - lo + 1))
+end
+
+function Rng:pick(list)
+  if #list == 0 then error("rng:pick: empty list", 2) end
+  return list[self:int(1, #list)]
+end
+
+function Rng:chance(p) return self:uniform() < p end
+
+-- A key of a {key = weight} table (keys visited in sorted order: reproducible).
+function Rng:weighted(weights)
+  local keys, total = {}, 0
+  for k, w in pairs(weights) do if w > 0 then keys[#keys + 1] = k; total = total + w end end
+  if total <= 0 then error("rng:weighted: no positive weight", 2) end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  local x = self:uniform() * total
+  for _, k in ipairs(keys) do
+    x = x - weights[k]
+    if x < 0 then return k end
+  end
+  return keys[#keys]
+end
+
+---------------------------------------------------------------------------------------
+-- Parameters
+---------------------------------------------------------------------------------------
+
+local TECH = stages.techniques
+
+local function set_of(list)
+  local s = {}
+  for _, x in ipairs(list or {}) do s[x] = true end
+  return s
+end
+
+local function copy(t)
+  if type(t) ~= "table" then return t end
+  local c = {}
+  for k, v in pairs(t) do c[k] = copy(v) end
+  return c
+end
+
+local ISA, name_sets = render.ISA, render.name_sets
+
+local function sample_style(rng)
+  return {
+    indent = rng:pick({2, 4, 4}),
+    blk = rng:int(1, #name_sets.blk), ends = rng:int(1, #name_sets.ends),
+    bsz = rng:int(1, #name_sets.bsz), sum = rng:pick(name_sets.sum),
+    tile = rng:pick(name_sets.tile), vacc = rng:pick(name_sets.vacc),
+    va = rng:pick(name_sets.va), vb = rng:pick(name_sets.vb),
+    lim = rng:int(1, #name_sets.lim), split = rng:int(1, #name_sets.split),
+    comment = rng:int(0, 3),  -- 0: none, else which header comment
+    minfn = rng:pick({"ternary", "macro"}),
+    zero_float = rng:pick({"0.0", "0.0", "0"}),
+  }
+end
+
+-- The micro-kernel of a (register blocking, SIMD) pair.
+local function sample_micro(rng, rb, simd, fixed)
+  local m = {}
+  if simd then
+    m.isa = (rng:chance(fixed and 0.8 or 0.65)) and "avx512" or "avx2"
+    m.fma = rng:chance(0.85)
+  end
+  if not rb and not simd then
+    m.kind = "scalar"
+    m.order = rng:weighted({ijk = 3, ikj = 4, jik = 1, kij = 2, jki = 1, kji = 1})
+  elseif rb and not simd then
+    m.kind = rng:weighted({stile = 5, unroll_k = 2, unroll_j = 3})
+    if m.kind == "stile" then
+      local t = rng:pick({{2, 2}, {2, 4}, {4, 2}, {4, 4}, {4, 4}})
+      m.mr, m.nr = t[1], t[2]
+    else
+      m.u = rng:pick({2, 4, 4, 8})
+    end
+  elseif simd and not rb then
+    m.kind = rng:weighted({vrow = 3, vikj = 2})
+    m.tail = (m.isa == "avx512" and rng:chance(0.5)) and "mask" or "scalar"
+  else
+    m.kind = "vtile"
+    local t
+    if m.isa == "avx512" then t = rng:pick({{4, 1}, {4, 2}, {4, 2}, {8, 1}, {2, 2}, {6, 2}, {4, 3}})
+    else t = rng:pick({{4, 2}, {4, 1}, {2, 2}, {6, 2}, {4, 3}}) end
+    m.mr, m.nv = t[1], t[2]
+    m.tail = (m.isa == "avx512" and rng:chance(0.5)) and "mask" or "scalar"
+  end
+  return m
+end
+
+local function sample_cb(rng)
+  local dims = rng:weighted({ijk = 5, ik = 2, jk = 2, ij = 2, k = 1, i = 1, j = 1})
+  local cb = {form = rng:pick({"define", "define", "const", "literal"})}
+  if dims:find("i") then cb.bi = rng:pick({16, 32, 32, 64, 64, 128}) end
+  if dims:find("j") then cb.bj = rng:pick({32, 64, 128, 128, 256}) end
+  if dims:find("k") then cb.bk = rng:pick({32, 64, 128, 128, 256}) end
+  local orders = {}
+  for _, o in ipairs({"ijk", "ikj", "jik", "kij"}) do
+    local keep = {}
+    for ch in o:gmatch(".") do if dims:find(ch) then keep[#keep + 1] = ch end end
+    orders[#orders + 1] = table.concat(keep)
+  end
+  cb.order = rng:pick({orders[1], orders[1], orders[2], orders[3], orders[4]})
+  return cb
+end
+
+local function sample_omp(rng)
+  local o = {style = rng:weighted({["for"] = 5, collapse = 3, manual = 3})}
+  if o.style ~= "manual" then
+    o.schedule = rng:weighted({none = 4, static = 2, dynamic = 3, guided = 1})
+    if o.schedule == "none" then o.schedule = nil
+    elseif o.schedule ~= "guided" and rng:chance(0.6) then o.chunk = rng:pick({1, 2, 4, 8, 16}) end
+  end
+  o.zero_par = rng:chance(0.4)
+  return o
+end
+
+local function sample_pf(rng)
+  local pf = {fn = rng:pick({"mm", "mm", "builtin"}), target = rng:pick({"B", "B", "A"})}
+  pf.dist = pf.target == "B" and rng:pick({1, 2, 4, 8}) or rng:pick({8, 16, 32, 64})
+  pf.hint = rng:pick({"T0", "T0", "T1"})
+  return pf
+end
+
+-- Fills in the parameters of the techniques `set` holds (keeping those already there:
+-- "advance" adds one technique to a kernel's params).
+local function complete_params(rng, p, set, fixed)
+  p.tech = {}
+  for _, t in ipairs(TECH) do p.tech[t] = set[t] or nil end
+  local rb, simd = set.register_blocking == true, set.simd == true
+  local m = p.micro
+  local fits = m and ((m.kind == "scalar") == (not rb and not simd))
+    and ((m.kind == "stile" or m.kind == "unroll_k" or m.kind == "unroll_j") == (rb and not simd))
+    and ((m.kind == "vrow" or m.kind == "vikj") == (simd and not rb))
+    and ((m.kind == "vtile") == (rb and simd))
+  if not fits then
+    local new = sample_micro(rng, rb, simd, fixed)
+    -- keep the loop order's spirit when a scalar kernel gains register blocking
+    if m and m.isa and new.isa then new.isa = m.isa end
+    p.micro = new
+  end
+  if set.cache_blocking then p.cb = p.cb or sample_cb(rng) else p.cb = nil end
+  if set.omp then p.omp = p.omp or sample_omp(rng) else p.omp = nil end
+  if set.prefetch then p.pf = p.pf or sample_pf(rng) else p.pf = nil end
+  if p.c_mode == nil then p.c_mode = rng:chance(0.65) and "direct" or "accumulate" end
+  if p.zero == nil then p.zero = rng:weighted({memset = 5, loop = 3, rows = 2}) end
+  p.style = p.style or sample_style(rng)
+  return p
+end
+
+local function check_techniques(list, what)
+  local valid = set_of(TECH)
+  for _, t in ipairs(list or {}) do
+    if not valid[t] then
+      error(string.format("kernelgen: unknown technique '%s' in %s (expected one of: %s)",
+                          tostring(t), what, table.concat(TECH, ", ")), 3)
+    end
+  end
+end
+
+-- The technique set: the required ones, and each other allowed one with probability q.
+local function sample_set(rng, allowed, required, q)
+  local set, a = {}, set_of(allowed)
+  for _, t in ipairs(required) do
+    if not a[t] then
+      error(string.format("kernelgen: technique '%s' is required but not allowed", t), 3)
+    end
+    set[t] = true
+  end
+  for _, t in ipairs(TECH) do
+    if a[t] and not set[t] and rng:chance(q) then set[t] = true end
+  end
+  return set
+end
+
+
+-- name -> {expect = statuses the engine gives, weight = share among random defects, ...}
+kernelgen.defects = defects.table
+kernelgen.defect_names = defects.names
+kernelgen.message = defects.message
+
+---------------------------------------------------------------------------------------
+-- Kernels
+---------------------------------------------------------------------------------------
+
+local function technique_list(p)
+  local out = {}
+  for _, t in ipairs(TECH) do if p.tech[t] then out[#out + 1] = t end end
+  return out
+end
+
+local function combo_key(p, info)
+  local parts = {#technique_list(p) > 0 and table.concat(technique_list(p), "+") or "plain"}
+  local m = p.micro
+  local mk = m.kind
+  if m.order then mk = mk .. ":" .. m.order end
+  if m.mr then mk = mk .. ":" .. m.mr .. "x" .. (m.nr or (m.nv * ISA[m.isa].w)) end
+  if m.u then mk = mk .. ":u" .. m.u end
+  if m.isa then mk = mk .. ":" .. m.isa .. (m.tail and (":" .. m.tail) or "") end
+  parts[#parts + 1] = mk
+  if p.cb then
+    parts[#parts + 1] = string.format("cb:%s:%s/%s/%s", p.cb.order, p.cb.bi or "-", p.cb.bj or "-", p.cb.bk or "-")
+  end
+  if p.omp then
+    parts[#parts + 1] = "omp:" .. (p.omp.style == "collapse" and not info.collapse and "for" or p.omp.style)
+      .. (p.omp.schedule and (":" .. p.omp.schedule .. (p.omp.chunk or "")) or "")
+  end
+  if p.pf then parts[#parts + 1] = string.format("pf:%s%d", p.pf.target, p.pf.dist) end
+  parts[#parts + 1] = (info.needs_zero and "zero+acc" or "direct")
+  return table.concat(parts, " ")
+end
+
+-- opts: allowed, require (technique lists), defect (nil/false, a name, "random"),
+-- params (render these instead of sampling), fixed (bias toward every technique).
+function kernelgen.kernel(rng, opts)
+  opts = opts or {}
+  if getmetatable(rng) ~= Rng then error("kernelgen.kernel: the first argument must be a kernelgen.rng", 2) end
+  local p
+  if opts.params then
+    p = copy(opts.params)
+    if type(p.tech) ~= "table" or type(p.micro) ~= "table" then
+      error("kernelgen.kernel: params must come from a kernel made by kernelgen", 2)
+    end
+  else
+    local allowed = opts.allowed or TECH
+    check_techniques(allowed, "allowed")
+    check_techniques(opts.require, "require")
+    local set = sample_set(rng, allowed, opts.require or {}, opts.richness or (opts.fixed and 0.75 or 0.6))
+    p = complete_params(rng, {}, set, opts.fixed)
+  end
+  local lines, e = render.lines(p, nil)
+  local k = {code = table.concat(lines, "\n") .. "\n", techniques = technique_list(p), params = p,
+             combo = combo_key(p, e.info), lines = #lines}
+  local defect = opts.defect
+  if defect then
+    local ok = defects.applicable(p, e)
+    if defect == "random" then
+      local weights = {}
+      for name, d in pairs(kernelgen.defects) do
+        weights[name] = ok[name] and d.weight or 0
+      end
+      defect = rng:weighted(weights)
+    elseif not kernelgen.defects[defect] then
+      error(string.format("kernelgen.kernel: unknown defect '%s' (expected one of: %s, random)",
+                          tostring(defect), table.concat(defects.names, ", ")), 2)
+    elseif not ok[defect] then
+      error(string.format("kernelgen.kernel: this kernel has no place for the defect '%s' (%s)",
+                          defect, k.combo), 2)
+    end
+    local out, message
+    if defects.at_sites[defect] then
+      local at = defect == "race" and defects.race_site(e.count) or defect
+      local site = rng:int(1, e.count[at])
+      local e2
+      out, e2 = render.lines(p, {name = at, site = site})
+      k.defect_detail = e2.info.detail
+    else
+      -- a slip that would change what the pattern detection sees is drawn again: the
+      -- defective kernel keeps its label
+      local want = table.concat(k.techniques, ",")
+      for _ = 1, 20 do
+        out, message = defects.text[defect](rng, lines)
+        if not out or table.concat(stages.list(stages.detect(table.concat(out, "\n"))), ",") == want then
+          break
+        end
+        out = nil
+      end
+      if not out then
+        error(string.format("kernelgen.kernel: no place for the defect '%s' in this kernel", defect), 2)
+      end
+    end
+    k.correct_code = k.code
+    k.code = table.concat(out, "\n") .. "\n"
+    k.lines = #out
+    k.defect = defect
+    k.compile_message = message
+    k.expect = kernelgen.defects[defect].expect
+  else
+    k.expect = {"ok"}
+  end
+  return k
+end
+
+---------------------------------------------------------------------------------------
+-- Examples and corpora
+---------------------------------------------------------------------------------------
+
+local sizes = {64, 96, 128, 192, 256, 256, 256, 384, 512, 512, 768, 1024}
+local odd_sizes = {67, 100, 129, 200, 250, 300, 333, 500, 509, 700, 1000}
+
+-- A task table for prompts.task_text: sizes 64..1024, opt O0..O3, threads.
+function kernelgen.task(rng, opts)
+  opts = opts or {}
+  local pool = opts.odd and odd_sizes or sizes
+  local s = rng:pick(pool)
+  local t = {M = s, N = s, K = s}
+  if rng:chance(0.2) then t.N = rng:pick(pool); t.K = rng:pick(pool) end
+  t.opt = rng:weighted({O3 = 6, O2 = 2, O1 = 1, O0 = 1})
+  if rng:chance(0.35) then t.threads = rng:pick({1, 2, 4, 8, 16, 32}) end
+  return t
+end
+
+local lead_ins = {
+  "Here is the kernel:", "Here is an optimised kernel:", "The kernel:", "Here is the fixed kernel:",
+  "This version should be faster:", "Here is the code:",
+}
+
+local function completion(rng, code, kind)
+  local lead = ""
+  if rng:chance(0.4) then
+    local l = rng:pick(lead_ins)
+    if l:find("fixed") and kind ~= "repair" then l = "Here is the kernel:" end
+    lead = l .. "\n\n"
+  end
+  return lead .. "```c\n" .. code:gsub("%s+$", "") .. "\n```"
+end
+
+kernelgen.kinds = {"fixed", "write", "improve", "advance", "repair"}
+kernelgen.default_mix = {fixed = 0.35, write = 0.3, improve = 0.15, advance = 0.1, repair = 0.1}
+
+local function stage_allowed(s) return stages.get(s).allowed end
+
+local function target(rng, opts, params, allowed, req, fixed)
+  local rate = opts.defect_rate or 0.15
+  local defect = rng:chance(rate) and "random" or nil
+  if params then return kernelgen.kernel(rng, {params = params, defect = defect}) end
+  return kernelgen.kernel(rng, {allowed = allowed, require = req, defect = defect, fixed = fixed})
+end
+
+-- A weaker kernel than p within the same allowed set: some techniques dropped, or the
+-- same techniques with slower parameters.
+local function weaker(rng, p)
+  local q = copy(p)
+  local techs = technique_list(p)
+  if #techs > 0 and rng:chance(0.75) then
+    local set, drop = set_of(techs), rng:int(1, #techs)
+    for _ = 1, drop do
+      local t = rng:pick(techs)
+      set[t] = nil
+    end
+    q.micro, q.style = nil, copy(p.style)
+    if set.register_blocking == p.tech.register_blocking and set.simd == p.tech.simd then q.micro = copy(p.micro) end
+    return complete_params(rng, q, set)
+  end
+  local m = q.micro
+  if m.kind == "scalar" then
+    -- unit-stride inner loops (ikj, kij) beat dot products (ijk, jik), which beat the
+    -- column walks (jki, kji)
+    if m.order == "ikj" or m.order == "kij" then m.order = rng:pick({"ijk", "jik", "jki", "kji"})
+    elseif m.order == "ijk" or m.order == "jik" then m.order = rng:pick({"jki", "kji"})
+    else return nil end
+  elseif m.isa == "avx512" then m.isa = "avx2"; m.tail = "scalar"
+  elseif m.kind == "vtile" then m.mr, m.nv = 2, 1
+  elseif m.kind == "stile" then m.mr, m.nr = 2, 2
+  elseif m.u then m.u = 2
+  elseif q.cb then q.cb = nil; q.tech.cache_blocking = nil
+  else return nil end
+  if q.omp and q.omp.schedule ~= "dynamic" then q.omp.schedule, q.omp.chunk = "dynamic", 1 end
+  return q
+end
+
+-- opts: kind, stage, task, defect_rate.
+function kernelgen.example(rng, opts)
+  opts = opts or {}
+  local kind = opts.kind or "write"
+  local task = opts.task or kernelgen.task(rng)
+  local ex = {kind = kind, task = task}
+  if kind == "fixed" then
+    local all = prompts.fixed(task)
+    ex.messages = all[rng:int(1, #all)]
+    ex.stage = stages.count
+    local k = target(rng, opts, nil, TECH, {}, true)
+    ex.kernel = k
+  elseif kind == "write" then
+    local s = opts.stage or rng:int(1, stages.count)
+    ex.stage = s
+    local intro = stages.get(s).introduces
+    ex.messages = prompts.write(s, task)
+    ex.kernel = target(rng, opts, nil, stage_allowed(s), (intro and rng:chance(0.75)) and {intro} or {})
+  elseif kind == "improve" then
+    local s = opts.stage or rng:int(1, stages.count)
+    ex.stage = s
+    local intro = stages.get(s).introduces
+    local fast, slow
+    for _ = 1, 50 do
+      fast = kernelgen.kernel(rng, {allowed = stage_allowed(s), require = intro and {intro} or {}})
+      local q = weaker(rng, fast.params)
+      slow = q and kernelgen.kernel(rng, {params = q})
+      if slow and slow.code ~= fast.code then break end
+      slow = nil
+    end
+    if not slow then error("kernelgen.example: found no slower kernel to improve at stage " .. s) end
+    ex.messages = prompts.improve(slow.code, s, task)
+    ex.input = slow
+    ex.kernel = target(rng, opts, fast.params)
+  elseif kind == "advance" then
+    local s = opts.stage or rng:int(1, stages.count - 1)
+    if s >= stages.count then error("kernelgen.example: advance needs a stage below " .. stages.count, 2) end
+    ex.stage = s
+    local base = kernelgen.kernel(rng, {allowed = stage_allowed(s)})
+    local p = copy(base.params)
+    local set = set_of(technique_list(p))
+    set[stages.get(s + 1).introduces] = true
+    p = complete_params(rng, p, set)
+    ex.messages = prompts.advance(base.code, s, task)
+    ex.input = base
+    ex.kernel = target(rng, opts, p)
+    ex.stage = s + 1
+  elseif kind == "repair" then
+    local s = opts.stage or rng:int(1, stages.count)
+    ex.stage = s
+    local good = kernelgen.kernel(rng, {allowed = stage_allowed(s)})
+    local bad = kernelgen.kernel(rng, {params = good.params, defect = opts.defect or "random"})
+    if kernelgen.defects[bad.defect].odd_sizes and not opts.task then
+      task = kernelgen.task(rng, {odd = true}); ex.task = task
+    end
+    local message = kernelgen.message(rng, bad, task)
+    ex.messages = prompts.repair(bad.code, s, message, task)
+    ex.input, ex.message = bad, message
+    ex.kernel = target(rng, opts, good.params)
+  else
+    error(string.format("kernelgen.example: unknown kind '%s' (expected one of: %s)", tostring(kind),
+                        table.concat(kernelgen.kinds, ", ")), 2)
+  end
+  ex.completion = completion(rng, ex.kernel.code, kind)
+  ex.techniques = ex.kernel.techniques
+  ex.defect = ex.kernel.defect
+  ex.combo = ex.kernel.combo
+  return ex
+end
+
+-- n examples. opts: seed (1), mix ({kind = share}), defect_rate (0.15), write_stage6
+-- (share of "write" examples at stage 6, 0.4; the rest spread over stages 1-5).
+function kernelgen.corpus(n, opts)
+  opts = opts or {}
+  if math.type(n) ~= "integer" or n < 0 then error("kernelgen.corpus: n must be a non-negative integer", 2) end
+  local mix = opts.mix or kernelgen.default_mix
+  for k, w in pairs(mix) do
+    local known = false
+    for _, kind in ipairs(kernelgen.kinds) do known = known or kind == k end
+    if not known or type(w) ~= "number" or w < 0 then
+      error(string.format("kernelgen.corpus: bad mix entry %s = %s (kinds: %s)", tostring(k), tostring(w),
+                          table.concat(kernelgen.kinds, ", ")), 2)
+    end
+  end
+  local rng = kernelgen.rng(opts.seed or 1)
+  local share6 = opts.write_stage6 or 0.4
+  local out = {}
+  for i = 1, n do
+    local kind = rng:weighted(mix)
+    local stage
+    if kind == "write" then stage = rng:chance(share6) and stages.count or rng:int(1, stages.count - 1)
+    elseif kind == "advance" then stage = rng:int(1, stages.count - 1) end
+    out[i] = kernelgen.example(rng, {kind = kind, stage = stage, defect_rate = opts.defect_rate,
+                                     task = opts.task and opts.task(rng) or nil})
+  end
+  return out
+end
+
+-- Diversity of kernels or examples: {n, combos, technique_sets, top_text_share,
+-- defects = {name = count}, kinds = {kind = count}, lines = {min, mean, max}}.
+function kernelgen.stats(list)
+  local combos, sets, texts, defects, kinds = {}, {}, {}, {}, {}
+  local top, nc, ns = 0, 0, 0
+  local lmin, lmax, lsum = math.huge, 0, 0
+  for _, x in ipairs(list) do
+    local k = x.kernel or x
+    local text = x.completion or k.code
+    if k.combo and not combos[k.combo] then combos[k.combo] = true; nc = nc + 1 end
+    local key = table.concat(k.techniques or {}, "+")
+    if not sets[key] then sets[key] = true; ns = ns + 1 end
+    texts[text] = (texts[text] or 0) + 1
+    if texts[text] > top then top = texts[text] end
+    if k.defect then defects[k.defect] = (defects[k.defect] or 0) + 1 end
+    if x.kind then kinds[x.kind] = (kinds[x.kind] or 0) + 1 end
+    local l = k.lines or select(2, (k.code or ""):gsub("\n", ""))
+    lmin, lmax, lsum = math.min(lmin, l), math.max(lmax, l), lsum + l
+  end
+  local n = #list
+  return {n = n, combos = nc, technique_sets = ns, top_text_share = n > 0 and top / n or 0,
+          defects = defects, kinds = kinds,
+          lines = {min = n > 0 and lmin or 0, mean = n > 0 and lsum / n or 0, max = lmax}}
+end
+
+return kernelgen
