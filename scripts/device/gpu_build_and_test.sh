@@ -6,10 +6,12 @@
 #   (on the GPU machine) bash scripts/device/gpu_build_and_test.sh DEBS OUT [steps]
 #
 # steps (default "build test parity bench"): build, test (ctest), train (the GRPO step
-# benchmark), export (exports loaded by transformers/peft), parity (transformers
+# benchmark), export (exports loaded by transformers/peft), pretrain (the default model:
+# scripts/experiments/pretrain.lua on CUDA with PRETRAIN_ARGS, exported to OUT/small),
+# parity (transformers
 # reference models of the Qwen2.5-Coder-0.5B/1.5B and Llama-3.2-1B configs), bench
 # (Qwen2.5-Coder-14B config, batch 64, engine and transformers). Results go to OUT.
-# QUICK=1 skips the runs without CUDA graphs.
+# QUICK=1 skips the runs without CUDA graphs; TARGETS="engine" builds only what it names.
 set -uo pipefail
 DEBS=$(realpath "$1")
 OUT=$(realpath "$2")
@@ -40,7 +42,7 @@ if has build; then
   export TORCH_CUDA_ARCH_LIST=9.0
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_RPATH_USE_LINK_PATH=ON \
     -DCMAKE_PREFIX_PATH="$PREFIX/usr;$TORCH_PREFIX" 2>&1 | tee "$OUT/configure.log" | tail -5
-  LD_LIBRARY_PATH=$ENGINE_LIBS cmake --build "$BUILD" -j"$(nproc)" 2>&1 | tee "$OUT/build.log" | grep -E "error|FAILED" | head -30
+  LD_LIBRARY_PATH=$ENGINE_LIBS cmake --build "$BUILD" -j"$(nproc)" ${TARGETS:+--target $TARGETS} 2>&1 | tee "$OUT/build.log" | grep -E "error|FAILED" | head -30
   [ -x "$BUILD/engine" ] || { echo "build failed"; tail -40 "$OUT/build.log"; exit 1; }
   echo "build: ok"
 fi
@@ -85,4 +87,12 @@ if has export; then
   WORK=/tmp/export-check && rm -rf $WORK && mkdir -p $WORK
   LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" tests/train/export_roundtrip.lua $WORK 2>&1 | tail -2
   python3 scripts/device/check_export.py $WORK 2>&1 | grep -v Warning | tee "$OUT/export.json"
+fi
+
+# The default model: corpus, tokenizer and SFT from scratch on the GPU; the export and the
+# loss curve come back in OUT (the checkpoints stay behind: the export is the product).
+if has pretrain; then
+  LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" scripts/experiments/pretrain.lua --device=cuda \
+    --out=/tmp/pretrain --export="$OUT/small" --overwrite ${PRETRAIN_ARGS:-} 2>&1 | tee "$OUT/pretrain.log"
+  cp /tmp/pretrain/metrics.jsonl "$OUT/pretrain-metrics.jsonl" 2>/dev/null
 fi

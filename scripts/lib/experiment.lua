@@ -156,10 +156,12 @@ function experiment.train_opts(opts, config)
   return t
 end
 
--- The problem and compiler settings every kernel is benchmarked with.
+-- The problem and compiler settings every kernel is benchmarked with. C starts as NaN:
+-- the prompts say it must be fully overwritten, and a kernel that only adds into it fails.
 function experiment.bench_opts(opts, config)
   local b = {opt = config.opt, timeout = opts.timeout, warmup = opts.warmup, runs = opts.runs,
-             verify = opts.verify, problem = {M = opts.size, N = opts.size, K = opts.size}}
+             verify = opts.verify,
+             problem = {M = opts.size, N = opts.size, K = opts.size, c_init = "nan"}}
   if opts.threads > 0 then b.threads = opts.threads end
   return b
 end

@@ -239,16 +239,27 @@ function stages.detect(code)
   return used
 end
 
--- The technique set from the front end's structural features: any key among the five
--- techniques whose value is true or a table is in use (false/nil is not).
+-- The technique set from the front end's structural features: its `techniques` list
+-- when it has one (what bench.features and evaluation results carry), else any of the
+-- five keys whose value is true or a table not marked `used = false` (OpenMP may be
+-- keyed `openmp`, as the front end names it).
 function stages.from_features(features)
   if type(features) ~= "table" then
     error("stages: features must be a table like {simd = {width = 512}, omp = true}", 2)
   end
   local used = {}
+  if type(features.techniques) == "table" then
+    local known = {}
+    for _, tech in ipairs(stages.techniques) do known[tech] = true end
+    for _, tech in ipairs(features.techniques) do
+      if known[tech] then used[tech] = features[tech == "omp" and "openmp" or tech] or true end
+    end
+    return used
+  end
   for _, tech in ipairs(stages.techniques) do
     local v = features[tech]
-    if v == true or type(v) == "table" then used[tech] = v end
+    if v == nil and tech == "omp" then v = features.openmp end
+    if v == true or (type(v) == "table" and v.used ~= false) then used[tech] = v end
   end
   return used
 end

@@ -109,7 +109,7 @@ t.test("experiment 1: two steps fill the run store", function()
     t.eq(deps.train.trainers[2].opts.beta, 0.01)
     local o = deps.bench.seen_opts[1]
     t.eq(o.opt, "O3")
-    t.eq(o.problem, {M = 64, N = 64, K = 64})
+    t.eq(o.problem, {M = 64, N = 64, K = 64, c_init = "nan"})
     t.eq({o.timeout, o.warmup, o.runs}, {8.0, 1, 3})
   end
 end)

@@ -167,6 +167,28 @@ t.test("the front end's features as the detector", function()
   assert(ok, err)
 end)
 
+t.test("the engine's own features decide through their techniques list", function()
+  local omp_only = [[
+void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
+  #pragma omp parallel for
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double s = 0;
+      for (int k = 0; k < K; k++) s += A[i * K + k] * B[k * N + j];
+      C[i * N + j] = s;
+    }
+}
+]]
+  local features = bench.features(omp_only)
+  t.eq(stages.list(stages.from_features(features)), {"omp"})
+  t.eq(stages.check(5, omp_only, features, {detector = "features"}).ok, true)
+  t.eq(stages.check(4, omp_only, features, {detector = "features"}).forbidden, {"omp"})
+  -- the same record without its list: the per-technique entries, OpenMP as "openmp"
+  features.techniques = nil
+  t.eq(stages.list(stages.from_features(features)), {"omp"})
+  t.eq(stages.list(stages.from_features(bench.features(read("k01_naive_ijk.c")))), {})
+end)
+
 t.test("the technique a stage introduces is required only when enforced", function()
   local naive = read("k01_naive_ijk.c")
   local v = stages.check(2, naive)

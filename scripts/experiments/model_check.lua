@@ -1,0 +1,130 @@
+-- What a policy writes for one prompt: samples a group of kernels, benchmarks them and
+-- reports how many compile and pass verification, which technique combinations they use
+-- and how repetitive the texts are. The figures of docs/results.md come from here.
+--
+--   engine model_check.lua                          # the default model, stage 6, 64 kernels
+--   engine model_check.lua --model=DIR --prompt=fixed --n=128 --json=check.json
+
+local args = require "engine.args"
+local evaluate = require "evaluate"
+local experiment = require "experiment"
+local prompts = require "prompts"
+local stages = require "stages"
+
+local M = {}
+
+M.spec = {
+  description = "Samples kernels from a policy for one prompt and reports compile and "
+    .. "verification rates, technique combinations and text diversity.",
+  options = {
+    {"model", nil, "policy checkpoint [default: " .. experiment.default_model .. "]",
+     type = "string"},
+    {"prompt", "write", "which prompt: write (SQD's fresh kernel at --stage) or fixed "
+     .. "(Experiment 1's first fixed prompt)", choices = {"write", "fixed"}},
+    {"stage", 6, "stage of the write prompt"},
+    {"n", 64, "kernels to sample"},
+    {"temperature", 1.0, "sampling temperature"},
+    {"max_tokens", 1024, "longest completion in tokens"},
+    {"size", 128, "matrix size: M = N = K"},
+    {"opt", "O3", "compiler level", choices = {"O0", "O1", "O2", "O3"}},
+    {"threads", 0, "threads per kernel (0: all cores)"},
+    {"timeout", 2.0, "seconds a kernel may run"},
+    {"runs", 2, "timed runs per kernel"},
+    {"device", "cpu", "where the policy runs"},
+    {"seed", 1, "sampling seed"},
+    {"json", nil, "also write the figures to this file", type = "string"},
+  },
+}
+
+local compiled_statuses = {ok = true, verification_error = true, runtime_error = true,
+                           timeout = true}
+
+-- The figures of one group of judged kernels.
+function M.figures(results)
+  local n = #results
+  local compiled, verified, combos, texts, counts = 0, 0, {}, {}, {}
+  local verified_combos, best = {}, nil
+  for _, r in ipairs(results) do
+    counts[r.status] = (counts[r.status] or 0) + 1
+    if compiled_statuses[r.status] then compiled = compiled + 1 end
+    local combo = r.code and table.concat(stages.list(stages.detect(r.code)), "+") or nil
+    if combo == "" then combo = "plain" end
+    if combo then combos[combo] = (combos[combo] or 0) + 1 end
+    if r.status == "ok" then
+      verified = verified + 1
+      verified_combos[combo] = (verified_combos[combo] or 0) + 1
+      if not best or r.gflops > best then best = r.gflops end
+    end
+    local text = r.completion or ""
+    texts[text] = (texts[text] or 0) + 1
+  end
+  local function size(set)
+    local k = 0
+    for _ in pairs(set) do k = k + 1 end
+    return k
+  end
+  local top = 0
+  for _, c in pairs(texts) do top = math.max(top, c) end
+  return {samples = n, compiled = compiled, verified = verified,
+          compile_rate = n > 0 and compiled / n or 0, verify_rate = n > 0 and verified / n or 0,
+          combinations = size(combos), verified_combinations = size(verified_combos),
+          combos = combos, verified_combos = verified_combos, distinct_texts = size(texts),
+          top_text_share = n > 0 and top / n or 0, counts = counts, best_gflops = best}
+end
+
+function M.run(opts)
+  local deps = experiment.deps()
+  local dir = experiment.model_dir(opts, deps)
+  local task = {M = opts.size, N = opts.size, K = opts.size, opt = opts.opt,
+                threads = opts.threads > 0 and opts.threads or nil}
+  local messages = opts.prompt == "fixed" and prompts.fixed(task)[1]
+                   or prompts.write(opts.stage, task)
+  local pol = deps.policy.load(dir, {device = opts.device, dtype = "fp32"})
+  local t0 = sys.now()
+  local out = pol:sample({prompts.render(messages)}, {n = opts.n, temperature = opts.temperature,
+                                                      max_tokens = opts.max_tokens,
+                                                      seed = opts.seed})[1]
+  local t1 = sys.now()
+  local bench_opts = {opt = opts.opt, timeout = opts.timeout, runs = opts.runs,
+                      problem = {M = opts.size, N = opts.size, K = opts.size, c_init = "nan"}}
+  if opts.threads > 0 then bench_opts.threads = opts.threads end
+  local results = evaluate.completions(out, {bench = deps.bench, bench_opts = bench_opts,
+                                             stage = opts.prompt == "write" and opts.stage or nil})
+  local f = M.figures(results)
+  f.model, f.prompt, f.stage, f.temperature, f.seed = dir, opts.prompt, opts.stage,
+                                                      opts.temperature, opts.seed
+  f.sample_seconds, f.evaluate_seconds = t1 - t0, sys.now() - t1
+  return f
+end
+
+function M.print(f)
+  print(string.format("%s, %s prompt%s, %d samples at temperature %g (seed %d)", f.model,
+                      f.prompt, f.prompt == "write" and (" stage " .. f.stage) or "", f.samples,
+                      f.temperature, f.seed))
+  print(string.format("  compile      %3d  (%.0f%%)", f.compiled, 100 * f.compile_rate))
+  print(string.format("  verified     %3d  (%.0f%%)   best %s GFLOPS", f.verified,
+                      100 * f.verify_rate, f.best_gflops and string.format("%.2f", f.best_gflops) or "-"))
+  print(string.format("  technique combinations: %d among all, %d among verified",
+                      f.combinations, f.verified_combinations))
+  print(string.format("  distinct texts %d; the most frequent is %.1f%% of the samples",
+                      f.distinct_texts, 100 * f.top_text_share))
+  print("  statuses: " .. experiment.counts_text(f.counts))
+  local names = {}
+  for combo in pairs(f.verified_combos) do names[#names + 1] = combo end
+  table.sort(names, function(a, b) return f.verified_combos[a] > f.verified_combos[b] or
+                                          (f.verified_combos[a] == f.verified_combos[b] and a < b) end)
+  for _, combo in ipairs(names) do
+    print(string.format("    %3d  %s", f.verified_combos[combo], combo))
+  end
+  print(string.format("  sampling %.1f s, evaluation %.1f s", f.sample_seconds, f.evaluate_seconds))
+end
+
+function M.main(argv)
+  local opts = args.parse(argv, M.spec)
+  local f = M.run(opts)
+  M.print(f)
+  if opts.json then json.write(opts.json, f) end
+end
+
+if experiment.is_main() then experiment.main(arg[0], M.main, arg) end
+return M

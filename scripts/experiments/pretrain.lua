@@ -1,0 +1,297 @@
+-- Pretrains the default small model from scratch: a synthetic corpus of matmul kernels
+-- (kernelgen.lua) paired with the experiments' prompts, a byte-level BPE tokenizer trained
+-- on it, and a Qwen2-architecture model trained on it with the SFT primitive.
+--
+--   engine pretrain.lua --device=cuda                 # what made models/small (see its README)
+--   engine pretrain.lua --steps=200 --hidden=64 --out=runs/pt-small --export=models/mine
+--   engine pretrain.lua --resume                      # continue a killed run
+--
+-- The run directory (--out) holds the random initial checkpoint with its tokenizer
+-- (init/), trainer checkpoints, metrics.jsonl and the settings; the corpus is not stored:
+-- it is regenerated from --seed, so every step sees the same batch after a resume. The
+-- trained model is exported to --export in Hugging Face format (bf16 by default), with
+-- a README.md that says how it was made and pretrain.json with the settings and figures.
+
+local args = require "engine.args"
+local experiment = require "experiment"
+local kernelgen = require "kernelgen"
+local prompts = require "prompts"
+local tiny_model = require "tiny_model"
+
+local M = {}
+
+M.spec = {
+  description = "Pretrains a small kernel-writing model from scratch on kernelgen's synthetic "
+    .. "corpus (tokenizer, random init, SFT) and exports it in Hugging Face format.",
+  options = {
+    {"out", "runs/pretrain", "run directory (initial model, checkpoints, metrics)"},
+    {"export", nil, "where the trained model goes [default: the engine's models/small]",
+     type = "string"},
+    {"overwrite", false, "replace an existing model at --export"},
+    {"resume", false, "continue the run in --out where it stopped"},
+    {"seed", 1, "seed of the corpus, the initial weights and the batch order"},
+    -- corpus
+    {"examples", 40000, "synthetic examples (prompt + kernel) in the corpus"},
+    {"defect_rate", 0.15, "share of kernels with a deliberate defect"},
+    {"max_len", 1536, "longest example in tokens (longer ones are left out)"},
+    {"vocab_size", 2048, "tokenizer vocabulary (bytes, merges and the ChatML tokens)"},
+    {"tokenizer_examples", 3000, "examples the tokenizer is trained on"},
+    -- model
+    {"hidden", 256, "hidden size"},
+    {"layers", 4, "transformer blocks"},
+    {"heads", 4, "attention heads"},
+    {"kv_heads", 2, "key/value heads"},
+    {"intermediate", 768, "MLP width"},
+    -- training
+    {"device", "cpu", "where training runs: cpu, cuda, cuda:N"},
+    {"steps", 3000, "optimizer steps"},
+    {"batch", 32, "examples per step"},
+    {"micro_batch", 32, "examples per forward/backward pass"},
+    {"lr", 2e-3, "peak learning rate"},
+    {"warmup", 100, "steps of linear warm-up"},
+    {"min_lr", 0.1, "final learning rate as a fraction of the peak (cosine decay)"},
+    {"weight_decay", 0.01, "AdamW weight decay"},
+    {"dtype", "bf16", "dtype of the exported weights", choices = {"bf16", "fp16", "fp32"}},
+    {"save_every", 250, "checkpoint every N steps"},
+    {"stop_after", 0, "stop after this step with a checkpoint (0: train to --steps and "
+     .. "export); --resume continues"},
+    {"log_every", 25, "log the loss every N steps"},
+  },
+}
+
+-- The settings that define the model: a run resumes only with the same ones.
+local identity_keys = {"seed", "examples", "defect_rate", "max_len", "vocab_size",
+                       "tokenizer_examples", "hidden", "layers", "heads", "kv_heads",
+                       "intermediate", "steps", "batch", "lr", "warmup", "min_lr",
+                       "weight_decay"}
+
+local function identity(opts)
+  local id = {}
+  for _, k in ipairs(identity_keys) do id[k] = opts[k] end
+  return id
+end
+
+-- Linear warm-up, then cosine decay to min_lr * lr.
+function M.lr_at(step, opts)
+  if step <= opts.warmup then return opts.lr * step / math.max(opts.warmup, 1) end
+  local progress = (step - opts.warmup) / math.max(opts.steps - opts.warmup, 1)
+  local floor = opts.min_lr * opts.lr
+  return floor + (opts.lr - floor) * 0.5 * (1 + math.cos(math.pi * math.min(progress, 1)))
+end
+
+-- The corpus as (prompt text, completion text) pairs, in generation order.
+local function build_corpus(opts)
+  local examples = kernelgen.corpus(opts.examples, {seed = opts.seed,
+                                                    defect_rate = opts.defect_rate})
+  local pairs_ = {}
+  for i, ex in ipairs(examples) do
+    pairs_[i] = {prompt = prompts.render(ex.messages), completion = ex.completion,
+                 kind = ex.kind}
+  end
+  return pairs_
+end
+
+-- The initial checkpoint: the tokenizer trained on the corpus's first examples, weights
+-- drawn from the seed.
+local function write_init(dir, corpus, opts)
+  local texts = {}
+  for i = 1, math.min(opts.tokenizer_examples, #corpus) do
+    texts[i] = corpus[i].prompt .. corpus[i].completion
+  end
+  tiny_model.write(dir, {vocab_size = opts.vocab_size, hidden = opts.hidden,
+                         layers = opts.layers, heads = opts.heads, kv_heads = opts.kv_heads,
+                         intermediate = opts.intermediate, seed = opts.seed,
+                         max_position = 2 * opts.max_len, texts = texts})
+end
+
+-- Drops examples longer than max_len tokens; returns the kept ones and counts.
+local function fit(corpus, tok, max_len)
+  local kept, tokens, dropped = {}, 0, 0
+  for _, ex in ipairs(corpus) do
+    local n = #tok:encode(ex.prompt) + #tok:encode(ex.completion) + 1
+    if n <= max_len then
+      kept[#kept + 1] = ex
+      tokens = tokens + n
+    else
+      dropped = dropped + 1
+    end
+  end
+  return kept, {examples = #kept, dropped = dropped, tokens = tokens}
+end
+
+-- Batch `step`'s examples: a fresh permutation of the corpus per epoch, drawn from the
+-- seed, so the order does not depend on how often the run was resumed.
+local function batch_of(corpus, step, opts, cache)
+  local per_epoch = #corpus // opts.batch
+  local epoch = (step - 1) // per_epoch
+  if cache.epoch ~= epoch then
+    local rng = kernelgen.rng(opts.seed * 7919 + epoch)
+    local order = {}
+    for i = 1, #corpus do order[i] = i end
+    for i = #order, 2, -1 do
+      local j = rng:int(1, i)
+      order[i], order[j] = order[j], order[i]
+    end
+    cache.epoch, cache.order = epoch, order
+  end
+  local first = ((step - 1) % per_epoch) * opts.batch
+  local out = {}
+  for i = 1, opts.batch do
+    local ex = corpus[cache.order[first + i]]
+    out[i] = {prompt = ex.prompt, completion = ex.completion}
+  end
+  return out
+end
+
+local function model_readme(opts, figures)
+  return table.concat({
+    "# small: the engine's default kernel-writing model",
+    "",
+    "A Qwen2-architecture causal language model trained from random initialisation on a",
+    "synthetic corpus of double-precision matmul kernels (`scripts/lib/kernelgen.lua`),",
+    "each paired with the prompt it answers in the experiments' ChatML format: Experiment",
+    "1's fixed prompts, SQD's write/improve/advance/repair prompts for every stage of",
+    "Table I. It writes varied, mostly compilable kernels that compose loop orders, cache",
+    "and register blocking, AVX-512/AVX2 intrinsics, OpenMP and prefetching, with a share",
+    "of realistic defects, so `engine experiment1.lua` and `engine experiment2.lua` show",
+    "the whole method (sampling, evaluation, rewards, GRPO, SQD) working out of the box on",
+    "a laptop. It is a stand-in for a pretrained code model, not a general one: it knows",
+    "nothing but this task.",
+    "",
+    "## How it was made",
+    "",
+    "```",
+    "engine pretrain.lua --device=" .. opts.device .. " " .. figures.command_options,
+    "```",
+    "",
+    string.format("- corpus: %d examples (seed %d, defect rate %.2f), %d kept at <= %d "
+                  .. "tokens, %d tokens", opts.examples, opts.seed, opts.defect_rate,
+                  figures.corpus.examples, opts.max_len, figures.corpus.tokens),
+    string.format("- tokenizer: byte-level BPE, %d tokens, trained on the first %d examples",
+                  opts.vocab_size, opts.tokenizer_examples),
+    string.format("- model: hidden %d, %d layers, %d heads (%d key/value), MLP %d, tied "
+                  .. "embeddings, %d parameters, stored as %s", opts.hidden, opts.layers,
+                  opts.heads, opts.kv_heads, opts.intermediate, figures.parameters, opts.dtype),
+    string.format("- training: %d SFT steps of %d examples (loss on the completion only), "
+                  .. "AdamW lr %g with %d warm-up steps and cosine decay to %g x, weight "
+                  .. "decay %g", opts.steps, opts.batch, opts.lr, opts.warmup, opts.min_lr,
+                  opts.weight_decay),
+    string.format("- final training loss %.4f (mean of the last %d steps); %.0f s on %s",
+                  figures.final_loss, figures.loss_window, figures.seconds, opts.device),
+    "",
+    "`pretrain.json` holds the same settings and figures. What it achieves (compile and",
+    "verification rates, technique combinations, learning in Experiment 1) is in the",
+    "repository's docs/results.md.",
+    "",
+  }, "\n")
+end
+
+local function parameter_count(opts)
+  local H, I, V, L = opts.hidden, opts.intermediate, opts.vocab_size, opts.layers
+  local hd = H // opts.heads
+  local attn = H * H + H + 2 * (H * opts.kv_heads * hd + opts.kv_heads * hd) + H * H
+  return V * H + H + L * (attn + 3 * H * I + 2 * H)
+end
+
+-- The options as a command line (those that differ from the defaults).
+local function command_options(opts)
+  local parts = {}
+  for _, decl in ipairs(M.spec.options) do
+    local k = decl[1]
+    if opts._given[k] and k ~= "device" and k ~= "out" and k ~= "export" and k ~= "resume"
+       and k ~= "overwrite" then
+      parts[#parts + 1] = string.format("--%s=%s", k, tostring(opts[k]))
+    end
+  end
+  return table.concat(parts, " ")
+end
+
+function M.run(opts)
+  local export = opts.export or (engine.models .. "/small")
+  if sys.exists(export .. "/config.json") and not opts.overwrite then
+    experiment.fail(string.format("%s already holds a model: pass --overwrite to replace "
+                                  .. "it, or choose another --export", export))
+  end
+  if opts.micro_batch > opts.batch then opts.micro_batch = opts.batch end
+  local existed = sys.exists(opts.out .. "/config.json")
+  if existed and not opts.resume then
+    experiment.fail(opts.out .. " already holds a run: pass --resume to continue it, or "
+                    .. "choose another --out")
+  end
+  local run = store.open(opts.out, {config = identity(opts)})
+
+  local t0 = sys.now()
+  local corpus = build_corpus(opts)
+  log.info("corpus", {examples = #corpus, seconds = string.format("%.1f", sys.now() - t0)})
+  local init = opts.out .. "/init"
+  if not sys.exists(init .. "/config.json") then write_init(init, corpus, opts) end
+  local pol = policy.load(init, {device = opts.device, dtype = "fp32"})
+  local kept, counts = fit(corpus, tokenizer.load(init), opts.max_len)
+  log.info("fitted", counts)
+  if #kept < opts.batch then experiment.fail("fewer examples than a batch fit in --max_len") end
+
+  local trainer = train.sft(pol, {lr = M.lr_at(1, opts), weight_decay = opts.weight_decay,
+                                  micro_batch = opts.micro_batch, seed = opts.seed})
+  local done = run:get("step", 0)
+  if done > 0 then
+    trainer:load(run:checkpoint_path(run:get("checkpoint")))
+    done = trainer:steps()
+    log.info("resumed", {step = done})
+  end
+
+  local cache, recent, started = {}, {}, sys.now()
+  local elapsed_before = run:get("seconds", 0)
+  local last = opts.stop_after > 0 and math.min(opts.stop_after, opts.steps) or opts.steps
+  for step = done + 1, last do
+    trainer:set_lr(M.lr_at(step, opts))
+    local stats = trainer:step(batch_of(kept, step, opts, cache))
+    recent[#recent + 1] = stats.loss
+    if #recent > 50 then table.remove(recent, 1) end
+    local record = {step = step, loss = stats.loss, lr = stats.lr, tokens = stats.tokens,
+                    grad_norm = stats.grad_norm, seconds = stats.seconds}
+    local save = step % opts.save_every == 0 or step == last
+    run:atomic(function()
+      run:log(record)
+      if save then
+        local name = "step-" .. step
+        trainer:save(run:begin_checkpoint(name))
+        run:commit_checkpoint(name)
+        run:set("checkpoint", name)
+        run:set("step", step)
+        run:set("seconds", elapsed_before + sys.now() - started)
+      end
+    end)
+    if step % opts.log_every == 0 or step == opts.steps then
+      log.info("step", {step = step, loss = string.format("%.4f", stats.loss),
+                        lr = string.format("%.2e", stats.lr),
+                        tokens_per_s = string.format("%.0f", stats.tokens / stats.seconds)})
+    end
+  end
+
+  if run:get("step", 0) < opts.steps then
+    log.info("stopped", {step = run:get("step", 0), resume = "--resume"})
+    run:close()
+    return nil
+  end
+  local mean = 0
+  for _, l in ipairs(recent) do mean = mean + l end
+  local figures = {corpus = counts, parameters = parameter_count(opts),
+                   final_loss = #recent > 0 and mean / #recent or 0, loss_window = #recent,
+                   seconds = run:get("seconds", 0), command_options = command_options(opts)}
+  trainer:export(export, {dtype = opts.dtype})
+  local f = assert(io.open(export .. "/README.md", "w"))
+  f:write(model_readme(opts, figures))
+  f:close()
+  json.write(export .. "/pretrain.json", {settings = identity(opts), device = opts.device,
+                                           figures = figures})
+  run:close()
+  log.info("exported", {dir = export, loss = string.format("%.4f", figures.final_loss)})
+  return export, figures
+end
+
+function M.main(argv)
+  M.run(args.parse(argv, M.spec))
+end
+
+if experiment.is_main() then experiment.main(arg[0], M.main, arg) end
+return M

@@ -1,0 +1,104 @@
+-- pretrain.lua at toy scale on the CPU: the export loads and samples, a killed run resumes
+-- from its last checkpoint to the same model, and existing runs and models are not
+-- overwritten by mistake. model_check.lua's figures on hand-made results.
+local t = require "engine.test"
+local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")
+local pretrain = dofile(engine.scripts[1] .. "/pretrain.lua")
+local model_check = dofile(engine.scripts[1] .. "/model_check.lua")
+
+local toy = {"--examples=48", "--vocab_size=320", "--tokenizer_examples=16", "--hidden=32",
+             "--layers=1", "--heads=2", "--kv_heads=1", "--intermediate=64", "--batch=4",
+             "--micro_batch=4", "--max_len=4096", "--warmup=2", "--log_every=100"}
+
+local function command(extra)
+  local parts = {string.format("%q", engine_exe), "pretrain.lua"}
+  for _, a in ipairs(toy) do parts[#parts + 1] = a end
+  for _, a in ipairs(extra) do parts[#parts + 1] = string.format("%q", a) end
+  return table.concat(parts, " ")
+end
+
+local function run(extra)
+  local pipe = io.popen(command(extra) .. " 2>&1")
+  local out = pipe:read("a")
+  local ok = pipe:close()
+  return ok, out
+end
+
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+t.test("the learning rate warms up, then decays to its floor", function()
+  local o = {lr = 1e-3, warmup = 10, steps = 110, min_lr = 0.1}
+  t.near(pretrain.lr_at(5, o), 5e-4, 1e-12)
+  t.near(pretrain.lr_at(10, o), 1e-3, 1e-12)
+  t.near(pretrain.lr_at(60, o), 0.55e-3, 1e-12)
+  t.near(pretrain.lr_at(110, o), 1e-4, 1e-12)
+end)
+
+t.test("a toy model trains, exports in bf16 and samples", function()
+  local dir = t.tmpdir()
+  local ok, out = run{"--steps=6", "--save_every=3", "--out=" .. dir .. "/run",
+                      "--export=" .. dir .. "/model"}
+  t.ok(ok, out)
+  for _, f in ipairs{"config.json", "model.safetensors", "tokenizer.json", "README.md",
+                     "pretrain.json"} do
+    t.ok(sys.exists(dir .. "/model/" .. f), f)
+  end
+  t.eq(json.read(dir .. "/model/config.json").torch_dtype, "bfloat16")
+  local info = json.read(dir .. "/model/pretrain.json")
+  t.eq(info.settings.steps, 6)
+  t.ok(info.figures.final_loss > 0)
+  t.contains(read(dir .. "/model/README.md"), "--hidden=32")
+  local pol = policy.load(dir .. "/model")
+  local prompts = require "prompts"
+  local got = pol:sample({prompts.render(prompts.write(6, {}))}, {n = 2, max_tokens = 8, seed = 1})
+  t.eq(#got[1], 2)
+
+  -- the same run and model are not overwritten by mistake
+  ok, out = run{"--steps=6", "--out=" .. dir .. "/run", "--export=" .. dir .. "/other"}
+  t.ok(not ok)
+  t.contains(out, "already holds a run")
+  ok, out = run{"--steps=6", "--out=" .. dir .. "/run2", "--export=" .. dir .. "/model"}
+  t.ok(not ok)
+  t.contains(out, "--overwrite")
+end)
+
+t.test("a resumed run ends with the model of an uninterrupted one", function()
+  local dir = t.tmpdir()
+  local ok, out = run{"--steps=6", "--save_every=2", "--out=" .. dir .. "/whole",
+                      "--export=" .. dir .. "/whole_model"}
+  t.ok(ok, out)
+  ok, out = run{"--steps=6", "--save_every=5", "--stop_after=3", "--out=" .. dir .. "/cut",
+                "--export=" .. dir .. "/cut_model"}
+  t.ok(ok, out)
+  t.ok(not sys.exists(dir .. "/cut_model/config.json"), "no export before the last step")
+  ok, out = run{"--steps=6", "--save_every=5", "--resume", "--out=" .. dir .. "/cut",
+                "--export=" .. dir .. "/cut_model"}
+  t.ok(ok, out)
+  t.contains(out, "resumed")
+  t.eq(read(dir .. "/cut_model/model.safetensors"), read(dir .. "/whole_model/model.safetensors"))
+end)
+
+t.test("model_check's figures", function()
+  local k = "```c\nvoid matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {}\n```"
+  local f = model_check.figures{
+    {status = "ok", gflops = 2, completion = k, code = "#pragma omp parallel for\nx;"},
+    {status = "ok", gflops = 5, completion = k .. " ", code = "_mm512_fmadd_pd(a, b, c);"},
+    {status = "verification_error", completion = k, code = "int x;"},
+    {status = "compile_error", completion = "other", code = "int y"},
+    {status = "format_violation", completion = "no code"},
+  }
+  t.eq(f.samples, 5)
+  t.eq(f.compiled, 3)
+  t.eq(f.verified, 2)
+  t.eq(f.best_gflops, 5)
+  t.eq(f.verified_combinations, 2)
+  t.eq(f.combinations, 3)  -- omp, simd, plain
+  t.near(f.top_text_share, 0.4, 1e-12)
+end)
+
+t.run()
