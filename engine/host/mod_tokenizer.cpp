@@ -62,6 +62,7 @@ static int tokenizer_train(lua_State* L) {
   else o.special_tokens = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
   opt.get("min_frequency", o.min_frequency);
   opt.get("eos_token", o.eos_token);
+  opt.get("pattern", o.pattern);
   opt.done();
   if (vocab <= 0) throw Error("tokenizer.train: the option vocab_size (a positive integer) is required");
   o.vocab_size = int(vocab);

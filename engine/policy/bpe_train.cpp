@@ -3,6 +3,7 @@
 #include "policy/tokenizer_impl.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <queue>
 #include <unordered_set>
 
@@ -23,7 +24,7 @@ OJson byte_level_step() {
 // tokenizer.json for a vocabulary (token strings in id order), merges and special tokens.
 OJson tokenizer_json(const std::vector<std::string>& tokens,
                      const std::vector<std::pair<int, int>>& merges,
-                     const std::vector<std::string>& specials) {
+                     const std::vector<std::string>& specials, const std::string& pattern) {
   OJson vocab = OJson::object();
   for (size_t i = 0; i < tokens.size(); ++i) vocab[tokens[i]] = int(i);
   OJson m = OJson::array();
@@ -41,7 +42,7 @@ OJson tokenizer_json(const std::vector<std::string>& tokens,
       {"pre_tokenizer",
        {{"type", "Sequence"},
         {"pretokenizers",
-         {{{"type", "Split"}, {"pattern", {{"Regex", kQwen2Pattern}}}, {"behavior", "Isolated"},
+         {{{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"},
            {"invert", false}},
           byte_level_step()}}}},
       {"post_processor", byte_level_step()},
@@ -111,6 +112,7 @@ Tokenizer train_bpe(const std::vector<std::string>& texts, const TrainOptions& o
                          " is below 256 bytes + " + std::to_string(specials.size()) +
                          " special tokens = " + std::to_string(min_size));
   if (o.min_frequency < 1) throw TokenizerError("tokenizer.train: min_frequency must be at least 1");
+  const std::string pattern = o.pattern.empty() ? std::string(kQwen2Pattern) : o.pattern;
   std::string eos = o.eos_token;
   if (eos.empty() && !specials.empty())
     eos = std::find(specials.begin(), specials.end(), "<|im_end|>") != specials.end() ? "<|im_end|>"
@@ -129,7 +131,13 @@ Tokenizer train_bpe(const std::vector<std::string>& texts, const TrainOptions& o
   }
 
   // The splitter: the final tokenizer's normaliser, pattern and special tokens.
-  Tokenizer base = Tokenizer::from_json(tokenizer_json(tokens, {}, specials).dump());
+  std::optional<Tokenizer> splitter;
+  try {
+    splitter.emplace(Tokenizer::from_json(tokenizer_json(tokens, {}, specials, pattern).dump()));
+  } catch (const std::exception& e) {
+    throw TokenizerError(std::string("tokenizer.train: the pattern is not a usable regex: ") + e.what());
+  }
+  Tokenizer& base = *splitter;
   std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>> counts;
   for (size_t i = 0; i < texts.size(); ++i) {
     size_t bad = find_invalid_utf8(texts[i]);
@@ -230,7 +238,7 @@ Tokenizer train_bpe(const std::vector<std::string>& texts, const TrainOptions& o
     }
   }
 
-  OJson tj = tokenizer_json(tokens, merges, specials);
+  OJson tj = tokenizer_json(tokens, merges, specials, pattern);
   OJson cfg = config_json(tokens.size(), specials, eos);
   return Tokenizer::from_json(tj.dump(), cfg.dump());
 }

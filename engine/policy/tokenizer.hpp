@@ -44,6 +44,10 @@ struct TrainOptions {
   std::vector<std::string> special_tokens;  // get the ids after the learned vocabulary
   int64_t min_frequency = 2;                // pairs seen fewer times are never merged
   std::string eos_token;                    // default: "<|im_end|>" if special, else the first
+  // The pre-tokenizer's split regex; merges never cross its pieces. Empty: Qwen2's, which
+  // splits code at every punctuation run. A coarser one (whole lines) gives code models
+  // shorter sequences.
+  std::string pattern;
 };
 
 class Tokenizer {

@@ -33,9 +33,11 @@ M.spec = {
     -- corpus
     {"examples", 40000, "synthetic examples (prompt + kernel) in the corpus"},
     {"defect_rate", 0.15, "share of kernels with a deliberate defect"},
-    {"max_len", 1536, "longest example in tokens (longer ones are left out)"},
-    {"vocab_size", 2048, "tokenizer vocabulary (bytes, merges and the ChatML tokens)"},
+    {"max_len", 1024, "longest example in tokens (longer ones are left out)"},
+    {"vocab_size", 4096, "tokenizer vocabulary (bytes, merges and the ChatML tokens)"},
     {"tokenizer_examples", 3000, "examples the tokenizer is trained on"},
+    {"pattern", "[^\\n]+\\n?|\\n", "the tokenizer's split regex: merges never cross its pieces "
+     .. "(whole lines: a kernel is ~100 tokens instead of ~600 with Qwen2's)"},
     -- model
     {"hidden", 256, "hidden size"},
     {"layers", 4, "transformer blocks"},
@@ -44,9 +46,9 @@ M.spec = {
     {"intermediate", 768, "MLP width"},
     -- training
     {"device", "cpu", "where training runs: cpu, cuda, cuda:N"},
-    {"steps", 3000, "optimizer steps"},
-    {"batch", 32, "examples per step"},
-    {"micro_batch", 32, "examples per forward/backward pass"},
+    {"steps", 2000, "optimizer steps"},
+    {"batch", 64, "examples per step"},
+    {"micro_batch", 16, "examples per forward/backward pass"},
     {"lr", 2e-3, "peak learning rate"},
     {"warmup", 100, "steps of linear warm-up"},
     {"min_lr", 0.1, "final learning rate as a fraction of the peak (cosine decay)"},
@@ -61,7 +63,7 @@ M.spec = {
 
 -- The settings that define the model: a run resumes only with the same ones.
 local identity_keys = {"seed", "examples", "defect_rate", "max_len", "vocab_size",
-                       "tokenizer_examples", "hidden", "layers", "heads", "kv_heads",
+                       "tokenizer_examples", "pattern", "hidden", "layers", "heads", "kv_heads",
                        "intermediate", "steps", "batch", "lr", "warmup", "min_lr",
                        "weight_decay"}
 
@@ -101,7 +103,8 @@ local function write_init(dir, corpus, opts)
   tiny_model.write(dir, {vocab_size = opts.vocab_size, hidden = opts.hidden,
                          layers = opts.layers, heads = opts.heads, kv_heads = opts.kv_heads,
                          intermediate = opts.intermediate, seed = opts.seed,
-                         max_position = 2 * opts.max_len, texts = texts})
+                         max_position = 2 * opts.max_len, texts = texts,
+                         pattern = opts.pattern})
 end
 
 -- Drops examples longer than max_len tokens; returns the kept ones and counts.
@@ -167,8 +170,10 @@ local function model_readme(opts, figures)
     string.format("- corpus: %d examples (seed %d, defect rate %.2f), %d kept at <= %d "
                   .. "tokens, %d tokens", opts.examples, opts.seed, opts.defect_rate,
                   figures.corpus.examples, opts.max_len, figures.corpus.tokens),
-    string.format("- tokenizer: byte-level BPE, %d tokens, trained on the first %d examples",
-                  opts.vocab_size, opts.tokenizer_examples),
+    string.format("- tokenizer: byte-level BPE, %d tokens, trained on the first %d examples; "
+                  .. "its pieces are whole lines (split regex `%s`), so a frequent line of "
+                  .. "code is one token", opts.vocab_size, opts.tokenizer_examples,
+                  opts.pattern),
     string.format("- model: hidden %d, %d layers, %d heads (%d key/value), MLP %d, tied "
                   .. "embeddings, %d parameters, stored as %s", opts.hidden, opts.layers,
                   opts.heads, opts.kv_heads, opts.intermediate, figures.parameters, opts.dtype),

@@ -52,7 +52,8 @@ local function write_safetensors(path, tensors)
 end
 
 -- opts: vocab_size (>= 256 + specials), hidden, intermediate, layers, heads, kv_heads,
--- max_position, seed, texts (the tokenizer's training corpus).
+-- max_position, seed, texts (the tokenizer's training corpus), pattern (the tokenizer's
+-- split regex; default Qwen2's).
 function tiny_model.write(dir, opts)
   opts = opts or {}
   local V = opts.vocab_size or 384
@@ -64,7 +65,7 @@ function tiny_model.write(dir, opts)
   sys.mkdir(dir)
 
   local tok = tokenizer.train(opts.texts or {"void matmul_optimized(double *A) { return; }"},
-                              {vocab_size = V, special_tokens = SPECIAL})
+                              {vocab_size = V, special_tokens = SPECIAL, pattern = opts.pattern})
   tok:save(dir)
   local eos = assert(tok:token_to_id("<|im_end|>"))
 

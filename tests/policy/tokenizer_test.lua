@@ -90,4 +90,20 @@ t.test("texts with NUL bytes are trained on whole", function()
   t.eq(#trained:encode("x\0zzzz"), 2)
 end)
 
+t.test("a split pattern of whole lines merges across punctuation", function()
+  local code = {}
+  for i = 1, 40 do code[i] = "    for (int k = 0; k < K; k++) acc += A[i * K + k];\n" .. "x" .. i .. "\n" end
+  local line = "    for (int k = 0; k < K; k++) acc += A[i * K + k];\n"
+  local default = tokenizer.train(code, {vocab_size = 400})
+  local lines = tokenizer.train(code, {vocab_size = 400, pattern = "[^\n]+\n?|\n"})
+  t.ok(#default:encode(line) > 5, "the default pattern splits at punctuation")
+  t.eq(#lines:encode(line), 1)
+  t.eq(lines:decode(lines:encode(line .. "y = 1;\n")), line .. "y = 1;\n")
+  local dir = t.tmpdir()
+  lines:save(dir)
+  t.eq(tokenizer.load(dir):encode(line), lines:encode(line))
+  t.raises(function() tokenizer.train(code, {vocab_size = 400, pattern = "([a-z"}) end,
+           "pattern is not a usable regex")
+end)
+
 t.run()
