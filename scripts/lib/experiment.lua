@@ -15,7 +15,8 @@ local reward = require "reward"
 
 local experiment = {}
 
--- The default model: a directory under the engine's models/ (not shipped yet).
+-- The default model: the small kernel-writing model shipped in the engine's models/
+-- (models/small/README.md says how scripts/experiments/pretrain.lua made it).
 experiment.default_model_name = "small"
 experiment.default_model = engine.models .. "/" .. experiment.default_model_name
 
@@ -139,7 +140,8 @@ function experiment.model_dir(opts, deps)
       experiment.fail(string.format("--model=%s: no Hugging Face checkpoint there (config.json "
                                     .. "is missing)", dir))
     end
-    experiment.fail(string.format("the default model %s is missing (it is not shipped yet): "
+    experiment.fail(string.format("the default model %s is missing: restore it from the "
+                                  .. "repository (or remake it with engine pretrain.lua), or "
                                   .. "pass --model=DIR, a Hugging Face Qwen2/Llama checkpoint", dir))
   end
   return dir

@@ -77,8 +77,13 @@ t.test("--help lists every option with its default", function()
 end)
 
 t.test("a missing model is named, with what to do", function()
-  t.raises(function() experiment.model_dir({}, {injected = false}) end,
-           "/small is missing (it is not shipped yet): pass --model=DIR")
+  local shipped = experiment.default_model
+  experiment.default_model = t.tmpdir() .. "/small"
+  local ok, err = pcall(experiment.model_dir, {}, {injected = false})
+  experiment.default_model = shipped
+  t.ok(not ok)
+  t.contains(tostring(err), "/small is missing: restore it")
+  t.contains(tostring(err), "pass --model=DIR")
   t.raises(function() experiment.model_dir({model = "/nowhere"}, {injected = false}) end,
            "--model=/nowhere: no Hugging Face checkpoint there")
   t.eq(experiment.model_dir({model = "/nowhere"}, {injected = true}), "/nowhere")
