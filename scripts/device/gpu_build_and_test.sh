@@ -7,11 +7,12 @@
 #
 # steps (default "build test parity bench"): build, test (ctest), train (the GRPO step
 # benchmark), export (exports loaded by transformers/peft), pretrain (the default model:
-# scripts/experiments/pretrain.lua on CUDA with PRETRAIN_ARGS, exported to OUT/small),
+# scripts/experiments/pretrain.lua on CUDA with PRETRAIN_ARGS, exported to OUT/small.tar),
 # parity (transformers
 # reference models of the Qwen2.5-Coder-0.5B/1.5B and Llama-3.2-1B configs), bench
 # (Qwen2.5-Coder-14B config, batch 64, engine and transformers). Results go to OUT.
-# QUICK=1 skips the runs without CUDA graphs; TARGETS="engine" builds only what it names.
+# QUICK=1 skips the runs without CUDA graphs; TARGETS="engine" builds only what it names;
+# CMAKE_ARGS is added to the configure command (e.g. -DBUILD_TESTING=OFF).
 set -uo pipefail
 DEBS=$(realpath "$1")
 OUT=$(realpath "$2")
@@ -41,7 +42,9 @@ TORCH_PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 if has build; then
   export TORCH_CUDA_ARCH_LIST=9.0
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_RPATH_USE_LINK_PATH=ON \
-    -DCMAKE_PREFIX_PATH="$PREFIX/usr;$TORCH_PREFIX" 2>&1 | tee "$OUT/configure.log" | tail -5
+    -DCMAKE_PREFIX_PATH="$PREFIX/usr;$TORCH_PREFIX" \
+    -DGCCJIT="$PREFIX/usr/lib/gcc/x86_64-linux-gnu/12/libgccjit.so" \
+    -DGCCJIT_INCLUDE="$PREFIX/usr/lib/gcc/x86_64-linux-gnu/12/include" ${CMAKE_ARGS:-} 2>&1 | tee "$OUT/configure.log" | tail -5
   LD_LIBRARY_PATH=$ENGINE_LIBS cmake --build "$BUILD" -j"$(nproc)" ${TARGETS:+--target $TARGETS} 2>&1 | tee "$OUT/build.log" | grep -E "error|FAILED" | head -30
   [ -x "$BUILD/engine" ] || { echo "build failed"; tail -40 "$OUT/build.log"; exit 1; }
   echo "build: ok"
@@ -95,4 +98,6 @@ if has pretrain; then
   LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" scripts/experiments/pretrain.lua --device=cuda \
     --out=/tmp/pretrain --export="$OUT/small" --overwrite ${PRETRAIN_ARGS:-} 2>&1 | tee "$OUT/pretrain.log"
   cp /tmp/pretrain/metrics.jsonl "$OUT/pretrain-metrics.jsonl" 2>/dev/null
+  # at most 8 files come back from the machine: the model travels as one archive
+  tar -C "$OUT" -cf "$OUT/small.tar" small && rm -rf "$OUT/small"
 fi
