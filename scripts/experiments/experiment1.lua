@@ -35,9 +35,10 @@ M.spec = experiment.spec{
   },
   profiles = {
     paper = {},
-    -- For the default small model on a laptop: few, small steps. To be tuned with it.
-    small = {steps = 30, G = 8, prompts_per_step = 2, max_tokens = 768, size = 128,
-             timeout = 2.0, runs = 2, opt = {"O3"}, lr = {1e-5}, beta = {0.0}},
+    -- For the default small model on a laptop: learning (lr > 0) against the same steps
+    -- and seeds without it (lr = 0), about half an hour on two cores.
+    small = {steps = 30, G = 16, prompts_per_step = 2, max_tokens = 512, size = 128,
+             timeout = 2.0, runs = 2, opt = {"O3"}, lr = {0.0, 3e-4}, beta = {0.0}},
   },
 }
 

@@ -38,9 +38,10 @@ M.spec = experiment.spec{
   },
   profiles = {
     paper = {},
-    -- For the default small model on a laptop. To be tuned with it.
-    small = {iterations = 3, G = 8, pool_size = 4, max_tokens = 768, size = 128,
-             timeout = 2.0, runs = 2, opt = {"O3"}, lr = {0.0, 1e-5}},
+    -- For the default small model on a laptop: a few SQD iterations with and without
+    -- learning.
+    small = {iterations = 3, G = 8, pool_size = 4, max_tokens = 512, size = 128,
+             timeout = 2.0, runs = 2, opt = {"O3"}, lr = {0.0, 3e-4}},
   },
 }
 
