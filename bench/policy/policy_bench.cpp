@@ -8,7 +8,14 @@
 //                [--device cuda] [--dtype bf16] [--bandwidth GBPS] [--graphs 0|1]
 //     random weights for CONFIG; decode tokens/s; the bandwidth limit (weight bytes read
 //     per step / bandwidth, the bandwidth measured here by a device copy unless given).
+//     --profile TRACE.json (CUDA builds): afterwards, decode steps 8..19 of another run
+//     are traced with Kineto (scripts/device/profile_summary.py summarises the trace).
+//   policy_bench attention
+//     the fused decode attention kernel against a float64 reference on random inputs
+//     (shapes of the parity models and the 14B config, masks, strided cache views).
+//     Prints one JSON line per case; exits 1 when one is off.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -16,10 +23,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "policy/cuda_ops.hpp"
 #include "policy/model.hpp"
 #include "policy/policy.hpp"
 #include "policy/policy_impl.hpp"
 #include "policy/safetensors.hpp"
+#include "profile.hpp"
 
 using namespace policy;
 using torch::Tensor;
@@ -189,16 +198,85 @@ static int decode(const std::string& config_path, const std::map<std::string, st
               {"limit_step_ms", limit_step_ms}, {"limit_tok_s", limit_tok_s},
               {"fraction_of_limit", limit_tok_s > 0 ? tok_s / limit_tok_s : 0}};
   std::cout << out.dump() << std::endl;
+
+  const std::string trace = get(f, "profile", "");
+  if (!trace.empty()) {
+    if (!policy_bench::profiler_available())
+      throw std::runtime_error("--profile needs a CUDA build of libtorch");
+    const int64_t first = 8, count = 12;
+    so.max_tokens = static_cast<int>(first + count + 2);
+    so.on_step = [&](int64_t step) {
+      if (step == first) {
+        sync(dev);
+        policy_bench::profiler_start();
+      } else if (step == first + count) {
+        sync(dev);
+        policy_bench::profiler_stop(trace);
+      }
+    };
+    pol->sample(prompts, so);
+    std::cout << Json{{"profile", trace}, {"steps", count}}.dump() << std::endl;
+  }
   return 0;
+}
+
+static int attention_check() {
+  const torch::Device dev(torch::kCUDA);
+  if (!torch::cuda::is_available()) throw std::runtime_error("attention: needs CUDA");
+  struct Case { int64_t B, H, Hk, D, cap, S; bool mask; };
+  const std::vector<Case> cases = {{64, 40, 8, 128, 384, 192, true}, {64, 40, 8, 128, 384, 383, true},
+                                   {3, 14, 2, 64, 100, 77, true},    {2, 12, 2, 128, 300, 1, false},
+                                   {5, 32, 8, 64, 520, 513, true},   {4, 16, 16, 128, 64, 64, false}};
+  bool ok = true;
+  torch::manual_seed(3);
+  for (const auto& c : cases) {
+    auto bf = torch::TensorOptions().dtype(torch::kBFloat16).device(dev);
+    // q as a slice of a wider projection, k/v as the first S columns of a cache.
+    Tensor qkv = torch::randn({c.B, 1, c.H + 2 * c.Hk, c.D}, bf);
+    Tensor q = qkv.narrow(2, 0, c.H).transpose(1, 2);  // [B,H,1,D]
+    Tensor kc = torch::randn({c.B, c.Hk, c.cap, c.D}, bf), vc = torch::randn({c.B, c.Hk, c.cap, c.D}, bf);
+    Tensor k = kc.narrow(2, 0, c.S), v = vc.narrow(2, 0, c.S);
+    Tensor bias;
+    if (c.mask) {
+      Tensor keep = torch::rand({c.B, c.cap}, torch::TensorOptions().device(dev)) < 0.7;
+      keep.select(1, c.S - 1).fill_(true);  // the newest key is always visible
+      Tensor full = torch::zeros({c.B, c.cap}, torch::TensorOptions().device(dev))
+                        .masked_fill(keep.logical_not(), -std::numeric_limits<float>::infinity());
+      bias = full.narrow(1, 0, c.S).unsqueeze(1).unsqueeze(1);
+    }
+    const double scale = 1.0 / std::sqrt(static_cast<double>(c.D));
+    Tensor got = fused_decode_attention(q, k, v, bias, scale);
+    if (!got.defined()) {
+      std::cout << Json{{"attention", "declined"}, {"B", c.B}, {"H", c.H}, {"D", c.D}}.dump() << std::endl;
+      ok = false;
+      continue;
+    }
+    const int64_t G = c.H / c.Hk;
+    Tensor q64 = q.to(torch::kFloat64).reshape({c.B, c.Hk, G, c.D});
+    Tensor s64 = torch::matmul(q64, k.to(torch::kFloat64).transpose(-1, -2)) * scale;  // [B,Hk,G,S]
+    if (bias.defined()) s64 = s64 + bias.to(torch::kFloat64);
+    Tensor ref = torch::matmul(torch::softmax(s64, -1), v.to(torch::kFloat64)).reshape({c.B, 1, c.H * c.D});
+    const double err = (got.to(torch::kFloat64) - ref).abs().max().item<double>();
+    const double mag = ref.abs().max().item<double>();
+    const bool pass = std::isfinite(err) && err <= 1e-2 * std::max(1.0, mag);
+    ok = ok && pass;
+    std::cout << Json{{"attention", pass ? "ok" : "FAILED"}, {"B", c.B}, {"H", c.H}, {"Hk", c.Hk},
+                      {"D", c.D}, {"S", c.S}, {"mask", c.mask}, {"max_abs_err", err},
+                      {"max_abs_ref", mag}}.dump() << std::endl;
+  }
+  return ok ? 0 : 1;
 }
 
 int main(int argc, char** argv) {
   try {
     if (argc >= 3 && std::string(argv[1]) == "parity") return parity(argv[2], flags(argc, argv, 3));
     if (argc >= 3 && std::string(argv[1]) == "decode") return decode(argv[2], flags(argc, argv, 3));
+    if (argc >= 2 && std::string(argv[1]) == "attention") return attention_check();
     std::cerr << "usage: policy_bench parity DIR [--device D] [--dtype T] [--graphs 0|1]\n"
                  "       policy_bench decode CONFIG.json [--batch B] [--prompt L] [--tokens N]"
-                 " [--device D] [--dtype T] [--bandwidth GBPS] [--graphs 0|1]\n";
+                 " [--device D] [--dtype T] [--bandwidth GBPS] [--graphs 0|1]"
+                 " [--profile TRACE.json]\n"
+                 "       policy_bench attention\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "policy_bench: " << e.what() << "\n";

@@ -2,15 +2,40 @@
 
 #if POLICY_CUDA
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #endif
 
+#include <map>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 
 namespace policy {
 
 #if POLICY_CUDA
+
+namespace {
+
+// Every capture on a device uses one stream, so what a first run initialises lazily on
+// its stream (cuBLAS workspaces) exists for all later captures, and only the first
+// capture of a process needs warm-up runs.
+struct CaptureStream {
+  std::optional<c10::cuda::CUDAStream> stream;
+  bool warmed = false;
+};
+
+CaptureStream& capture_stream(c10::DeviceIndex d) {
+  static std::mutex mu;
+  static std::map<c10::DeviceIndex, CaptureStream> streams;
+  std::lock_guard<std::mutex> lock(mu);
+  CaptureStream& cs = streams[d];
+  if (!cs.stream) cs.stream = c10::cuda::getStreamFromPool(false, d);
+  return cs;
+}
+
+}  // namespace
 
 struct GraphedStep::Impl {
   at::cuda::CUDAGraph graph;
@@ -22,14 +47,19 @@ bool GraphedStep::supported() { return true; }
 GraphedStep::GraphedStep(const std::function<torch::Tensor()>& fn, const torch::Device& device)
     : impl_(std::make_unique<Impl>()) {
   c10::cuda::CUDAGuard device_guard(device);
-  torch::cuda::synchronize(device.index());
+  const c10::DeviceIndex index = c10::cuda::current_device();
+  torch::cuda::synchronize(index);
   // Capture must happen on a stream other than the legacy default stream.
-  auto stream = c10::cuda::getStreamFromPool(false, device.index());
+  CaptureStream& cs = capture_stream(index);
+  auto stream = *cs.stream;
   {
     c10::cuda::CUDAStreamGuard guard(stream);
-    fn();
-    fn();
-    stream.synchronize();
+    if (!cs.warmed) {
+      fn();
+      fn();
+      stream.synchronize();
+      cs.warmed = true;
+    }
     impl_->graph.capture_begin();
     impl_->out = fn();
     impl_->graph.capture_end();

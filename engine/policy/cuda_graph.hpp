@@ -13,8 +13,9 @@ namespace policy {
 class GraphedStep {
  public:
   static bool supported();
-  // Runs fn twice to warm up (allocations, library handles), then records it. fn must
-  // read its inputs from tensors that stay in place, and must not synchronise.
+  // Runs fn twice to warm up (allocations, library handles) when it is the first
+  // recording on the device in this process, then records it. fn must read its inputs
+  // from tensors that stay in place, and must not synchronise.
   GraphedStep(const std::function<torch::Tensor()>& fn, const torch::Device& device);
   ~GraphedStep();
   // Replays the recorded kernels; returns fn's output tensor (overwritten by each replay).

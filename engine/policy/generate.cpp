@@ -35,7 +35,7 @@ std::pair<Tensor, Tensor> choose(Tensor logits, const SampleOptions& o) {
     Tensor lp = torch::log_softmax(logits, -1).gather(1, tok.unsqueeze(1)).squeeze(1);
     return {tok, lp};
   }
-  Tensor x = logits / o.temperature;
+  Tensor x = o.temperature == 1.0 ? logits : logits / o.temperature;
   const int64_t V = x.size(1);
   if (o.top_k > 0 && o.top_k < V) {
     Tensor kth = std::get<0>(x.topk(o.top_k, -1)).narrow(1, o.top_k - 1, 1);
@@ -50,9 +50,41 @@ std::pair<Tensor, Tensor> choose(Tensor logits, const SampleOptions& o) {
     x = torch::full_like(x, kNegInf).scatter(1, idx, sorted);
   }
   Tensor lp_all = torch::log_softmax(x, -1);
-  Tensor tok = torch::multinomial(lp_all.exp(), 1).squeeze(1);
+  Tensor tok;
+  if (lp_all.is_cuda()) {
+    // One draw as multinomial makes it (argmax of p / Exp(1) noise, an exact sample of p),
+    // without multinomial's check of p, which waits for the device every step.
+    Tensor p = lp_all.exp();
+    tok = p.div_(torch::empty_like(p).exponential_(1)).argmax(-1);
+  } else {
+    tok = torch::multinomial(lp_all.exp(), 1).squeeze(1);
+  }
   return {tok, lp_all.gather(1, tok.unsqueeze(1)).squeeze(1)};
 }
+
+// cuBLASLt for the GEMMs of generation: for these skinny products (one row per sequence)
+// it picked faster kernels than the classic cuBLAS path on an H100 (about 2% of a 14B
+// decode step). Scoped to sampling: recorded graphs keep the kernels chosen at capture,
+// and the rest of the process (training) keeps its own choice.
+class PreferCublasLt {
+ public:
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  explicit PreferCublasLt(bool on) : on_(on) {
+    if (!on_) return;
+    saved_ = at::globalContext().blasPreferredBackend();
+    at::globalContext().setBlasPreferredBackend(at::BlasBackend::Cublaslt);
+  }
+  ~PreferCublasLt() {
+    if (on_) at::globalContext().setBlasPreferredBackend(saved_);
+  }
+
+ private:
+  bool on_;
+  at::BlasBackend saved_ = at::BlasBackend::Cublas;
+#else
+  explicit PreferCublasLt(bool) {}
+#endif
+};
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -103,6 +135,7 @@ std::vector<std::vector<Completion>> Policy::sample(const std::vector<std::vecto
   if (o.seed) torch::manual_seed(*o.seed);
   auto& m = impl_->model;
   const auto dev = impl_->device;
+  PreferCublasLt blas(dev.is_cuda());
   const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
   const auto start = std::chrono::steady_clock::now();
 
@@ -184,6 +217,7 @@ std::vector<std::vector<Completion>> Policy::sample(const std::vector<std::vecto
     }
     if (finished_in_batch == A) break;
     if (cache.len >= cap) break;  // cannot happen: every row hit "length" above
+    if (o.on_step) o.on_step(steps);
     ++steps;
     // Compact once an eighth of the batch is finished: the copy costs about one step.
     if (finished_in_batch > 0 && finished_in_batch * 8 >= A) {

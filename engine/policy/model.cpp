@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "policy/cuda_ops.hpp"
 #include "policy/safetensors.hpp"
 
 namespace policy {
@@ -70,12 +71,14 @@ AttentionImpl::AttentionImpl(const ModelConfig& c, const torch::TensorOptions& o
   o_proj = register_module("o_proj", Linear(heads * head_dim, c.hidden_size, c.o_bias, o));
 }
 
-// x * cos + rotate_half(x) * sin, rotate_half(x) = [-x2, x1] for halves x1, x2.
+// x * cos + rotate_half(x) * sin, rotate_half(x) = [-x2, x1] for halves x1, x2. With the
+// sign folded into sin ([-sin, sin], see TransformerImpl::rope) it is x * cos + [x2, x1] *
+// sin: three kernels (swap, multiply, multiply-add) instead of five.
 // x [B,T,heads,d]; cos/sin [B,T,1,d].
 static Tensor apply_rope(const Tensor& x, const Tensor& cos, const Tensor& sin) {
   auto half = x.size(-1) / 2;
-  Tensor rot = torch::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
-  return x * cos + rot * sin;
+  Tensor swapped = torch::cat({x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+  return torch::addcmul(x * cos, swapped, sin);
 }
 
 static void fuse_linears(std::vector<Linear> parts, Tensor& weight, Tensor& bias) {
@@ -97,6 +100,11 @@ void AttentionImpl::fuse() { fuse_linears({q_proj, k_proj, v_proj}, qkv_weight, 
 
 Tensor AttentionImpl::forward(const Tensor& x, const Tensor& cos, const Tensor& sin,
                               const Tensor& bias, KVCache* cache, int layer) {
+  return o_proj(attend(x, cos, sin, bias, cache, layer));
+}
+
+Tensor AttentionImpl::attend(const Tensor& x, const Tensor& cos, const Tensor& sin,
+                             const Tensor& bias, KVCache* cache, int layer) {
   const int64_t B = x.size(0), T = x.size(1), G = heads / kv_heads;
   // Projections as [B,T,heads,d]; RoPE on queries and keys in one pass when fused.
   Tensor q, k, v;
@@ -129,6 +137,12 @@ Tensor AttentionImpl::forward(const Tensor& x, const Tensor& cos, const Tensor& 
   }
   const int64_t S = k.size(2);
   const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+  if (T == 1 && x.is_cuda()) {
+    // One fused split-K kernel reads each key/value row once for the whole query group
+    // (cuda_ops.hpp); it declines what it does not cover (dtype, head size, layout).
+    Tensor out = fused_decode_attention(q, k, v, bias, scale);
+    if (out.defined()) return out;
+  }
   // Query heads grouped under their key/value head: [B, kv, G*T, d], so keys and values
   // are read once per group and never copied (decode is bound by this read).
   Tensor qg = q.reshape({B, kv_heads, G * T, head_dim});
@@ -145,7 +159,7 @@ Tensor AttentionImpl::forward(const Tensor& x, const Tensor& cos, const Tensor& 
   Tensor out = torch::matmul(p, v);  // [B, kv, G*T, d] = [B, h, T, d]
   out = T == 1 ? out.reshape({B, 1, heads * head_dim})
                : out.view({B, heads, T, head_dim}).transpose(1, 2).reshape({B, T, heads * head_dim});
-  return o_proj(out);
+  return out;
 }
 
 MLPImpl::MLPImpl(const ModelConfig& c, const torch::TensorOptions& o) {
@@ -156,13 +170,15 @@ MLPImpl::MLPImpl(const ModelConfig& c, const torch::TensorOptions& o) {
 
 void MLPImpl::fuse() { fuse_linears({gate_proj, up_proj}, gate_up_weight, gate_up_bias); }
 
-Tensor MLPImpl::forward(const Tensor& x) {
+Tensor MLPImpl::forward(const Tensor& x) { return down_proj(activation(x)); }
+
+Tensor MLPImpl::activation(const Tensor& x) {
   if (gate_up_weight.defined()) {
     Tensor gu = torch::linear(x, gate_up_weight, gate_up_bias);
     const int64_t I = gu.size(-1) / 2;
-    return down_proj(torch::silu(gu.narrow(-1, 0, I)).mul_(gu.narrow(-1, I, I)));
+    return torch::silu(gu.narrow(-1, 0, I)).mul_(gu.narrow(-1, I, I));
   }
-  return down_proj(torch::silu(gate_proj(x)) * up_proj(x));
+  return torch::silu(gate_proj(x)) * up_proj(x);
 }
 
 BlockImpl::BlockImpl(const ModelConfig& c, const torch::TensorOptions& o) {
@@ -173,10 +189,23 @@ BlockImpl::BlockImpl(const ModelConfig& c, const torch::TensorOptions& o) {
   mlp = register_module("mlp", MLP(c, o));
 }
 
+// residual + lin(a). In inference the residual stream is this block's own tensor, so the
+// sum is accumulated into it by the GEMM (beta = 1): no separate add kernel.
+static Tensor add_projection(Tensor residual, Linear& lin, const Tensor& a) {
+  if (c10::InferenceMode::is_enabled() && !lin->bias.defined() &&
+      !(lin->adapter && lin->adapter->enabled) && residual.is_contiguous()) {
+    const int64_t H = residual.size(-1);
+    residual.view({-1, H}).addmm_(a.reshape({-1, a.size(-1)}), lin->weight.t());
+    return residual;
+  }
+  return residual + lin(a);
+}
+
 Tensor BlockImpl::forward(Tensor x, const Tensor& cos, const Tensor& sin, const Tensor& bias,
                           KVCache* cache, int layer) {
-  x = x + self_attn(input_layernorm(x), cos, sin, bias, cache, layer);
-  return x + mlp(post_attention_layernorm(x));
+  Tensor heads = self_attn->attend(input_layernorm(x), cos, sin, bias, cache, layer);
+  x = add_projection(x, self_attn->o_proj, heads);
+  return add_projection(x, mlp->down_proj, mlp->activation(post_attention_layernorm(x)));
 }
 
 // ---- the model ----------------------------------------------------------------
@@ -213,7 +242,8 @@ std::pair<Tensor, Tensor> TransformerImpl::rope(const Tensor& pos) const {
   Tensor freqs = pos.to(torch::kFloat32).unsqueeze(-1) * inv_freq;  // [B,T,d/2]
   Tensor emb = torch::cat({freqs, freqs}, -1);
   auto dt = opts.dtype().toScalarType();
-  return {emb.cos().to(dt), emb.sin().to(dt)};
+  Tensor s = freqs.sin();
+  return {emb.cos().to(dt), torch::cat({-s, s}, -1).to(dt)};
 }
 
 // Gradient checkpointing: a block's activations are not kept for backward; backward runs

@@ -67,6 +67,9 @@ struct AttentionImpl : torch::nn::Module {
   // x [B,T,H]; cos/sin [B,T,head_dim]; bias additive [B,1,T,S] fp32 or undefined (causal).
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                         const torch::Tensor& bias, KVCache* cache, int layer);
+  // The same without the output projection: the heads' outputs [B,T,heads*head_dim].
+  torch::Tensor attend(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                       const torch::Tensor& bias, KVCache* cache, int layer);
   Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
   int64_t heads, kv_heads, head_dim;
   // q, k and v as one projection (one GEMM instead of three): the three modules' weights
@@ -79,6 +82,7 @@ TORCH_MODULE(Attention);
 struct MLPImpl : torch::nn::Module {
   MLPImpl(const ModelConfig& c, const torch::TensorOptions& opts);
   torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor activation(const torch::Tensor& x);  // silu(gate) * up: down_proj's input
   Linear gate_proj{nullptr}, up_proj{nullptr}, down_proj{nullptr};
   torch::Tensor gate_up_weight, gate_up_bias;  // as AttentionImpl::qkv_weight
   void fuse();
@@ -113,7 +117,8 @@ struct TransformerImpl : torch::nn::Module {
                        const torch::Tensor& bias, KVCache* cache);
   torch::Tensor logits(const torch::Tensor& hidden);
 
-  // Rotary cos/sin [B,T,head_dim] in the model's dtype for positions [B,T].
+  // Rotary cos and sin [B,T,head_dim] in the model's dtype for positions [B,T]; the first
+  // half of sin is negated (rotate_half's sign, see apply_rope in model.cpp).
   std::pair<torch::Tensor, torch::Tensor> rope(const torch::Tensor& pos) const;
 
   // Weights from a checkpoint (dtype converted, copied to the device; used in place when

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,9 @@ struct SampleOptions {
   std::optional<std::vector<int>> stop_tokens;
   bool ignore_eos = false;     // generate max_tokens regardless (benchmarks, parity)
   std::optional<uint64_t> seed;  // same seed, same outputs on the same device
+  // Called before each decode step with its index (0 = the step after the first token):
+  // profiling or tracing a window of steps.
+  std::function<void(int64_t)> on_step;
 };
 
 struct Completion {

@@ -8,11 +8,11 @@
 # steps (default "build test parity bench"): build, test (ctest), train (the GRPO step
 # benchmark), export (exports loaded by transformers/peft), pretrain (the default model:
 # scripts/experiments/pretrain.lua on CUDA with PRETRAIN_ARGS, exported to OUT/small.tar),
-# parity (transformers
-# reference models of the Qwen2.5-Coder-0.5B/1.5B and Llama-3.2-1B configs), bench
+# parity (transformers reference models of the Qwen2.5-Coder-0.5B/1.5B and Llama-3.2-1B configs), bench
 # (Qwen2.5-Coder-14B config, batch 64, engine and transformers). Results go to OUT.
-# QUICK=1 skips the runs without CUDA graphs; TARGETS="engine" builds only what it names;
-# CMAKE_ARGS is added to the configure command (e.g. -DBUILD_TESTING=OFF).
+# QUICK=1 skips the runs without CUDA graphs; TARGETS="engine policy_bench ..." builds only
+# those; CMAKE_ARGS is added to the configure command (-DBUILD_TESTING=OFF: no tests, which
+# the machine cannot build anyway without clang for the fuzz target).
 set -uo pipefail
 DEBS=$(realpath "$1")
 OUT=$(realpath "$2")
@@ -46,7 +46,8 @@ if has build; then
     -DGCCJIT="$PREFIX/usr/lib/gcc/x86_64-linux-gnu/12/libgccjit.so" \
     -DGCCJIT_INCLUDE="$PREFIX/usr/lib/gcc/x86_64-linux-gnu/12/include" ${CMAKE_ARGS:-} 2>&1 | tee "$OUT/configure.log" | tail -5
   LD_LIBRARY_PATH=$ENGINE_LIBS cmake --build "$BUILD" -j"$(nproc)" ${TARGETS:+--target $TARGETS} 2>&1 | tee "$OUT/build.log" | grep -E "error|FAILED" | head -30
-  [ -x "$BUILD/engine" ] || { echo "build failed"; tail -40 "$OUT/build.log"; exit 1; }
+  grep -q "FAILED" "$OUT/build.log" && { echo "build failed"; tail -40 "$OUT/build.log"; exit 1; }
+  [ -n "${TARGETS:-}" ] || [ -x "$BUILD/engine" ] || { echo "build failed"; tail -40 "$OUT/build.log"; exit 1; }
   echo "build: ok"
 fi
 
@@ -57,6 +58,7 @@ fi
 bench() { LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/bench/policy/policy_bench" "$@"; }
 if has parity; then
   MODELS=/tmp/parity-models
+  bench attention 2>&1 | tee "$OUT/attention.jsonl"  # the fused decode kernel vs float64
   for m in tests/policy/fixtures/tiny_qwen2 tests/policy/fixtures/tiny_llama; do
     for dt in fp32 bf16; do bench parity "$m" --device cuda --dtype "$dt"; done
   done 2>&1 | tee "$OUT/parity.jsonl"

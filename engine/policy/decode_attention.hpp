@@ -1,0 +1,34 @@
+// Attention of one new query per sequence over a key/value cache (a decode step), for
+// grouped-query attention: the G = heads / kv_heads query heads of a key/value head are
+// processed together, so each key and value row is read once from memory. The cache span
+// is cut into chunks that run in parallel (split-K, "flash decoding") and are merged by a
+// second kernel. No torch here: the caller passes raw pointers and strides.
+#pragma once
+
+#include <cstdint>
+
+namespace policy {
+
+struct DecodeAttentionArgs {
+  const void* q = nullptr;  // bf16 q[b, h, d] at b * q_sb + h * q_sh + d
+  int64_t q_sb = 0, q_sh = 0;
+  const void* k = nullptr;  // bf16 k[b, hk, s, d] at b * kv_sb + hk * kv_sh + s * kv_ss + d
+  const void* v = nullptr;  // the same layout as k
+  int64_t kv_sb = 0, kv_sh = 0, kv_ss = 0;
+  const float* bias = nullptr;  // optional additive mask bias[b, s] at b * bias_sb + s
+  int64_t bias_sb = 0;
+  void* out = nullptr;          // bf16 out[b, h, d], contiguous
+  float* partial = nullptr;     // workspace of partial_floats() floats
+  int batch = 0, heads = 0, kv_heads = 0, head_dim = 0, span = 0;
+  float scale = 1.0f;
+};
+
+// Whether the kernels cover these shapes (head_dim 64 or 128, up to 8 query heads per
+// key/value head).
+bool decode_attention_supported(int heads, int kv_heads, int head_dim);
+// Floats of workspace the launch needs.
+int64_t decode_attention_partial_floats(int batch, int heads, int head_dim, int span);
+// Enqueues the kernels on the given cudaStream_t; throws std::runtime_error on a launch error.
+void decode_attention_launch(const DecodeAttentionArgs& a, void* stream);
+
+}  // namespace policy

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Summary of a Kineto trace of decode steps (`policy_bench decode --profile TRACE.json`):
+the device time per step by kernel, the sum of kernel time against the wall time of the
+window, and where the device sat idle (gaps between kernels).
+
+  profile_summary.py TRACE.json [steps] [top]
+"""
+import collections
+import json
+import sys
+
+path = sys.argv[1]
+steps = int(sys.argv[2]) if len(sys.argv) > 2 else 12
+top = int(sys.argv[3]) if len(sys.argv) > 3 else 30
+with open(path) as f:
+    trace = json.load(f)
+events = trace["traceEvents"] if isinstance(trace, dict) else trace
+dev = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+if not dev:
+    sys.exit("no device events in the trace")
+dev.sort(key=lambda e: e["ts"])
+t0, t1 = dev[0]["ts"], max(e["ts"] + e["dur"] for e in dev)
+busy = sum(e["dur"] for e in dev)
+
+
+def kind(name):
+    n = name.lower()
+    if any(k in n for k in ("fmha", "attention", "flash", "attn")):
+        return "attention"
+    if any(k in n for k in ("gemm", "nvjet", "xmma", "cutlass", "cublas", "splitk")):
+        return "gemm"
+    if any(k in n for k in ("softmax", "reduce", "argmax", "norm")):
+        return "reduce/softmax/norm"
+    if "memcpy" in n or "memset" in n:
+        return "copy"
+    return "elementwise/other"
+
+
+by_name = collections.defaultdict(lambda: [0.0, 0])
+by_kind = collections.defaultdict(lambda: [0.0, 0])
+for e in dev:
+    n = e["name"]
+    by_name[n][0] += e["dur"]
+    by_name[n][1] += 1
+    by_kind[kind(n)][0] += e["dur"]
+    by_kind[kind(n)][1] += 1
+gaps = collections.Counter()
+gap_time = collections.defaultdict(float)
+end = dev[0]["ts"]
+for e in dev:
+    g = e["ts"] - end
+    if g > 0:
+        b = "<2us" if g < 2 else "2-5us" if g < 5 else "5-20us" if g < 20 else "20-100us" if g < 100 else ">100us"
+        gaps[b] += 1
+        gap_time[b] += g
+    end = max(end, e["ts"] + e["dur"])
+
+print(f"window {((t1 - t0) / steps) / 1e3:.3f} ms/step over {steps} steps; kernels busy "
+      f"{busy / steps / 1e3:.3f} ms/step; idle {((t1 - t0) - busy) / steps / 1e3:.3f} ms/step; "
+      f"{len(dev) / steps:.0f} device ops/step")
+print("idle gaps per step:", ", ".join(f"{b}: {gaps[b] / steps:.0f} x = {gap_time[b] / steps / 1e3:.3f} ms"
+                                       for b in ("<2us", "2-5us", "5-20us", "20-100us", ">100us")))
+print("by kind (ms/step, ops/step):")
+for k, (t, c) in sorted(by_kind.items(), key=lambda kv: -kv[1][0]):
+    print(f"  {k:22s} {t / steps / 1e3:7.3f} {c / steps:7.0f}")
+print(f"top {top} kernels (us/step, ops/step, us/op):")
+for n, (t, c) in sorted(by_name.items(), key=lambda kv: -kv[1][0])[:top]:
+    print(f"  {t / steps:8.1f} {c / steps:6.1f} {t / c:7.2f}  {n[:110]}")
+runtime = collections.defaultdict(lambda: [0.0, 0])
+for e in events:
+    if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver"):
+        runtime[e["name"]][0] += e["dur"]
+        runtime[e["name"]][1] += 1
+print("host runtime calls (us/step, calls/step):")
+for n, (t, c) in sorted(runtime.items(), key=lambda kv: -kv[1][0])[:8]:
+    print(f"  {t / steps:8.1f} {c / steps:6.1f}  {n}")
