@@ -5,4 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 bash scripts/build.sh
-exec build/engine host_check.lua --out=runs/host-check "$@"
+# Experiment 1 on the default model (its small profile), then its report.
+build/engine experiment1.lua --out=runs/experiment1 "$@"
+exec build/engine report.lua runs/experiment1
