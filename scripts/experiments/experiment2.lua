@@ -40,7 +40,7 @@ M.spec = experiment.spec{
     paper = {},
     -- For the default small model on a laptop: a few SQD iterations with and without
     -- learning.
-    small = {iterations = 3, G = 8, pool_size = 4, max_tokens = 512, size = 128,
+    small = {iterations = 6, G = 8, pool_size = 4, max_tokens = 512, size = 128,
              timeout = 2.0, runs = 2, opt = {"O3"}, lr = {0.0, 3e-4}},
   },
 }
