@@ -29,7 +29,9 @@ M.spec = {
     {"opt", "O3", "compiler level", choices = {"O0", "O1", "O2", "O3"}},
     {"threads", 0, "threads per kernel (0: all cores)"},
     {"timeout", 2.0, "seconds a kernel may run"},
+    {"warmup", 1, "untimed runs before timing"},
     {"runs", 2, "timed runs per kernel"},
+    {"verify", "points", "verification: the paper's 105 points, or full", choices = {"points", "full"}},
     {"device", "cpu", "where the policy runs"},
     {"seed", 1, "sampling seed"},
     {"json", nil, "also write the figures to this file", type = "string"},
@@ -75,8 +77,9 @@ end
 function M.run(opts)
   local deps = experiment.deps()
   local dir = experiment.model_dir(opts, deps)
-  local task = {M = opts.size, N = opts.size, K = opts.size, opt = opts.opt,
-                threads = opts.threads > 0 and opts.threads or nil}
+  -- the problem and benchmark settings exactly as the experiments build them
+  local config = {opt = opts.opt}
+  local task = experiment.task(opts, config)
   local messages = opts.prompt == "fixed" and prompts.fixed(task)[1]
                    or prompts.write(opts.stage, task)
   local pol = deps.policy.load(dir, {device = opts.device, dtype = "fp32"})
@@ -85,10 +88,8 @@ function M.run(opts)
                                                       max_tokens = opts.max_tokens,
                                                       seed = opts.seed})[1]
   local t1 = sys.now()
-  local bench_opts = {opt = opts.opt, timeout = opts.timeout, runs = opts.runs,
-                      problem = {M = opts.size, N = opts.size, K = opts.size, c_init = "nan"}}
-  if opts.threads > 0 then bench_opts.threads = opts.threads end
-  local results = evaluate.completions(out, {bench = deps.bench, bench_opts = bench_opts,
+  local results = evaluate.completions(out, {bench = deps.bench,
+                                             bench_opts = experiment.bench_opts(opts, config),
                                              stage = opts.prompt == "write" and opts.stage or nil})
   local f = M.figures(results)
   f.model, f.prompt, f.stage, f.temperature, f.seed = dir, opts.prompt, opts.stage,

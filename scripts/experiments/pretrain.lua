@@ -191,13 +191,6 @@ local function model_readme(opts, figures)
   }, "\n")
 end
 
-local function parameter_count(opts)
-  local H, I, V, L = opts.hidden, opts.intermediate, opts.vocab_size, opts.layers
-  local hd = H // opts.heads
-  local attn = H * H + H + 2 * (H * opts.kv_heads * hd + opts.kv_heads * hd) + H * H
-  return V * H + H + L * (attn + 3 * H * I + 2 * H)
-end
-
 -- The options as a command line (those that differ from the defaults).
 local function command_options(opts)
   local parts = {}
@@ -280,7 +273,7 @@ function M.run(opts)
   end
   local mean = 0
   for _, l in ipairs(recent) do mean = mean + l end
-  local figures = {corpus = counts, parameters = parameter_count(opts),
+  local figures = {corpus = counts, parameters = pol:info().parameter_bytes // 4,  -- fp32
                    final_loss = #recent > 0 and mean / #recent or 0, loss_window = #recent,
                    seconds = run:get("seconds", 0), command_options = command_options(opts)}
   trainer:export(export, {dtype = opts.dtype})

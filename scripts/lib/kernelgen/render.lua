@@ -187,11 +187,8 @@ local function Cix(i, j) return string.format("C[%s * N + %s]", i, j) end
 -- R: the region {i0, i1, j0, j1, k0, k1, acc}; acc: C already holds a partial sum.
 
 -- A plain dot-product strip: rows [ia, ib) x columns [ja, jb), scalar (remainders).
-local function scalar_strip(e, R, ia, ib, ja, jb, tail_dim)
-  if not e:tail(tail_dim) then return end
-  local s = e.p.style.sum
-  e:nest()
-  e:loop("i", string.format("int i = %s; i < %s; i++", ia, ib), true)
+-- Row i's C[i][ja..jb) as scalar dot products over the k block, in the sum `s`.
+local function scalar_dots(e, R, s, ja, jb)
   e:loop("j", string.format("int j = %s; j < %s; %s", ja, jb, e:inc("j")))
   e:decl("double", {s}, {e.zero})
   e:loop("k", string.format("int k = %s; k < %s; k++", R.k0, R.k1))
@@ -199,6 +196,14 @@ local function scalar_strip(e, R, ia, ib, ja, jb, tail_dim)
   e:close()
   e:add(string.format("%s %s %s;", Cix("i", "j"), R.acc and "+=" or "=", s))
   e:close()
+end
+
+local function scalar_strip(e, R, ia, ib, ja, jb, tail_dim)
+  if not e:tail(tail_dim) then return end
+  local s = e.p.style.sum
+  e:nest()
+  e:loop("i", string.format("int i = %s; i < %s; i++", ia, ib), true)
+  scalar_dots(e, R, s, ja, jb)
   e:close()
 end
 
@@ -393,13 +398,7 @@ local function vrow_rows(e, R, ia, ib, ja, jb, main)
       e:close()
     else
       local s = st.sum
-      e:loop("j", string.format("int j = %s; j < %s; %s", nv, jb, e:inc("j")))
-      e:decl("double", {s}, {e.zero})
-      e:loop("k", string.format("int k = %s; k < %s; k++", R.k0, R.k1))
-      e:add(string.format("%s += %s * %s;", s, Aix("i", "k"), Bix("k", "j")))
-      e:close()
-      e:add(string.format("%s %s %s;", Cix("i", "j"), R.acc and "+=" or "=", s))
-      e:close()
+      scalar_dots(e, R, s, nv, jb)
     end
   end
   e:close()
