@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -82,6 +83,45 @@ std::vector<std::string> detect_march(std::string& cpu) {
   return out;
 }
 
+// The extensions reported, by their /proc/cpuinfo names.
+const char* const kVectorFlags[] = {"sse2", "sse3", "ssse3", "sse4_1", "sse4_2", "avx", "avx2", "fma",
+                                    "avx512f", "avx512dq", "avx512cd", "avx512bw", "avx512vl",
+                                    "avx512ifma", "avx512vbmi", "avx512_vnni", "avx512_bf16",
+                                    "avx512_fp16", "amx_tile", "amx_bf16"};
+
+// cpuinfo's flag names for gcc's target switches where the two differ.
+std::string switch_name(const std::string& flag) {
+  if (flag == "sse4_1") return "sse4.1";
+  if (flag == "sse4_2") return "sse4.2";
+  if (flag.rfind("avx512_", 0) == 0) return "avx512" + flag.substr(7);
+  if (flag.rfind("amx_", 0) == 0) return "amx-" + flag.substr(4);
+  return flag;
+}
+
+// Narrows the host's extensions to those `target` enables, after checking that the host
+// has every one of them (a forced target must still run here).
+void force_target(Machine& m, const std::string& target, const std::set<std::string>& host_flags) {
+  for (char c : target)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
+      throw std::runtime_error("ENGINE_TARGET: '" + target + "' is not a CPU name");
+  std::map<std::string, bool> on;
+  try {
+    on = target_switches(target);
+  } catch (const std::exception&) {
+    throw std::runtime_error("ENGINE_TARGET: gcc does not know the target '" + target + "'");
+  }
+  for (const char* f : kVectorFlags)
+    if (on[switch_name(f)] && !host_flags.count(f))
+      throw std::runtime_error("ENGINE_TARGET=" + target + " enables " + f + ", which this CPU (" + m.model +
+                               ") lacks");
+  std::vector<std::string> kept;
+  for (const auto& f : m.isa)
+    if (on[switch_name(f)]) kept.push_back(f);
+  m.isa = kept;
+  m.target = m.cpu = target;
+  m.march = {"-march=" + target};
+}
+
 Machine detect() {
   Machine m;
   cpu_set_t set;
@@ -105,14 +145,20 @@ Machine detect() {
   m.ghz = mhz / 1000;
   std::set<std::string> have;
   std::istringstream fl(flags);
-  for (std::string f; fl >> f;) have.insert(f);
-  for (const char* f : {"sse2", "sse3", "ssse3", "sse4_1", "sse4_2", "avx", "avx2", "fma", "avx512f",
-                        "avx512dq", "avx512cd", "avx512bw", "avx512vl", "avx512ifma", "avx512vbmi",
-                        "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16"})
+  for (std::string f; fl >> f;) have.insert(f == "pni" ? "sse3" : f);
+  for (const char* f : kVectorFlags)
     if (have.count(f)) m.isa.push_back(f);
-  m.vector_doubles = have.count("avx512f") ? 8 : have.count("avx") ? 4 : 2;
+  const char* forced = std::getenv("ENGINE_TARGET");
+  if (forced && *forced && std::string(forced) != "native") {
+    force_target(m, forced, have);
+  } else {
+    m.march = detect_march(m.cpu);
+  }
+  auto uses = [&](const char* f) { return std::find(m.isa.begin(), m.isa.end(), f) != m.isa.end(); };
+  m.simd = uses("avx512f") ? "avx512" : uses("avx2") ? "avx2" : uses("avx") ? "avx" : "sse2";
+  m.vector_doubles = uses("avx512f") ? 8 : uses("avx") ? 4 : 2;
   m.fma_units = 2;
-  int flops_per_fma = have.count("fma") || have.count("avx512f") ? 2 : 1;
+  int flops_per_fma = uses("fma") || uses("avx512f") ? 2 : 1;
   m.peak_gflops = m.cores * m.ghz * m.vector_doubles * flops_per_fma * m.fma_units;
   char buf[400];
   std::snprintf(buf, sizeof buf,
@@ -123,7 +169,6 @@ Machine detect() {
                 flops_per_fma, m.fma_units, m.peak_gflops,
                 khz > 0 ? "cpuinfo_max_freq" : "/proc/cpuinfo, nominal");
   m.peak_formula = buf;
-  m.march = detect_march(m.cpu);
   return m;
 }
 

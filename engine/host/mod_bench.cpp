@@ -160,7 +160,9 @@ static int bench_machine(lua_State* L) {
   set_string(L, "model", m.model);
   push_strings(L, m.isa);
   lua_setfield(L, -2, "isa");
+  set_string(L, "simd", m.simd);
   set_string(L, "cpu", m.cpu);
+  set_string(L, "target", m.target);
   set_string(L, "march", bench::join_flags(m.march));
   set_number(L, "ghz", m.ghz);
   lua_pushinteger(L, m.vector_doubles);
