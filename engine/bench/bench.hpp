@@ -1,12 +1,14 @@
 // Kernel evaluation: compile, run in a sandbox, verify and time (engine/bench).
 //
-// The engine calls start_zygote() first thing in main(), before any thread exists. The
-// zygote is a single-threaded process that holds the inputs and reference outputs of
-// each problem and forks one child per kernel: the child compiles (through a Backend,
-// compiler.hpp), checks what the object references, tightens itself (rlimits, seccomp)
-// and, when the zygote lets it, runs and times the kernel. Timed runs of different
-// kernels never overlap; compiles of a batch run in parallel. The zygote verifies the
-// output itself, so nothing a kernel does inside its child changes the verdict's inputs.
+// Evaluations happen in the evaluation process (the zygote): a program image of its own,
+// engine-sandbox (engine/sandbox), started by fork and exec, so nothing of the engine's
+// (libtorch, OpenBLAS, model weights) is mapped there. It is single-threaded, holds the
+// inputs and reference outputs of each problem and forks one child per kernel: the child
+// compiles (through a Backend, compiler.hpp), checks what the object references,
+// tightens itself (rlimits, seccomp) and, when the zygote lets it, runs and times the
+// kernel. Timed runs of different kernels never overlap; compiles of a batch run in
+// parallel. The zygote verifies the output itself, so nothing a kernel does inside its
+// child changes the verdict's inputs. If the zygote dies, the next request starts a new one.
 #pragma once
 
 #include <cstdint>
@@ -25,25 +27,31 @@ struct EvalOptions {
   std::string march;                  // "" or "native": the host CPU (explicit flags)
   std::string backend;                // "" : default_backend()
   int threads = 0;                    // 0: all cores
-  int warmup = 1, runs = 3;           // untimed calls, then timed calls (mean reported)
+  int warmup = 1, runs = 3;           // untimed calls, then timed calls (mean reported);
+                                      // each call has inputs of its own, 64 calls at most
   double timeout = 8;                 // seconds for the warm-up and timed calls together
   double compile_timeout = 60;        // seconds for compiling and loading
   int64_t memory_mb = 4096;           // address space the kernel may add to its process
   nlohmann::json problem = nlohmann::json::object();  // {kind, M, N, K, seed, c_init}
-  std::string verify = "points";      // "points" (105 sampled) or "full"
+  std::string verify = "fp64";        // "fp64": every element of every call within the
+                                      // double-precision error bound; "paper": 105 points
+                                      // of every call, relative error 1e-6
 };
 
 struct Result {
   std::string status;        // library_violation, compile_error, timeout, runtime_error,
-                             // verification_error, ok
+                             // verification_error, rejected (a measurement refused: work
+                             // left running, a forged record, an impossible figure), ok
   double gflops = 0;         // flops / mean timed run; 0 unless ok
   std::vector<double> times; // seconds of each timed run
   double min = 0, median = 0, mean = 0;
+  double cov = 0;            // coefficient of variation of the timed calls
   double compile_ms = 0;
+  double check_ms = 0;       // the zygote's checks between calls (stop, verify, next inputs)
   // When the zygote let the kernel run and when its process was gone (CLOCK_MONOTONIC
   // seconds; 0 when it never ran): the windows of a batch never overlap.
   double run_start = 0, run_end = 0;
-  std::optional<double> max_rel_error;  // over the verified points, when verified
+  std::optional<double> max_rel_error;  // over every checked element of every call
   std::string message;       // compiler diagnostics, or the cause of a failure
   std::string backend;       // which back end compiled it ("openblas" for reference())
   bool fallback = false;     // the chosen back end said unsupported; gcc compiled it
@@ -53,12 +61,17 @@ struct Result {
   nlohmann::json features;   // techniques the source uses (null without a front end)
 };
 
-// Forks the evaluation zygote. Call before any other thread exists (the start of
-// main). Idempotent. Later evaluations start it on demand only while the process is
-// still single-threaded; otherwise they throw.
+// Starts the evaluation process (idempotent; evaluations also start it on demand).
+// Throws when the engine-sandbox program cannot be found.
 void start_zygote();
 bool zygote_started();
 int zygote_pid();  // -1 when not started
+// The engine-sandbox program started: $ENGINE_SANDBOX, else the one beside this program,
+// else the one the build made. Throws when none exists.
+std::string sandbox_program();
+// engine-sandbox's body: serves requests on `fd` for the process `engine` until the
+// socket closes or the engine dies. Back ends must be registered first.
+[[noreturn]] void serve(int fd, int engine);
 
 // Checks and resolves options; throws std::invalid_argument naming the bad one.
 nlohmann::json resolve_options(const EvalOptions& opts);

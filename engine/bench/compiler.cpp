@@ -74,7 +74,6 @@ namespace {
 struct Registry {
   std::mutex mu;
   std::vector<std::unique_ptr<Backend>> list;
-  bool frozen = false;
 };
 
 Registry& registry() {
@@ -101,10 +100,6 @@ void register_backend(std::unique_ptr<Backend> backend) {
   auto& r = registry();
   std::lock_guard lock(r.mu);
   ensure_builtin(r);
-  if (r.frozen)
-    throw std::logic_error(std::string("bench::register_backend: '") + backend->name() +
-                           "' registered after the evaluation zygote started; kernel children "
-                           "would not see it (register before bench::start_zygote())");
   if (find_locked(r, backend->name()))
     throw std::logic_error(std::string("bench::register_backend: a back end named '") +
                            backend->name() + "' already exists");
@@ -129,11 +124,5 @@ std::vector<std::string> backend_names() {
 
 std::string default_backend() { return find_backend("gccjit") ? "gccjit" : "gcc"; }
 
-void freeze_backends() {
-  auto& r = registry();
-  std::lock_guard lock(r.mu);
-  ensure_builtin(r);
-  r.frozen = true;
-}
 
 }  // namespace bench

@@ -60,16 +60,13 @@ class Backend {
 bool symbol_allowed(const std::string& name);
 
 // ---- back ends by name ------------------------------------------------------
-// Kernel children are forked from the evaluation zygote, which is forked at start-up: a
-// back end must be registered before bench::start_zygote() (e.g. by a static
-// initializer of its library) to be visible there. Registering later, or a name twice,
-// throws.
+// Kernels are compiled in the evaluation process (engine-sandbox), which registers the
+// back ends the engine is built with; a program's own registrations say which names its
+// options accept. Registering a name twice throws.
 void register_backend(std::unique_ptr<Backend> backend);
 Backend* find_backend(const std::string& name);  // nullptr when none has that name
 std::vector<std::string> backend_names();
 // "gccjit" once registered (the in-memory front end), else "gcc".
 std::string default_backend();
-// Called by the zygote when it starts; later registrations are refused.
-void freeze_backends();
 
 }  // namespace bench

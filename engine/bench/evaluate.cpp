@@ -1,5 +1,5 @@
 // The engine's side: options, the zygote's start, requests over its socket.
-#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -24,66 +26,90 @@ std::mutex g_mu;  // one request at a time on the socket
 int g_sock = -1;
 pid_t g_pid = -1;
 
-int thread_count() {
-  int n = 0;
-  if (DIR* d = opendir("/proc/self/task")) {
-    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
-    closedir(d);
-  }
-  return n;
-}
+bool executable(const std::string& path) { return !path.empty() && access(path.c_str(), X_OK) == 0; }
 
-void stop_zygote() {
-  if (g_pid <= 0) return;
-  close(g_sock);  // the zygote ends its children and exits when its socket closes
-  int st;
-  while (waitpid(g_pid, &st, 0) < 0 && errno == EINTR) {
+// Ends the evaluation process (it exits when its socket closes; killed after 2 s) and
+// says how it ended.
+std::string reap_zygote() {
+  if (g_pid <= 0) return "";
+  close(g_sock);
+  int st = 0;
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    pid_t p = waitpid(g_pid, &st, WNOHANG);
+    gone = p == g_pid || (p < 0 && errno != EINTR);
+    if (!gone) usleep(10 * 1000);
+  }
+  if (!gone) {
+    kill(g_pid, SIGKILL);
+    while (waitpid(g_pid, &st, 0) < 0 && errno == EINTR) {
+    }
   }
   g_sock = g_pid = -1;
+  if (WIFSIGNALED(st)) return std::string("killed by ") + sigabbrev_np(WTERMSIG(st));
+  return "exit status " + std::to_string(WEXITSTATUS(st));
 }
 
 void start_locked() {
   if (g_pid > 0) return;
-  freeze_backends();
+  // Everything the child needs before exec is made here: after fork it may only make
+  // async-signal-safe calls (the engine may be running threads by now).
+  const std::string program = sandbox_program();
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     throw std::runtime_error(std::string("bench: socketpair: ") + std::strerror(errno));
-  pid_t parent = getpid();
+  const std::string fd_arg = "3", engine_arg = std::to_string(getpid());
+  const char* argv[] = {program.c_str(), "--serve", fd_arg.c_str(), engine_arg.c_str(), nullptr};
   pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("bench: cannot fork the zygote: ") + std::strerror(errno));
-  if (pid == 0) {
+  if (pid < 0) {
     close(sv[0]);
-    detail::zygote_main(sv[1], parent);
+    close(sv[1]);
+    throw std::runtime_error(std::string("bench: cannot fork the evaluation process: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    // fd 3 without close-on-exec, everything else closed by exec.
+    if (sv[1] == 3) fcntl(3, F_SETFD, 0);
+    else dup2(sv[1], 3);
+    execv(argv[0], const_cast<char* const*>(argv));
+    _exit(127);
   }
   close(sv[1]);
   g_sock = sv[0];
   g_pid = pid;
+  std::string hello;
+  if (!detail::read_frame(g_sock, hello) || hello != detail::kReady) {
+    std::string how = reap_zygote();
+    throw std::runtime_error("bench: the evaluation program " + program + " did not start (" + how + ")");
+  }
   static bool registered = false;
   if (!registered) {
     registered = true;
-    std::atexit([] { stop_zygote(); });
+    std::atexit([] { reap_zygote(); });
   }
+}
+
+bool round_trip(const std::string& out, std::string& in) {
+  return detail::write_frame(g_sock, out) && detail::read_frame(g_sock, in);
 }
 
 nlohmann::json request(const nlohmann::json& req) {
   std::lock_guard lock(g_mu);
-  if (g_pid <= 0) {
-    if (thread_count() > 1)
-      throw std::runtime_error(
-          "bench: the evaluation zygote was not started at program start-up and this process "
-          "already runs threads, so it cannot be forked safely now (call bench::start_zygote() "
-          "first thing in main)");
-    start_locked();
-  }
   // CBOR, not JSON text: sources and diagnostics travel byte for byte, even when they
   // are not valid UTF-8.
   auto bytes = nlohmann::json::to_cbor(req);
-  std::string out(bytes.begin(), bytes.end());
-  if (!detail::write_frame(g_sock, out))
-    throw std::runtime_error("bench: the evaluation zygote is gone (cannot send to it)");
-  std::string in;
-  if (!detail::read_frame(g_sock, in))
-    throw std::runtime_error("bench: the evaluation zygote is gone (no reply)");
+  std::string out(bytes.begin(), bytes.end()), in;
+  start_locked();
+  if (!round_trip(out, in)) {
+    // A crash of the evaluation process is a bug of ours, not the kernels': say so, and
+    // go on with a fresh one. A request that kills it twice is reported.
+    std::string how = reap_zygote();
+    std::fprintf(stderr, "bench: the evaluation process ended (%s); starting a new one\n", how.c_str());
+    start_locked();
+    if (!round_trip(out, in)) {
+      how = reap_zygote();
+      throw std::runtime_error("bench: the evaluation process ended twice on this request (" + how + ")");
+    }
+  }
   auto reply = nlohmann::json::from_cbor(in);
   if (reply.contains("error")) throw std::runtime_error("bench: " + reply["error"].get<std::string>());
   return reply;
@@ -98,6 +124,32 @@ void start_zygote() {
 
 bool zygote_started() { return g_pid > 0; }
 int zygote_pid() { return g_pid; }
+
+std::string sandbox_program() {
+  std::vector<std::string> tried;
+  if (const char* env = std::getenv("ENGINE_SANDBOX"); env && *env) {
+    if (executable(env)) return env;
+    throw std::runtime_error(std::string("bench: ENGINE_SANDBOX=") + env + " is not an executable program");
+  }
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    std::string dir(self, static_cast<size_t>(n));
+    dir = dir.substr(0, dir.rfind('/'));
+    tried.push_back(dir + "/engine-sandbox");
+    if (executable(tried.back())) return tried.back();
+  }
+#ifdef ENGINE_SANDBOX_BUILT
+  tried.push_back(ENGINE_SANDBOX_BUILT);
+  if (executable(tried.back())) return tried.back();
+#endif
+  std::string where;
+  for (const auto& t : tried) where += (where.empty() ? "" : ", ") + t;
+  throw std::runtime_error("bench: cannot find the evaluation program engine-sandbox (looked for " + where +
+                           "); set ENGINE_SANDBOX to its path");
+}
+
+[[noreturn]] void serve(int fd, int engine) { detail::zygote_main(fd, engine); }
 
 nlohmann::json resolve_options(const EvalOptions& o) {
   auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
@@ -117,7 +169,10 @@ nlohmann::json resolve_options(const EvalOptions& o) {
   if (!(o.compile_timeout > 0 && o.compile_timeout <= 3600))
     bad("compile_timeout must be more than 0 and at most 3600 seconds");
   if (o.memory_mb < 16 || o.memory_mb > (int64_t(1) << 22)) bad("memory_mb must be between 16 and 4194304");
-  if (o.verify != "points" && o.verify != "full") bad("verify must be \"points\" or \"full\", got '" + o.verify + "'");
+  if (!known_verify_mode(o.verify))
+    bad("verify must be \"fp64\" (every element, double-precision error bound) or \"paper\" (105 points, "
+        "relative error 1e-6), got '" + o.verify + "'");
+  if (o.warmup + o.runs > 64) bad("warmup + runs must be at most 64: every call gets inputs of its own");
   auto task = make_task(o.problem);  // checks the problem
   auto march = resolve_march(o.march);
   return {{"opt", o.opt},
@@ -160,7 +215,7 @@ nlohmann::json to_json(const Result& r) {
   nlohmann::json j = {{"status", r.status},   {"gflops", r.gflops},
                       {"times", r.times},     {"min", r.min},
                       {"median", r.median},   {"mean", r.mean},
-                      {"compile_ms", r.compile_ms}, {"message", r.message},
+                      {"cov", r.cov}, {"compile_ms", r.compile_ms}, {"check_ms", r.check_ms}, {"message", r.message},
                       {"run_start", r.run_start}, {"run_end", r.run_end},
                       {"backend", r.backend}, {"fallback", r.fallback},
                       {"fallback_reason", r.fallback_reason},
@@ -178,7 +233,9 @@ Result result_from_json(const nlohmann::json& j) {
   r.min = j.value("min", 0.0);
   r.median = j.value("median", 0.0);
   r.mean = j.value("mean", 0.0);
+  r.cov = j.value("cov", 0.0);
   r.compile_ms = j.value("compile_ms", 0.0);
+  r.check_ms = j.value("check_ms", 0.0);
   r.run_start = j.value("run_start", 0.0);
   r.run_end = j.value("run_end", 0.0);
   if (j.contains("max_rel_error")) {

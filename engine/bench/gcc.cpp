@@ -7,17 +7,17 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sstream>
+#include <cctype>
 
 #include "bench/compiler.hpp"
 #include "bench/elf.hpp"
 #include "bench/process.hpp"
+#include "files/files.hpp"
 
 namespace bench {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -37,6 +37,57 @@ bool provided_by_a_library(const std::string& name) {
   // Fortran BLAS names: dgemm_, sgemm_, ...
   if (name.size() > 1 && name.back() == '_' && name.find("gemm") != std::string::npos) return true;
   return dlsym(RTLD_DEFAULT, name.c_str()) != nullptr;
+}
+
+// Where a kernel's #include may lead: the compiler's and the C library's headers.
+bool standard_header(const std::string& path) {
+  for (const char* dir : {"/usr/include/", "/usr/lib/gcc/", "/usr/local/include/"})
+    if (path.rfind(dir, 0) == 0 && path.find("/../") == std::string::npos) return true;
+  return false;
+}
+
+// The file a diagnostic line is about ("FILE:LINE:COL: ...", "In file included from
+// FILE:LINE"), or "" for other lines (source quotes, carets, notes without a place).
+std::string diagnostic_file(const std::string& line) {
+  std::string rest = line;
+  for (const char* lead : {"In file included from ", "                 from "})
+    if (rest.rfind(lead, 0) == 0) rest = rest.substr(std::string(lead).size());
+  auto colon = rest.find(':');
+  if (colon == std::string::npos || colon == 0 || rest[0] == ' ') return "";
+  if (colon + 1 >= rest.size() || !std::isdigit(static_cast<unsigned char>(rest[colon + 1]))) return "";
+  return rest.substr(0, colon);
+}
+
+// gcc's messages without anything of files that are neither the kernel nor a standard
+// header (an #include of a host file would otherwise quote it back into the prompts).
+std::string without_foreign_files(const std::string& output) {
+  std::string out, line;
+  bool hiding = false;
+  std::istringstream lines(output);
+  while (std::getline(lines, line)) {
+    std::string file = diagnostic_file(line);
+    if (!file.empty()) {
+      hiding = file != "kernel.c" && !standard_header(file);
+      if (hiding) {
+        out += "kernel.c: error: a diagnostic in a file that is not a standard header (not shown): "
+               "kernels may include the standard headers only\n";
+        continue;
+      }
+    }
+    if (!hiding) out += line + "\n";
+  }
+  return out;
+}
+
+// The headers the compile read (gcc -MD writes them to kernel.d), outside the standard ones.
+std::vector<std::string> foreign_includes(const std::string& depfile) {
+  std::ifstream f(depfile);
+  std::vector<std::string> out;
+  for (std::string w; f >> w;) {
+    if (w == "\\" || w.back() == ':' || w == "kernel.c") continue;
+    if (!standard_header(w)) out.push_back(w);
+  }
+  return out;
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -77,8 +128,7 @@ class GccBackend final : public Backend {
     struct RemoveDir {
       std::string d;
       ~RemoveDir() {
-        std::error_code ec;
-        if (!d.empty()) fs::remove_all(d, ec);
+        if (!d.empty()) files::remove_tree(d);
       }
     } remove_own{own};
 
@@ -94,7 +144,8 @@ class GccBackend final : public Backend {
     // -nostartfiles: no crt init/fini code, so any constructor in the object is the
     // kernel's own and is refused below instead of running at load time.
     std::vector<std::string> argv = {"gcc", "-shared", "-fPIC", "-nostartfiles", "-" + opts.opt,
-                                     "-fdiagnostics-color=never", "-o", "kernel.so", "kernel.c"};
+                                     "-fdiagnostics-color=never", "-MD", "-MF", "kernel.d",
+                                     "-o", "kernel.so", "kernel.c"};
     argv.insert(argv.begin() + 5, opts.march.begin(), opts.march.end());
     if (opts.openmp) argv.push_back("-fopenmp");
     argv.push_back("-lm");
@@ -105,9 +156,14 @@ class GccBackend final : public Backend {
       k.diagnostics = e.what();
       return done();
     }
-    k.diagnostics = r.output;
+    k.diagnostics = without_foreign_files(r.output);
     if (r.status != 0) {
       if (k.diagnostics.empty()) k.diagnostics = "gcc failed without a message";
+      return done();
+    }
+    if (auto foreign = foreign_includes(dir + "/kernel.d"); !foreign.empty()) {
+      k.diagnostics += "kernel.c: error: includes " + std::to_string(foreign.size()) +
+                       " file(s) that are not standard headers; kernels may include the standard headers only\n";
       return done();
     }
 

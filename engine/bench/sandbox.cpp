@@ -280,33 +280,33 @@ double now() {
   send_json(kCompiled, compiled);
   if (!ok) _exit(0);
 
+  for (auto& in : spec.stage->inputs) in.protect_read_only();
+  // Handlers a compiler left behind (libgccjit's driver catches SIGINT, SIGTERM, ...):
+  // after this, any handler besides ours and glibc's is the kernel's.
+  for (int s = 1; s < 32; ++s)
+    if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
   set_omp_threads(spec.threads);
   install_fault_handlers();
-  std::vector<double> times(static_cast<size_t>(spec.runs));
   tighten(spec, !spec.reference);
 
-  char go = 0;
-  for (;;) {
-    ssize_t n = read(kFromZygoteFd, &go, 1);
-    if (n == 1) break;
-    if (n < 0 && errno == EINTR) continue;
-    _exit(0);  // the zygote gave up on this kernel
-  }
-
+  // Calls until the zygote closes the command pipe. Between calls the zygote stops this
+  // process, checks the output and writes the next call's inputs.
   const Task& task = *spec.task;
-  for (int w = 0; w < spec.warmup; ++w) {
-    task.reset_output(spec.out);
-    task.invoke(entry, spec.out);
-  }
-  for (int r = 0; r < spec.runs; ++r) {
-    task.reset_output(spec.out);
+  for (uint32_t call = 0;;) {
+    char cmd = 0;
+    ssize_t n = read(kFromZygoteFd, &cmd, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != 1) _exit(0);
+    if (cmd == kPing) {
+      send_record(kPong, "", 0);
+      continue;
+    }
     const double t0 = now();
-    task.invoke(entry, spec.out);
+    task.invoke(entry, *spec.stage);
     const double t1 = now();
-    times[static_cast<size_t>(r)] = t1 - t0;
+    DoneRecord done{call++, 0, t1 - t0};
+    send_record(kDone, &done, sizeof done);
   }
-  send_record(kDone, times.data(), times.size() * sizeof(double));
-  _exit(0);
 }
 
 std::string signal_name(int sig) {

@@ -14,10 +14,20 @@
 namespace bench::detail {
 
 // Child -> zygote records on the result pipe: a header, then `len` bytes.
-enum RecordType : uint32_t { kCompiled = 1, kDone = 2, kFault = 3 };
+enum RecordType : uint32_t { kCompiled = 1, kDone = 2, kFault = 3, kPong = 4 };
 struct RecordHeader {
   uint32_t type, len;
 };
+// One call returned: its index (from 0, warm-up calls first) and the child's own
+// measurement of it. The zygote trusts the measurement only as far as its own clock
+// around the call allows.
+struct DoneRecord {
+  uint32_t call, pad;
+  double seconds;
+};
+// Zygote -> child commands, one byte each: answer at once (to measure the round trip),
+// or make the next call.
+constexpr char kPing = 'p', kCall = 'g';
 // Written by the child's signal handlers (async-signal-safe: a fixed binary layout).
 struct FaultRecord {
   int32_t sig, code;
@@ -36,11 +46,11 @@ struct ChildSpec {
   std::string source;
   std::string backend;
   CompileOptions copts;
-  int threads = 1, warmup = 1, runs = 3;
-  double timeout = 8;
+  int threads = 1;
+  double timeout = 8;  // all the calls together (the CPU-time backstop)
   int64_t memory_mb = 4096;
   Task* task = nullptr;
-  double* out = nullptr;
+  Stage* stage = nullptr;
 };
 
 // Runs in the freshly forked child once its descriptors are in place; never returns.

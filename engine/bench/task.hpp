@@ -1,12 +1,14 @@
-// What is evaluated: a task owns its inputs, its reference output, the one call the
-// timer measures and the check of the result. The sandbox knows only this interface,
-// so other kernels (stencils, FFT) are new Task types, not sandbox changes.
+// What is evaluated: a task owns its inputs (different for every call), their reference
+// outputs, the one call the timer measures and the check of each call's result. The
+// sandbox knows only this interface, so other kernels (stencils, FFT) are new Task
+// types, not sandbox changes.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -34,11 +36,43 @@ class GuardedBuffer {
   size_t bytes_ = 0;
 };
 
+// Memory for what a kernel must never see (the inputs of calls still to come, the
+// reference outputs): private to the evaluation process, wiped in its children where the
+// operating system can (MADV_WIPEONFORK), and unmapped by every child before anything of
+// the kernel's is loaded.
+class SecretBuffer {
+ public:
+  SecretBuffer() = default;
+  explicit SecretBuffer(size_t doubles);
+  ~SecretBuffer() { forget(); }
+  SecretBuffer(SecretBuffer&& o) noexcept { *this = std::move(o); }
+  SecretBuffer& operator=(SecretBuffer&& o) noexcept;
+  double* data() const { return data_; }
+  size_t doubles() const { return doubles_; }
+  void forget();  // unmaps it (in a child: nothing else is touched)
+ private:
+  double* data_ = nullptr;
+  size_t doubles_ = 0;
+};
+
+// The memory one kernel's process works on, shared with the zygote: the inputs of the
+// current call (read-only to the kernel) and its output. The zygote writes each call's
+// inputs and reads each call's output while the kernel's process is stopped.
+struct Stage {
+  std::vector<GuardedBuffer> inputs;
+  GuardedBuffer output;
+};
+
 struct Check {
   bool passed = false;
   double max_rel_error = 0;
-  std::string message;  // the first failing point, when not passed
+  std::string message;  // the first failing element, when not passed
 };
+
+// How outputs are checked: "fp64" compares every element against an error bound for
+// double precision (a lower precision fails); "paper" is the paper's 105 points with a
+// relative error of 1e-6 (the points drawn from a secret the kernel never sees).
+bool known_verify_mode(const std::string& mode);
 
 class Task {
  public:
@@ -49,21 +83,27 @@ class Task {
   virtual double flops() const = 0;             // per call
   virtual nlohmann::json options() const = 0;   // the problem as given, with defaults
 
-  // In the zygote, once per key: inputs (read-only, guarded) and the reference output.
-  // `threads`: how many the reference computation may use.
-  virtual void prepare(int threads) = 0;
-  virtual size_t output_bytes() const = 0;
-  // In the child, before every call: the output's initial contents.
-  virtual void reset_output(double* out) const = 0;
+  // In the zygote: inputs for `calls` calls, every call's values different from every
+  // other's, with their reference outputs (computed by the library in a short-lived
+  // child with `threads` threads). Once per key, again when more calls are asked for.
+  virtual void prepare(int calls, int threads) = 0;
+  // In the zygote, before the kernel's process is forked: its shared memory.
+  virtual Stage make_stage() const = 0;
+  // In the zygote, while the kernel's process waits or is stopped: call `c`'s inputs
+  // into the stage and the output filled with its initial contents (NaN by default).
+  virtual void load_call(Stage& stage, int c) const = 0;
   // In the child, between the clock reads: exactly one call of the kernel.
-  virtual void invoke(void* entry, double* out) const = 0;
+  virtual void invoke(void* entry, Stage& stage) const = 0;
   // In the child: the library routine measured by bench.reference (loaded there, so
   // neither the zygote nor kernel children ever map it). Throws when unavailable.
   virtual void* reference_entry(int threads) = 0;
-  // In the zygote, after the child ended: the kernel's output against the reference.
-  virtual Check verify(const double* out, const std::string& mode) const = 0;
+  // In the zygote, while the kernel's process is stopped: call `c`'s output against its
+  // reference. `secret` draws sampled points (mode "paper").
+  virtual Check verify(const Stage& stage, int c, const std::string& mode, uint64_t secret) const = 0;
   // Names an address inside the task's inputs for fault messages ("" when not).
-  virtual std::string locate(uintptr_t addr, bool write) const = 0;
+  virtual std::string locate(const Stage& stage, uintptr_t addr, bool write) const = 0;
+  // In a child, first thing: unmaps every secret (prepared inputs, references).
+  virtual void forget_secrets() = 0;
 };
 
 // Builds the task a problem table describes: {kind = "matmul", M, N, K, seed, c_init}.

@@ -7,6 +7,9 @@
 
 namespace bench::detail {
 
+// The first frame the evaluation process sends, once it is ready for requests.
+constexpr const char* kReady = "ready";
+
 // Length-prefixed frames on a stream socket; false on EOF or error.
 bool write_frame(int fd, const std::string& data);
 bool read_frame(int fd, std::string& data);

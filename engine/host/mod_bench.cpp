@@ -11,11 +11,14 @@
 // threads (0/nil: all cores), warmup (1), runs (3), timeout (8 s, warm-up and timed
 // calls together), compile_timeout (60 s), memory_mb (4096, address space the kernel may
 // add), problem {kind = "matmul", M, N, K (256), seed (42), c_init = "zero" | "nan"},
-// verify "points" (105 sampled, relative error 1e-6) | "full".
+// verify "fp64" (every element of every call within the double-precision error bound) |
+// "paper" (105 points of every call, relative error 1e-6). Every call gets inputs of its
+// own; warmup + runs <= 64.
 //
 // Result: status (library_violation, compile_error, timeout, runtime_error,
-// verification_error, ok), gflops (flops / mean timed call; 0 unless ok), times, min,
-// median, mean, compile_ms, max_rel_error, message (diagnostics or the cause),
+// verification_error, rejected, ok), gflops (flops / mean timed call; 0 unless ok),
+// times, min, median, mean, cov (of the timed calls), compile_ms, check_ms (the checks
+// between calls), max_rel_error, message (diagnostics or the cause),
 // backend, fallback (+ fallback_reason), external_symbols, run_start/run_end (the
 // zygote's monotonic clock), options (as used: march as explicit flags), features (the
 // techniques the source uses, read by the front end in the kernel's child).
@@ -42,7 +45,7 @@ static bench::EvalOptions read_options(lua_State* L, int idx, const char* where)
   t.get("timeout", o.timeout);
   t.get("compile_timeout", o.compile_timeout);
   t.get("memory_mb", memory_mb);
-  t.get("verify", o.verify, {"points", "full"});
+  t.get("verify", o.verify, {"fp64", "paper"});
   t.push("problem");
   if (!lua_isnil(L, -1)) {
     if (!lua_istable(L, -1)) throw Error(std::string(where) + ": option 'problem' must be a table");
@@ -99,7 +102,9 @@ static void push_result(lua_State* L, const bench::Result& r) {
     set_number(L, "min", r.min);
     set_number(L, "median", r.median);
     set_number(L, "mean", r.mean);
+    set_number(L, "cov", r.cov);
   }
+  set_number(L, "check_ms", r.check_ms);
   set_number(L, "compile_ms", r.compile_ms);
   if (r.run_start > 0) {
     set_number(L, "run_start", r.run_start);

@@ -1,5 +1,7 @@
 #include "store/store.hpp"
 
+#include "files/files.hpp"
+
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -436,7 +438,7 @@ fs::path Run::begin_checkpoint(const std::string& name) {
   fs::path staging = checkpoint_path(name);
   staging = staging.parent_path() / ("." + name + ".partial");
   std::error_code ec;
-  fs::remove_all(staging, ec);
+  files::remove_tree(staging.string());
   fs::create_directories(staging, ec);
   if (ec) throw Error("run store: cannot create " + staging.string() + ": " + ec.message());
   return staging;
@@ -448,7 +450,7 @@ fs::path Run::commit_checkpoint(const std::string& name) {
   std::error_code ec;
   if (!fs::is_directory(staging, ec))
     throw Error("run store: checkpoint '" + name + "' was not begun");
-  fs::remove_all(final_path, ec);
+  files::remove_tree(final_path.string());
   fs::rename(staging, final_path, ec);
   if (ec) throw Error("run store: cannot commit checkpoint '" + name + "': " + ec.message());
   Json list = get("_checkpoints").value_or(Json::array());

@@ -5,7 +5,9 @@
 #   bash scripts/device/fetch_debs.sh .device/debs      # here, once: Debian packages
 #   (on the GPU machine) bash scripts/device/gpu_build_and_test.sh DEBS OUT [steps]
 #
-# steps (default "build test parity bench"): build, test (ctest), train (the GRPO step
+# steps (default "build test parity bench"): build, test (ctest), node (the whole method on
+# this node: the main job at 256^3 on all cores with the policy on CUDA, a short SQD run,
+# both reports, OpenBLAS measured fairly; NODE_STEPS and NODE_ITERATIONS size it), train (the GRPO step
 # benchmark), export (exports loaded by transformers/peft), pretrain (the default model:
 # scripts/experiments/pretrain.lua on CUDA with PRETRAIN_ARGS, exported to OUT/small.tar),
 # parity (transformers reference models of the Qwen2.5-Coder-0.5B/1.5B and Llama-3.2-1B configs), bench
@@ -44,7 +46,7 @@ if has build; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_RPATH_USE_LINK_PATH=ON \
     -DCMAKE_PREFIX_PATH="$PREFIX/usr;$TORCH_PREFIX" \
     -DGCCJIT="$PREFIX/usr/lib/gcc/x86_64-linux-gnu/12/libgccjit.so" \
-    -DGCCJIT_INCLUDE="$PREFIX/usr/lib/gcc/x86_64-linux-gnu/12/include" ${CMAKE_ARGS:-} 2>&1 | tee "$OUT/configure.log" | tail -5
+    -DGCCJIT_INCLUDE="$PREFIX/usr/lib/gcc/x86_64-linux-gnu/12/include" -DENGINE_FUZZ=OFF ${CMAKE_ARGS:-} 2>&1 | tee "$OUT/configure.log" | tail -5
   LD_LIBRARY_PATH=$ENGINE_LIBS cmake --build "$BUILD" -j"$(nproc)" ${TARGETS:+--target $TARGETS} 2>&1 | tee "$OUT/build.log" | grep -E "error|FAILED" | head -30
   grep -q "FAILED" "$OUT/build.log" && { echo "build failed"; tail -40 "$OUT/build.log"; exit 1; }
   [ -n "${TARGETS:-}" ] || [ -x "$BUILD/engine" ] || { echo "build failed"; tail -40 "$OUT/build.log"; exit 1; }
@@ -53,6 +55,25 @@ fi
 
 if has test; then
   (cd "$BUILD" && LD_LIBRARY_PATH=$ENGINE_LIBS ctest -j8 --timeout 600 --output-on-failure 2>&1 | tee "$OUT/ctest.log" | tail -8)
+fi
+
+# The whole method on this node, as a user runs it: sampling on the GPU, evaluation on
+# all cores at the paper's 256^3, GRPO updates, reports (report.md without gnuplot, which
+# the machine lacks), and OpenBLAS measured fairly against a plain C program.
+if has node; then
+  engine() { LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" "$@"; }
+  RUNS=/tmp/node-runs && rm -rf $RUNS
+  engine experiment1.lua --device=cuda --size=256 --steps=${NODE_STEPS:-30} --out=$RUNS/experiment1 2>&1 |
+    tee "$OUT/experiment1.log" | grep -vE "^\s*$" | tail -6
+  engine report.lua $RUNS/experiment1 2>&1 | tail -3
+  engine experiment2.lua --device=cuda --size=256 --iterations=${NODE_ITERATIONS:-3} --out=$RUNS/experiment2 2>&1 |
+    tee "$OUT/experiment2.log" | tail -4
+  engine report.lua $RUNS/experiment2 2>&1 | tail -3
+  for e in experiment1 experiment2; do
+    cp $RUNS/$e/report/report.md "$OUT/$e-report.md"
+    cat $RUNS/$e/*/metrics.jsonl > "$OUT/$e-metrics.jsonl"
+  done
+  engine bench/bench/reference_bench.lua 2>&1 | tee "$OUT/reference.txt"
 fi
 
 bench() { LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/bench/policy/policy_bench" "$@"; }

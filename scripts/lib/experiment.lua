@@ -39,7 +39,8 @@ experiment.options = {
   {"warmup", 1, "untimed runs before timing"},
   {"runs", 3, "timed runs (their mean is the GFLOPS)"},
   {"threads", 0, "threads per kernel (0: all cores)"},
-  {"verify", "points", "verification: the paper's 105 points, or full", choices = {"points", "full"}},
+  {"verify", "fp64", "verification of every call: fp64 (every element, double-precision error "
+   .. "bound) or paper (the paper's 105 points, relative error 1e-6)", choices = {"fp64", "paper"}},
   {"clip", 0.2, "GRPO clipping range (delta)"},
   {"loss", "grpo", "GRPO loss normalisation (grpo: per sequence, as in the paper)",
    choices = {"grpo", "bnpo", "dr_grpo", "dapo"}},

@@ -20,11 +20,15 @@ reward.penalties = {
   timeout = -30,
   runtime_error = -20,
   verification_error = -10,
+  -- Not in the paper: a measurement the harness refused (work left running after the
+  -- call, a forged timing record, an impossible figure). As severe as a library
+  -- violation: a kernel that games the reward must never gain by it.
+  rejected = -100,
 }
 
 -- Every status the pipeline produces, in the order of Eq. 3 (reports count them so).
 reward.statuses = {"format_violation", "library_violation", "compile_error", "timeout",
-                   "runtime_error", "verification_error", "ok"}
+                   "runtime_error", "verification_error", "rejected", "ok"}
 
 local function check_result(r, i)
   if type(r) ~= "table" then
@@ -86,7 +90,8 @@ function reward.kernelcompare(results, ctx)
     error("reward.kernelcompare: needs ctx.baseline_gflops (the GFLOPS to beat)", 2)
   end
   local w = reward.kernelcompare_weights
-  local compiled = {timeout = true, runtime_error = true, verification_error = true, ok = true}
+  local compiled = {timeout = true, runtime_error = true, verification_error = true, rejected = true,
+                    ok = true}
   local out = {}
   for i, r in ipairs(results) do
     check_result(r, i)

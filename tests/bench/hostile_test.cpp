@@ -4,9 +4,12 @@
 
 #include <signal.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "bench/bench.hpp"
+#include "files/files.hpp"
 #include "support.hpp"
 
 using namespace bench;
@@ -66,4 +69,80 @@ TEST_CASE("a hostile batch is classified kernel by kernel") {
   CHECK(results.back().status == "ok");
   CHECK(bench_test::children_of(zygote_pid()).empty());
   for (const auto& leftover : bench_test::temp_entries("engine-hostile-")) fs::remove_all(leftover);
+}
+
+// The reward hacks peers have seen, one kernel of ours for each, through both back ends
+// (the in-memory one hands inline assembly to gcc): none earns a reward.
+TEST_CASE("reward hacks get the same failing status from every back end") {
+  EvalOptions o;
+  o.timeout = 3;
+  o.problem = {{"M", 64}, {"N", 64}, {"K", 64}};
+  for (const char* name : {"cache_across_calls", "predicted_points", "single_precision", "forged_timing",
+                           "forged_result", "work_after_return", "nan_untouched"}) {
+    std::string src = bench_test::read_file(std::string(BENCH_HOSTILE_DIR) + "/" + name + ".c");
+    for (const auto& backend : bench_test::engine_backends()) {
+      o.backend = backend;
+      auto r = evaluate(src, o);
+      INFO(name << " via " << backend << ": " << r.status << ": " << r.message);
+      CHECK(r.status == bench_test::expected_status(src));
+      CHECK_THAT(r.message, Catch::Contains(bench_test::expected_message(src)));
+      CHECK(r.gflops == 0);
+    }
+  }
+}
+
+TEST_CASE("the double-precision bound separates single from double precision") {
+  EvalOptions o;
+  o.problem = {{"M", 64}, {"N", 64}, {"K", 64}};
+  auto single = evaluate(bench_test::read_file(BENCH_HOSTILE_DIR "/single_precision.c"), o);
+  INFO(single.message);
+  CHECK(single.status == "verification_error");
+  CHECK(single.max_rel_error.value_or(0) > 1e-9);
+  // Honest double-precision kernels, in any summation order, stay inside it.
+  o.timeout = 60;  // the machine may be shared: slow is not wrong
+  for (const char* k : {"/k01_naive_ijk.c", "/k02_ikj_omp.c", "/k03_blocked_collapse.c"}) {
+    for (const char* mode : {"fp64", "paper"}) {
+      o.verify = mode;
+      auto honest = evaluate(bench_test::read_file(std::string(ENGINE_SHARED_KERNELS) + k), o);
+      INFO(k << " " << mode << ": " << honest.status << ": " << honest.message);
+      CHECK(honest.status == "ok");
+      CHECK(honest.max_rel_error.value_or(1) <= 1e-9);
+    }
+  }
+}
+
+TEST_CASE("threads left running after the call are refused even within the pool's size") {
+  // With one thread allowed, any thread the kernel leaves behind is refused outright.
+  std::string src = bench_test::read_file(BENCH_HOSTILE_DIR "/work_after_return.c");
+  EvalOptions o;
+  o.backend = "gcc";
+  o.threads = 1;
+  o.problem = {{"M", 64}, {"N", 64}, {"K", 64}};
+  auto r = evaluate(src, o);
+  INFO(r.message);
+  CHECK(r.status == "rejected");
+  CHECK_THAT(r.message, Catch::Contains("OpenMP pool"));
+}
+
+TEST_CASE("a kernel cannot read host files into its code or its diagnostics") {
+  const std::string data = files::temp_base() + "/engine-hostile-data.h";
+  {
+    std::ofstream f(data);
+    f << "\"the host's secret\"\n";
+  }
+  const std::string src = "static const char leak[] =\n#include \"" + data +
+                          "\"\n;\nvoid matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {\n"
+                          "  for (int i = 0; i < M * N; i++) C[i] = leak[i % sizeof leak];\n}\n";
+  EvalOptions o;
+  o.problem = {{"M", 16}, {"N", 16}, {"K", 16}};
+  for (const auto& backend : bench_test::engine_backends()) {
+    o.backend = backend;
+    auto r = evaluate(src, o);
+    INFO(backend << ": " << r.status << ": " << r.message);
+    CHECK(r.status == "compile_error");
+    CHECK(r.message.find("secret") == std::string::npos);
+  }
+  auto passwd = evaluate(bench_test::read_file(BENCH_HOSTILE_DIR "/include_host_file.c"), o);
+  CHECK(passwd.message.find("root") == std::string::npos);
+  std::remove(data.c_str());
 }

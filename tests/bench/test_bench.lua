@@ -29,7 +29,7 @@ t.test("evaluate returns every documented field", function()
   t.eq(r.options.threads, 1)
   t.eq(r.options.problem.M, 48)
   t.eq(r.options.opt, "O3")
-  t.eq(r.options.verify, "points")
+  t.eq(r.options.verify, "fp64")
   t.eq(r.options.timeout, 8)
   t.ok(r.options.march:find("^%-march="), r.options.march)
   local mean = (r.times[1] + r.times[2] + r.times[3] + r.times[4]) / 4

@@ -12,6 +12,7 @@
 #include "bench/elf.hpp"
 #include "bench/machine.hpp"
 #include "support.hpp"
+#include "test_backends.hpp"
 
 using namespace bench;
 
@@ -133,50 +134,12 @@ TEST_CASE("bad options are errors that name the option") {
   auto r = resolve_options(o);
   CHECK(r["threads"] == machine().cores);
   CHECK(r["problem"]["M"] == 256);
-  CHECK(r["problem"]["c_init"] == "zero");
+  CHECK(r["problem"]["c_init"] == "nan");
   CHECK(r["backend"] == default_backend());
 }
 
-namespace {
-// A back end that handles nothing: the sandbox must fall back to gcc and say so.
-struct Unsupported final : Backend {
-  const char* name() const override { return "never"; }
-  CompiledKernel compile(const std::string&, const CompileOptions&) override {
-    CompiledKernel k;
-    k.status = CompileStatus::unsupported;
-    k.backend = "never";
-    k.diagnostics = "kernel.c:1:1: sorry, unimplemented: everything";
-    return k;
-  }
-};
-// A back end that loads something with a forbidden reference and does not check it.
-struct Careless final : Backend {
-  const char* name() const override { return "careless"; }
-  CompiledKernel compile(const std::string& src, const CompileOptions& o) override {
-    auto k = find_backend("gcc")->compile(src, o);
-    k.backend = "careless";
-    k.status = CompileStatus::ok;
-    k.external_symbols.push_back("cblas_dgemm");
-    return k;
-  }
-};
-}  // namespace
-
-// Registration must precede the zygote: CTest runs each case in a fresh process, where it
-// does; run together with other cases in one process, these can only report that.
-static bool registered(std::unique_ptr<Backend> b) {
-  if (find_backend(b->name())) return true;
-  if (zygote_started()) {
-    WARN("the zygote already runs in this process: run this case alone (as CTest does)");
-    return false;
-  }
-  register_backend(std::move(b));
-  return true;
-}
-
 TEST_CASE("a back end that says unsupported falls back to gcc and the result says so") {
-  if (!registered(std::make_unique<Unsupported>())) return;
-  CHECK_THROWS_WITH(register_backend(std::make_unique<Unsupported>()), Catch::Contains("already exists"));
+  CHECK_THROWS_WITH(register_backend(std::make_unique<bench_test::Unsupported>()), Catch::Contains("already exists"));
   EvalOptions o;
   o.backend = "never";
   auto r = evaluate(bench_test::read_file(ENGINE_SHARED_KERNELS "/k01_naive_ijk.c"), o);
@@ -186,11 +149,9 @@ TEST_CASE("a back end that says unsupported falls back to gcc and the result say
   CHECK(r.fallback);
   CHECK_THAT(r.fallback_reason, Catch::Contains("unimplemented"));
   CHECK(r.options["backend"] == "never");
-  CHECK_THROWS_WITH(register_backend(std::make_unique<Careless>()), Catch::Contains("after the evaluation zygote"));
 }
 
 TEST_CASE("the sandbox checks references whatever the back end claims") {
-  if (!registered(std::make_unique<Careless>())) return;
   EvalOptions o;
   o.backend = "careless";
   auto r = evaluate(bench_test::read_file(ENGINE_SHARED_KERNELS "/k01_naive_ijk.c"), o);
@@ -199,24 +160,3 @@ TEST_CASE("the sandbox checks references whatever the back end claims") {
   CHECK(r.backend == "careless");
 }
 
-TEST_CASE("the zygote is not forked from a process that already runs threads") {
-  // CTest runs this case in a fresh process, where no zygote exists yet: with a thread
-  // running, evaluating must refuse instead of forking. (Run after other cases in one
-  // process, the zygote exists and evaluation simply works.)
-  bool had_zygote = zygote_started();
-  std::atomic<bool> stop{false};
-  std::thread t([&] {
-    while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  });
-  EvalOptions o;
-  o.problem = {{"M", 8}, {"N", 8}, {"K", 8}};
-  std::string src = bench_test::read_file(ENGINE_SHARED_KERNELS "/k01_naive_ijk.c");
-  if (had_zygote) {
-    CHECK(evaluate(src, o).status == "ok");
-  } else {
-    CHECK_THROWS_WITH(evaluate(src, o), Catch::Contains("not started at program start-up"));
-    CHECK_FALSE(zygote_started());
-  }
-  stop = true;
-  t.join();
-}

@@ -7,11 +7,13 @@ local function r(status, gflops) return {status = status, gflops = gflops} end
 
 t.test("Eq. 3: a penalty per failure, GFLOPS on success", function()
   local want = {format_violation = -100, library_violation = -100, compile_error = -40,
-                timeout = -30, runtime_error = -20, verification_error = -10}
+                timeout = -30, runtime_error = -20, verification_error = -10, rejected = -100}
   for status, penalty in pairs(want) do t.eq(reward.eq3(r(status)), penalty, status) end
   t.eq(reward.eq3(r("ok", 123.5)), 123.5)
   t.eq(reward.eq3(r("ok", 0.0)), 0.0)
-  t.eq(#reward.statuses, 7)
+  t.eq(#reward.statuses, 8)
+  -- A refused measurement never pays better than any honest failure.
+  for status, penalty in pairs(reward.penalties) do t.ok(reward.penalties.rejected <= penalty, status) end
 end)
 
 t.test("experiment 1's scheme is Eq. 3 kernel by kernel", function()

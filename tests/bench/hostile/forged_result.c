@@ -1,4 +1,4 @@
-/* expect: runtime_error | message: result channel */
+/* expect: rejected | message: result channel */
 /* Writes a record of its own on the result pipe (fd 3) and carries on: detected. */
 void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
     static unsigned rec[2 + 6] = {2, 24};

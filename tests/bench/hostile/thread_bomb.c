@@ -1,4 +1,4 @@
-/* expect: verification_error | message: wrong result */
+/* expect: rejected | message: threads in its process */
 /* Raw clone() of spinning threads until the system says no: the thread limit stops it */
 /* (the kernel runs as an unprivileged user with RLIMIT_NPROC), the kernel gives up */
 /* without computing C, and every thread ends with its process. */
