@@ -5,6 +5,7 @@
 //                             top_p = 0.95, max_tokens = 512, stop = {"```\n"}, seed = 1})
 //   groups[1][3].text, groups[1][3].tokens, groups[1][3].logprobs, groups[1][3].finish_reason
 //   pol:logprobs(prompt, completion)   -- per-token log-probs of completion after prompt
+//   policy.cuda_available()            -- true when libtorch sees a CUDA device
 //
 // A prompt is a string (encoded by the checkpoint's tokenizer) or a list of token ids.
 // Without a tokenizer the policy works on ids only and completions carry no text.
@@ -192,13 +193,19 @@ static int pol_tostring(lua_State* L) {
   return 1;
 }
 
+static int policy_cuda_available(lua_State* L) {
+  lua_pushboolean(L, policy::cuda_available());
+  return 1;
+}
+
 int open_policy(lua_State* L) {
   define_class<policy::Policy>(L,
                                {HOST_FN("sample", pol_sample), HOST_FN("logprobs", pol_logprobs),
                                 HOST_FN("info", pol_info)},
                                {HOST_FN("__tostring", pol_tostring)});
   lua_newtable(L);
-  set_functions(L, {HOST_FN("load", policy_load)});
+  set_functions(L, {HOST_FN("load", policy_load),
+                    HOST_FN("cuda_available", policy_cuda_available)});
   return 1;
 }
 

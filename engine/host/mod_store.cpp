@@ -2,6 +2,10 @@
 //
 //   local run = store.open("runs/exp1", {config = {...}})
 //   run:atomic(function() run:add_sample{...}; run:log{step = 3}; run:set("step", 3) end)
+//   local reader = store.open("runs/exp1", {read_only = true})   -- no lock: a live run too
+//
+// One engine at a time may open a run for writing (store.hpp): a second store.open of
+// the same directory fails with a message naming the pid that holds it.
 #include "host/bind.hpp"
 #include "host/log.hpp"
 #include "host/luajson.hpp"
@@ -25,11 +29,22 @@ static int store_open(lua_State* L) {
   if (!lua_isnil(L, -1)) oo.config = to_json(L, -1, "config");
   lua_pop(L, 1);
   o.get("replace_config", oo.replace_config);
+  o.get("read_only", oo.read_only);
+  if (oo.read_only) log_file = false;  // a reader writes nothing into the run
   o.get("log_file", log_file);
   o.done();
+  if (oo.read_only && log_file) throw Error("store.open: a read_only run takes no log_file");
   auto run = store::Run::open(dir, oo);
   if (log_file) log_to_file((run->dir() / "run.log").string());
   push_object(L, run.release());
+  return 1;
+}
+
+// store.holder(dir): the pid of the engine that has the run open, or nil.
+static int store_holder(lua_State* L) {
+  auto pid = store::lock_holder(check_string(L, 1, "store.holder", "directory"));
+  if (pid) lua_pushinteger(L, *pid);
+  else lua_pushnil(L);
   return 1;
 }
 
@@ -263,15 +278,22 @@ static int run_resumed(lua_State* L) {
   return 1;
 }
 
+static int run_read_only(lua_State* L) {
+  lua_pushboolean(L, self(L, "run:read_only").read_only());
+  return 1;
+}
+
 static int run_config(lua_State* L) {
   push_json(L, self(L, "run:config").config());
   return 1;
 }
 
 static int run_close(lua_State* L) {
-  if (!object_box<store::Run>(L, 1)) throw Error("run:close: argument 1 must be a run");
+  auto* box = object_box<store::Run>(L, 1);
+  if (!box) throw Error("run:close: argument 1 must be a run");
+  bool had_log = *box && !(*box)->read_only();  // a reader never took the log file
   release_object<store::Run>(L);
-  log_close_file();
+  if (had_log) log_close_file();
   return 0;
 }
 
@@ -294,6 +316,7 @@ int open_store(lua_State* L) {
        HOST_FN("commit_checkpoint", run_commit_checkpoint),
        HOST_FN("checkpoints", run_checkpoints), HOST_FN("checkpoint_path", run_checkpoint_path),
        HOST_FN("dir", run_dir), HOST_FN("resumed", run_resumed), HOST_FN("config", run_config),
+       HOST_FN("read_only", run_read_only),
        HOST_FN("close", run_close)},
       {HOST_FN("__tostring", run_tostring)});
   luaL_getmetatable(L, Class<store::Run>::name);
@@ -303,7 +326,7 @@ int open_store(lua_State* L) {
   lua_call(L, 1, 0);
   lua_pop(L, 1);
   lua_newtable(L);
-  set_functions(L, {HOST_FN("open", store_open)});
+  set_functions(L, {HOST_FN("open", store_open), HOST_FN("holder", store_holder)});
   return 1;
 }
 

@@ -15,6 +15,8 @@ static CodecLoader g_codec_loader = load_tokenizer_codec;
 void set_codec_loader(CodecLoader loader) { g_codec_loader = loader; }
 CodecLoader codec_loader() { return g_codec_loader; }
 
+bool cuda_available() { return torch::cuda::is_available(); }
+
 static std::unique_ptr<Policy::Impl> make_impl(const LoadOptions& o) {
   auto impl = std::make_unique<Policy::Impl>();
   impl->device = parse_device(o.device);

@@ -18,6 +18,9 @@
 
 namespace policy {
 
+// Whether this build of libtorch sees a CUDA device (the engine's --device=auto).
+bool cuda_available();
+
 struct LoadOptions {
   std::string device = "cpu";  // "cpu", "cuda", "cuda:N"
   std::string dtype = "fp32";  // "fp32", "bf16", "fp16"

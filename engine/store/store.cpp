@@ -4,7 +4,11 @@
 
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <chrono>
@@ -150,11 +154,63 @@ std::string config_difference(const Json& stored, const Json& given) {
   return out;
 }
 
+long read_pid(const fs::path& path) {
+  try {
+    return std::stol(read_file(path));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// Takes the run's lock: an exclusive flock(2) on run.lock, which the kernel releases when
+// the descriptor closes, including when the process dies. The holder writes its pid into
+// the file for the message a second engine gets. Returns the locked descriptor.
+int lock_run(const fs::path& dir) {
+  fs::path path = dir / "run.lock";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw Error("run store: cannot open " + path.string() + ": " + std::strerror(errno));
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    int err = errno;
+    long pid = read_pid(path);
+    ::close(fd);
+    if (err != EWOULDBLOCK)
+      throw Error("run store: cannot lock " + path.string() + ": " + std::strerror(err));
+    std::string who = pid > 0 ? "pid " + std::to_string(pid) : "a process whose pid is not known";
+    if (pid == static_cast<long>(::getpid()))
+      throw Locked("run store: " + dir.string() + " is already open in this process (pid " +
+                       std::to_string(pid) + "): close it before opening it again",
+                   pid);
+    throw Locked("run store: " + dir.string() + " is in use by another engine (" + who +
+                     "): wait for it to finish or stop it; one engine at a time may write a run",
+                 pid);
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    // the lock holds without the pid; only the message of a second engine is poorer
+  }
+  return fd;
+}
+
 bool valid_name(const std::string& name) {
   return !name.empty() && name[0] != '.' && name.find('/') == std::string::npos;
 }
 
 }  // namespace
+
+std::optional<long> lock_holder(const fs::path& dir) {
+  fs::path path = dir / "run.lock";
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;  // never opened for writing
+  int rc;
+  while ((rc = ::flock(fd, LOCK_EX | LOCK_NB)) != 0 && errno == EINTR) {
+  }
+  std::optional<long> holder;
+  if (rc != 0 && errno == EWOULDBLOCK) holder = read_pid(path);
+  ::close(fd);  // also drops the lock this probe took
+  return holder;
+}
 
 Run::Run(fs::path dir) : dir_(std::move(dir)) {}
 
@@ -168,6 +224,12 @@ Run::~Run() {
   }
   if (metrics_fd_ >= 0) ::close(metrics_fd_);
   sqlite3_close(db_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // the lock goes last, after every write
+}
+
+void Run::writable(const char* what) const {
+  if (read_only_)
+    throw Error(std::string("run store: ") + what + ": " + dir_.string() + " was opened read-only");
 }
 
 void Run::exec(const char* sql) {
@@ -180,13 +242,14 @@ void Run::exec(const char* sql) {
 }
 
 std::unique_ptr<Run> Run::open(const fs::path& dir, const OpenOptions& opts) {
+  if (opts.read_only) return open_read_only(dir);
   std::error_code ec;
-  bool existed = fs::exists(dir / "run.sqlite", ec);
   fs::create_directories(dir / "checkpoints", ec);
   if (ec) throw Error("run store: cannot create " + dir.string() + ": " + ec.message());
 
   std::unique_ptr<Run> run(new Run(dir));
-  run->resumed_ = existed;
+  run->lock_fd_ = lock_run(dir);
+  run->resumed_ = fs::exists(dir / "run.sqlite", ec);
   if (sqlite3_open((dir / "run.sqlite").c_str(), &run->db_) != SQLITE_OK)
     throw Error("run store: cannot open " + (dir / "run.sqlite").string() + ": " +
                 sqlite3_errmsg(run->db_));
@@ -212,6 +275,23 @@ std::unique_ptr<Run> Run::open(const fs::path& dir, const OpenOptions& opts) {
   }
 
   run->reconcile_metrics();
+  return run;
+}
+
+std::unique_ptr<Run> Run::open_read_only(const fs::path& dir) {
+  std::error_code ec;
+  fs::path db_path = dir / "run.sqlite";
+  if (!fs::exists(db_path, ec)) throw Error("run store: " + dir.string() + " holds no run");
+  std::unique_ptr<Run> run(new Run(dir));
+  run->read_only_ = true;
+  run->resumed_ = true;
+  if (sqlite3_open_v2(db_path.c_str(), &run->db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK)
+    throw Error("run store: cannot open " + db_path.string() + ": " + sqlite3_errmsg(run->db_));
+  sqlite3_busy_timeout(run->db_, 5000);
+  fs::path config_path = dir / "config.json";
+  run->config_ = fs::exists(config_path, ec)
+                     ? parse_json(read_file(config_path), config_path.string())
+                     : Json::object();
   return run;
 }
 
@@ -251,6 +331,7 @@ void Run::append_metrics_line(const std::string& line) {
 }
 
 void Run::begin() {
+  writable("begin");
   if (depth_++ == 0) exec("BEGIN IMMEDIATE");
 }
 
@@ -297,6 +378,7 @@ std::vector<Json> Run::metrics() const {
 }
 
 int64_t Run::add_sample(const Sample& s) {
+  writable("add_sample");
   if (s.parent_id && !sample(*s.parent_id))
     throw Error("run store: parent sample " + std::to_string(*s.parent_id) + " does not exist");
   Stmt st(db_,
@@ -409,6 +491,7 @@ std::optional<Json> Run::get(const std::string& key) const {
 }
 
 void Run::set(const std::string& key, const Json& value) {
+  writable("set");
   Stmt st(db_, "INSERT INTO state(key, value) VALUES(?, ?) "
                "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
   st.bind(1, key);
@@ -417,6 +500,7 @@ void Run::set(const std::string& key, const Json& value) {
 }
 
 void Run::erase(const std::string& key) {
+  writable("erase");
   Stmt st(db_, "DELETE FROM state WHERE key = ?");
   st.bind(1, key);
   st.step();
@@ -435,6 +519,7 @@ fs::path Run::checkpoint_path(const std::string& name) const {
 }
 
 fs::path Run::begin_checkpoint(const std::string& name) {
+  writable("begin_checkpoint");
   fs::path staging = checkpoint_path(name);
   staging = staging.parent_path() / ("." + name + ".partial");
   std::error_code ec;
@@ -445,6 +530,7 @@ fs::path Run::begin_checkpoint(const std::string& name) {
 }
 
 fs::path Run::commit_checkpoint(const std::string& name) {
+  writable("commit_checkpoint");
   fs::path final_path = checkpoint_path(name);
   fs::path staging = final_path.parent_path() / ("." + name + ".partial");
   std::error_code ec;

@@ -5,6 +5,12 @@
 //   runs/<name>/metrics.jsonl   one flushed JSON line per record (also kept in the database)
 //   runs/<name>/run.sqlite      samples, metrics and the resume state
 //   runs/<name>/checkpoints/    one directory per checkpoint, renamed into place when complete
+//   runs/<name>/run.lock        flock(2)ed by the engine that has the run open; holds its pid
+//
+// One engine at a time writes a run: open() takes an exclusive lock on run.lock and a
+// second open (from this process or another) fails, naming the pid that holds it. The
+// kernel drops the lock when its holder exits or is killed, so a crash never leaves a run
+// locked. A read-only open takes no lock and changes nothing (reports of a live run).
 //
 // Records written between begin() and commit() land together or not at all: a script
 // that commits its progress marker (set("step", n)) in the same transaction as the step's
@@ -54,7 +60,19 @@ struct SampleQuery {
 struct OpenOptions {
   std::optional<Json> config;  // written on creation, compared on reopen
   bool replace_config = false;  // on reopen, overwrite a differing config instead of failing
+  bool read_only = false;  // an existing run, for reading: no lock, no repair, no writes
 };
+
+// Thrown by open() when another open run (in any process) holds the run's lock.
+struct Locked : Error {
+  Locked(const std::string& message, long holder) : Error(message), pid(holder) {}
+  long pid;  // the holder's pid, 0 when it could not be read
+};
+
+// The pid of the process that has the run in dir open for writing (0 when its pid could
+// not be read), or nothing when no process has. Creates nothing: a check before work that
+// would be wasted on a run in use; open() alone decides.
+std::optional<long> lock_holder(const std::filesystem::path& dir);
 
 class Run {
  public:
@@ -65,6 +83,7 @@ class Run {
 
   const std::filesystem::path& dir() const { return dir_; }
   bool resumed() const { return resumed_; }  // the directory held a run before open
+  bool read_only() const { return read_only_; }
   const Json& config() const { return config_; }
 
   // Transactions nest; only the outermost commit writes.
@@ -96,6 +115,8 @@ class Run {
 
  private:
   explicit Run(std::filesystem::path dir);
+  static std::unique_ptr<Run> open_read_only(const std::filesystem::path& dir);
+  void writable(const char* what) const;
   void exec(const char* sql);
   void reconcile_metrics();
   void append_metrics_line(const std::string& line);
@@ -107,6 +128,8 @@ class Run {
   int depth_ = 0;
   std::vector<std::string> pending_lines_;  // metrics written inside the open transaction
   int metrics_fd_ = -1;
+  int lock_fd_ = -1;  // run.lock, flock()ed while the run is open for writing
+  bool read_only_ = false;
 };
 
 }  // namespace store

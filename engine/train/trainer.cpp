@@ -471,42 +471,53 @@ void Trainer::save(const fs::path& dir) const {
 }
 
 void Trainer::load(const fs::path& dir) {
-  Impl& m = *impl_;
-  std::ifstream in(dir / "trainer.json");
-  if (!in) throw std::runtime_error("train: no trainer state in " + dir.string());
-  nlohmann::json state;
-  try {
-    state = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    throw std::runtime_error("train: corrupt " + (dir / "trainer.json").string() + ": " + e.what());
-  }
-  std::string kind = state.value("kind", "");
-  if (kind != (m.grpo_mode ? "grpo" : "sft"))
-    throw std::runtime_error("train: " + dir.string() + " holds a " + kind +
-                             " trainer's state, not a " + (m.grpo_mode ? "grpo" : "sft") + " one");
-  if (state.value("lora", false) != static_cast<bool>(m.lora))
-    throw std::runtime_error("train: " + dir.string() +
-                             (m.lora ? " holds full weights but this trainer uses LoRA"
-                                     : " holds LoRA adapters but this trainer trains fully"));
-  auto tensors = read_tensors(dir / "weights.safetensors");
-  if (m.lora) {
-    m.lora->load(tensors);
-  } else {
-    auto params = m.model->named_parameters();
-    torch::NoGradGuard no_grad;
-    for (const auto& [name, t] : tensors) {
-      auto* p = params.find(name);
-      if (!p) throw std::runtime_error("train: checkpoint tensor " + name + " is not in the model");
-      if (p->sizes() != t.sizes())
-        throw std::runtime_error("train: checkpoint tensor " + name + " has the wrong shape");
-      p->copy_(t);
+  // A malformed checkpoint is the user's to fix: one line that names it, never libtorch's
+  // backtrace (c10::Error's what()).
+  auto load_state = [&] {
+    Impl& m = *impl_;
+    std::ifstream in(dir / "trainer.json");
+    if (!in) throw std::runtime_error("train: no trainer state in " + dir.string());
+    nlohmann::json state;
+    try {
+      state = nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("train: corrupt " + (dir / "trainer.json").string() + ": " + e.what());
     }
-    if (tensors.size() != params.size())
-      throw std::runtime_error("train: the checkpoint lacks some of the model's weights");
+    std::string kind = state.value("kind", "");
+    if (kind != (m.grpo_mode ? "grpo" : "sft"))
+      throw std::runtime_error("train: " + dir.string() + " holds a " + kind +
+                               " trainer's state, not a " + (m.grpo_mode ? "grpo" : "sft") + " one");
+    if (state.value("lora", false) != static_cast<bool>(m.lora))
+      throw std::runtime_error("train: " + dir.string() +
+                               (m.lora ? " holds full weights but this trainer uses LoRA"
+                                       : " holds LoRA adapters but this trainer trains fully"));
+    auto tensors = read_tensors(dir / "weights.safetensors");
+    if (m.lora) {
+      m.lora->load(tensors);
+    } else {
+      auto params = m.model->named_parameters();
+      torch::NoGradGuard no_grad;
+      for (const auto& [name, t] : tensors) {
+        auto* p = params.find(name);
+        if (!p) throw std::runtime_error("train: checkpoint tensor " + name + " is not in the model");
+        if (p->sizes() != t.sizes())
+          throw std::runtime_error("train: checkpoint tensor " + name + " has the wrong shape");
+        p->copy_(t);
+      }
+      if (tensors.size() != params.size())
+        throw std::runtime_error("train: the checkpoint lacks some of the model's weights");
+    }
+    torch::load(*m.optim, (dir / "optimizer.pt").string());
+    m.step = state.value("step", int64_t{0});
+    if (state.contains("lr")) set_lr(state["lr"].get<double>());
+  };
+  try {
+    load_state();
+  } catch (const c10::Error& e) {
+    std::string msg = e.what_without_backtrace();
+    msg = msg.substr(0, msg.find('\n'));
+    throw std::runtime_error("train: cannot load the checkpoint " + dir.string() + ": " + msg);
   }
-  torch::load(*m.optim, (dir / "optimizer.pt").string());
-  m.step = state.value("step", int64_t{0});
-  if (state.contains("lr")) set_lr(state["lr"].get<double>());
 }
 
 static std::optional<torch::Dtype> export_dtype(const std::string& name) {

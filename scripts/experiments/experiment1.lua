@@ -25,13 +25,13 @@ M.spec = experiment.spec{
     .. "with the small profile; with --model the paper's values are the defaults.",
   options = {
     {"out", "runs/experiment1", "run directory (one subdirectory per configuration)"},
-    {"steps", 200, "GRPO steps per configuration"},
-    {"prompts_per_step", 8, "fixed prompts (groups) per step, taken in turn"},
+    {"steps", 200, "GRPO steps per configuration", min = 1},
+    {"prompts_per_step", 8, "fixed prompts (groups) per step, taken in turn", min = 1},
     {"opt", {"O0", "O3"}, "compiler levels to sweep", choices = {"O0", "O1", "O2", "O3"}},
-    {"lr", {2e-7, 5e-7}, "learning rates to sweep (0: sample and evaluate only)"},
-    {"beta", {0.0, 0.001, 0.01}, "KL coefficients to sweep"},
+    {"lr", {2e-7, 5e-7}, "learning rates to sweep (0: sample and evaluate only)", min = 0},
+    {"beta", {0.0, 0.001, 0.01}, "KL coefficients to sweep", min = 0},
     {"reward", "gflops", "reward scheme of reward.lua: gflops (Eq. 3), normalized, "
-     .. "kernelcompare (against the naive kernel)"},
+     .. "kernelcompare (against the naive kernel)", check = experiment.check_reward},
   },
   profiles = {
     paper = {},
@@ -73,9 +73,11 @@ end
 -- Runs one configuration from its last committed step to opts.steps.
 function M.run_config(opts, config, deps)
   local name = sweep.name(config)
-  local run = experiment.open_run(opts.out .. "/" .. name,
-                                  experiment.identity("experiment1", opts, config), opts)
-  local session = experiment.session(run, opts, config, deps)
+  -- the model loads before the run directory is made: a model that fails leaves none
+  local pol = experiment.load_policy(opts, deps)
+  local run <close> = experiment.open_run(opts.out .. "/" .. name,
+                                          experiment.identity("experiment1", opts, config), opts)
+  local session = experiment.session(run, opts, config, deps, pol)
   local fixed = prompts.fixed(session.task)
   local reward_ctx = {}
   if opts.reward == "kernelcompare" then reward_ctx.baseline_gflops = baseline_gflops(run, session) end
@@ -136,6 +138,9 @@ end
 function M.run(opts, deps)
   local configs = M.configs(opts)
   deps = experiment.deps(deps)
+  local dirs = {}
+  for i, config in ipairs(configs) do dirs[i] = opts.out .. "/" .. sweep.name(config) end
+  experiment.prepare(opts, dirs, deps)
   local results = {}
   for i, config in ipairs(configs) do
     log.info("configuration", {index = i, name = sweep.name(config)})

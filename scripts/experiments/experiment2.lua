@@ -28,13 +28,13 @@ M.spec = experiment.spec{
     .. "the small profile; with --model the paper's values are the defaults.",
   options = {
     {"out", "runs/experiment2", "run directory (one subdirectory per configuration)"},
-    {"iterations", 9, "SQD iterations per configuration"},
-    {"pool_size", 10, "most kernels kept per stage pool (0: no bound)"},
+    {"iterations", 9, "SQD iterations per configuration", min = 1},
+    {"pool_size", 10, "most kernels kept per stage pool (0: no bound)", min = 0},
     {"opt", {"O0", "O1", "O3"}, "compiler levels to sweep", choices = {"O0", "O1", "O2", "O3"}},
-    {"lr", {0.0, 5e-7}, "learning rates to sweep (0: the no-learning baseline)"},
-    {"beta", 0.0, "KL coefficient"},
+    {"lr", {0.0, 5e-7}, "learning rates to sweep (0: the no-learning baseline)", min = 0},
+    {"beta", 0.0, "KL coefficient", min = 0},
     {"reward", "normalized", "reward scheme of reward.lua: normalized (Experiment 2), "
-     .. "gflops (Eq. 3), kernelcompare"},
+     .. "gflops (Eq. 3), kernelcompare", check = experiment.check_reward},
   },
   profiles = {
     paper = {},
@@ -153,9 +153,11 @@ end
 
 function M.run_config(opts, config, deps)
   local name = sweep.name(config)
-  local run = experiment.open_run(opts.out .. "/" .. name,
-                                  experiment.identity("experiment2", opts, config), opts)
-  local session = experiment.session(run, opts, config, deps)
+  -- the model loads before the run directory is made: a model that fails leaves none
+  local pol = experiment.load_policy(opts, deps)
+  local run <close> = experiment.open_run(opts.out .. "/" .. name,
+                                          experiment.identity("experiment2", opts, config), opts)
+  local session = experiment.session(run, opts, config, deps, pol)
   if not run:get("seed_id") then plant_seed(run, session, name) end
 
   for it = run:get("iteration", 0) + 1, opts.iterations do
@@ -186,6 +188,9 @@ end
 function M.run(opts, deps)
   local configs = M.configs(opts)
   deps = experiment.deps(deps)
+  local dirs = {}
+  for i, config in ipairs(configs) do dirs[i] = opts.out .. "/" .. sweep.name(config) end
+  experiment.prepare(opts, dirs, deps)
   local results = {}
   for i, config in ipairs(configs) do
     log.info("configuration", {index = i, name = sweep.name(config)})

@@ -21,21 +21,23 @@ M.spec = {
      type = "string"},
     {"prompt", "write", "which prompt: write (SQD's fresh kernel at --stage) or fixed "
      .. "(Experiment 1's first fixed prompt)", choices = {"write", "fixed"}},
-    {"stage", 6, "stage of the write prompt"},
-    {"n", 64, "kernels to sample"},
-    {"temperature", 1.0, "sampling temperature"},
-    {"max_tokens", 1024, "longest completion in tokens"},
-    {"size", 128, "matrix size: M = N = K"},
+    {"stage", 6, "stage of the write prompt", min = 1, max = stages.count},
+    {"n", 64, "kernels to sample", min = 1},
+    {"temperature", 1.0, "sampling temperature", min = 0},
+    {"max_tokens", 1024, "longest completion in tokens", min = 1},
+    {"size", 128, "matrix size: M = N = K", min = 1},
     {"opt", "O3", "compiler level", choices = {"O0", "O1", "O2", "O3"}},
-    {"threads", 0, "threads per kernel (0: all cores)"},
-    {"timeout", 2.0, "seconds a kernel may run"},
-    {"warmup", 1, "untimed runs before timing"},
-    {"runs", 2, "timed runs per kernel"},
+    {"threads", 0, "threads per kernel (0: all cores)", min = 0},
+    {"timeout", 2.0, "seconds a kernel may run", above = 0},
+    {"warmup", 1, "untimed runs before timing", min = 0},
+    {"runs", 2, "timed runs per kernel", min = 1},
     {"verify", "fp64", "verification of every call: fp64 (every element, double-precision error "
      .. "bound) or paper (105 points, relative error 1e-6)", choices = {"fp64", "paper"}},
-    {"device", "cpu", "where the policy runs"},
+    {"device", "auto", "where the policy runs: auto (CUDA when present, else cpu), cpu, cuda, "
+     .. "cuda:N", check = experiment.check_device},
     {"seed", 1, "sampling seed"},
     {"json", nil, "also write the figures to this file", type = "string"},
+    experiment.debug_option,
   },
 }
 
@@ -77,13 +79,13 @@ end
 
 function M.run(opts)
   local deps = experiment.deps()
-  local dir = experiment.model_dir(opts, deps)
+  local pol, dir = experiment.load_policy({model = opts.model, device = opts.device,
+                                           dtype = "fp32"}, deps)
   -- the problem and benchmark settings exactly as the experiments build them
   local config = {opt = opts.opt}
   local task = experiment.task(opts, config)
   local messages = opts.prompt == "fixed" and prompts.fixed(task)[1]
                    or prompts.write(opts.stage, task)
-  local pol = deps.policy.load(dir, {device = opts.device, dtype = "fp32"})
   local t0 = sys.now()
   local out = pol:sample({prompts.render(messages)}, {n = opts.n, temperature = opts.temperature,
                                                       max_tokens = opts.max_tokens,

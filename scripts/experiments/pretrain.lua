@@ -31,34 +31,46 @@ M.spec = {
     {"resume", false, "continue the run in --out where it stopped"},
     {"seed", 1, "seed of the corpus, the initial weights and the batch order"},
     -- corpus
-    {"examples", 40000, "synthetic examples (prompt + kernel) in the corpus"},
-    {"defect_rate", 0.15, "share of kernels with a deliberate defect"},
-    {"max_len", 1024, "longest example in tokens (longer ones are left out)"},
-    {"vocab_size", 4096, "tokenizer vocabulary (bytes, merges and the ChatML tokens)"},
-    {"tokenizer_examples", 3000, "examples the tokenizer is trained on"},
+    {"examples", 40000, "synthetic examples (prompt + kernel) in the corpus", min = 1},
+    {"defect_rate", 0.15, "share of kernels with a deliberate defect", min = 0, max = 1},
+    {"max_len", 1024, "longest example in tokens (longer ones are left out)", min = 1},
+    {"vocab_size", 4096, "tokenizer vocabulary (bytes, merges and the ChatML tokens)", min = 1},
+    {"tokenizer_examples", 3000, "examples the tokenizer is trained on", min = 1},
     {"pattern", "[^\\n]+\\n?|\\n", "the tokenizer's split regex: merges never cross its pieces "
      .. "(whole lines: a kernel is ~100 tokens instead of ~600 with Qwen2's)"},
     -- model
-    {"hidden", 256, "hidden size"},
-    {"layers", 4, "transformer blocks"},
-    {"heads", 4, "attention heads"},
-    {"kv_heads", 2, "key/value heads"},
-    {"intermediate", 768, "MLP width"},
+    {"hidden", 256, "hidden size", min = 1},
+    {"layers", 4, "transformer blocks", min = 1},
+    {"heads", 4, "attention heads", min = 1},
+    {"kv_heads", 2, "key/value heads", min = 1},
+    {"intermediate", 768, "MLP width", min = 1},
     -- training
-    {"device", "cpu", "where training runs: cpu, cuda, cuda:N"},
-    {"steps", 2000, "optimizer steps"},
-    {"batch", 64, "examples per step"},
-    {"micro_batch", 16, "examples per forward/backward pass"},
-    {"lr", 2e-3, "peak learning rate"},
-    {"warmup", 100, "steps of linear warm-up"},
-    {"min_lr", 0.1, "final learning rate as a fraction of the peak (cosine decay)"},
-    {"weight_decay", 0.01, "AdamW weight decay"},
+    {"device", "auto", "where training runs: auto (CUDA when present, else cpu), cpu, cuda, "
+     .. "cuda:N", check = experiment.check_device},
+    {"steps", 2000, "optimizer steps", min = 1},
+    {"batch", 64, "examples per step", min = 1},
+    {"micro_batch", 16, "examples per forward/backward pass", min = 1},
+    {"lr", 2e-3, "peak learning rate", above = 0},
+    {"warmup", 100, "steps of linear warm-up", min = 0},
+    {"min_lr", 0.1, "final learning rate as a fraction of the peak (cosine decay)", min = 0,
+     max = 1},
+    {"weight_decay", 0.01, "AdamW weight decay", min = 0},
     {"dtype", "bf16", "dtype of the exported weights", choices = {"bf16", "fp16", "fp32"}},
-    {"save_every", 250, "checkpoint every N steps"},
+    {"save_every", 250, "checkpoint every N steps", min = 1},
     {"stop_after", 0, "stop after this step with a checkpoint (0: train to --steps and "
-     .. "export); --resume continues"},
-    {"log_every", 25, "log the loss every N steps"},
+     .. "export); --resume continues", min = 0},
+    {"log_every", 25, "log the loss every N steps", min = 1},
+    experiment.debug_option,
   },
+  -- the model's shape: attention heads split the hidden size, key/value heads the heads
+  check = function(o)
+    if o.hidden % o.heads ~= 0 then
+      return string.format("--hidden=%d must be a multiple of --heads=%d", o.hidden, o.heads)
+    end
+    if o.heads % o.kv_heads ~= 0 then
+      return string.format("--heads=%d must be a multiple of --kv_heads=%d", o.heads, o.kv_heads)
+    end
+  end,
 }
 
 -- The settings that define the model: a run resumes only with the same ones.
@@ -197,7 +209,7 @@ local function command_options(opts)
   for _, decl in ipairs(M.spec.options) do
     local k = decl[1]
     if opts._given[k] and k ~= "device" and k ~= "out" and k ~= "export" and k ~= "resume"
-       and k ~= "overwrite" then
+       and k ~= "overwrite" and k ~= "debug" then
       parts[#parts + 1] = string.format("--%s=%s", k, tostring(opts[k]))
     end
   end
@@ -211,19 +223,16 @@ function M.run(opts)
                                   .. "it, or choose another --export", export))
   end
   if opts.micro_batch > opts.batch then opts.micro_batch = opts.batch end
-  local existed = sys.exists(opts.out .. "/config.json")
-  if existed and not opts.resume then
-    experiment.fail(opts.out .. " already holds a run: pass --resume to continue it, or "
-                    .. "choose another --out")
-  end
-  local run = store.open(opts.out, {config = identity(opts)})
+  opts.device = experiment.device(opts.device)  -- auto: cuda when present; checked first
+  local run <close> = experiment.open_run(opts.out, identity(opts), opts)
 
   local t0 = sys.now()
   local corpus = build_corpus(opts)
   log.info("corpus", {examples = #corpus, seconds = string.format("%.1f", sys.now() - t0)})
   local init = opts.out .. "/init"
   if not sys.exists(init .. "/config.json") then write_init(init, corpus, opts) end
-  local pol = policy.load(init, {device = opts.device, dtype = "fp32"})
+  local pol = experiment.try("cannot load " .. init .. " on " .. opts.device, policy.load, init,
+                             {device = opts.device, dtype = "fp32"})
   local kept, counts = fit(corpus, tokenizer.load(init), opts.max_len)
   log.info("fitted", counts)
   if #kept < opts.batch then experiment.fail("fewer examples than a batch fit in --max_len") end
@@ -232,7 +241,9 @@ function M.run(opts)
                                   micro_batch = opts.micro_batch, seed = opts.seed})
   local done = run:get("step", 0)
   if done > 0 then
-    trainer:load(run:checkpoint_path(run:get("checkpoint")))
+    local path = run:checkpoint_path(run:get("checkpoint"))
+    experiment.try(string.format("cannot resume %s from its checkpoint %s", opts.out, path),
+                   trainer.load, trainer, path)
     done = trainer:steps()
     log.info("resumed", {step = done})
   end

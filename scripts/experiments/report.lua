@@ -8,93 +8,122 @@
 -- Fig. 3 / Fig. 7), gflops.png (max GFLOPS: Fig. 4 / Fig. 8), report.md (Table II: best
 -- GFLOPS, peak ratio, learning gain against lr = 0; Table III: techniques of each best
 -- kernel; the best kernel's source and lineage) and best_kernel.c.
+--
+-- Without gnuplot the figures are not drawn: report.md and best_kernel.c are written all
+-- the same, with the figures' data (reward.dat, gflops.dat) and gnuplot scripts, and
+-- report.md and the console say how to get the pictures (install gnuplot, run again).
 
 local args = require "engine.args"
+local experiment = require "experiment"
 local figures = require "figures"
 local results = require "results"
 
-local opts = args.parse(arg, {
+local M = {}
+
+M.spec = {
   description = "Plots and tables of an experiment's runs (experiment1.lua, experiment2.lua).",
   positional = "RUN_DIR",
   options = {
     {"out", "", "where to write the report [default: RUN_DIR/report]"},
-    {"lineage", 0, "print the lineage of sample ID of a configuration's RUN_DIR, and stop"},
+    {"lineage", 0, "print the lineage of sample ID of a configuration's RUN_DIR, and stop",
+     min = 0},
+    experiment.debug_option,
   },
-})
-local dir = opts._[1]
-if not dir then
-  io.stderr:write("usage: engine report.lua RUN_DIR [--out=DIR] (see --help)\n")
-  os.exit(2)
-end
-dir = dir:gsub("/+$", "")
+}
 
-if opts.lineage > 0 then
+-- Runs are opened read-only: a report of a run in progress neither waits for its engine
+-- nor changes anything in it.
+local function lineage(dir, id)
   if not sys.exists(dir .. "/config.json") then
     io.stderr:write("report.lua: --lineage needs one configuration's run directory, e.g. "
                     .. dir .. "/<config>\n")
     os.exit(2)
   end
-  local run = store.open(dir, {log_file = false})
-  local chain = run:lineage(opts.lineage)
+  local run = experiment.try(nil, store.open, dir, {read_only = true})
+  local chain = experiment.try(nil, run.lineage, run, id)
   run:close()
-  if #chain == 0 then
-    io.stderr:write(string.format("report.lua: %s has no sample %d\n", dir, opts.lineage))
-    os.exit(1)
-  end
+  if #chain == 0 then experiment.fail(string.format("%s has no sample %d", dir, id)) end
   io.stdout:write(results.lineage_table(chain), "\n")
   for _, s in ipairs(chain) do
     io.stdout:write(string.format("--- sample %d (%s, stage %s, %s) ---\n%s\n", s.id,
                                   s.extra.action or "sample", tostring(s.stage or "-"),
                                   s.status, s.code ~= "" and s.code or s.completion))
   end
-  os.exit(0)
 end
-local out = opts.out ~= "" and opts.out or (dir .. "/report")
-sys.mkdir(out)
 
-local exp = results.load(dir)
-local title = exp.kind == "experiment2" and "Experiment 2 (SQD)" or "Experiment 1 (fixed prompts)"
-local xlabel = results.x_label(exp)
-
-local function plot(file, field, what)
-  local series = {}
-  for i, cfg in ipairs(exp.configs) do
-    series[i] = {name = cfg.name, points = results.series(cfg, field)}
+function M.main(argv)
+  local opts = args.parse(argv, M.spec)
+  local dir = opts._[1]
+  if not dir then
+    io.stderr:write("usage: engine report.lua RUN_DIR [--out=DIR] (see --help)\n")
+    os.exit(2)
   end
-  figures.lines{file = out .. "/" .. file, title = title .. ": " .. what .. " per " .. xlabel,
-                xlabel = xlabel, ylabel = what, series = series,
-                integer_x = exp.kind == "experiment2"}
-end
-plot("reward.png", "mean_reward", "mean reward")
-plot("gflops.png", "max_gflops", "max GFLOPS")
+  dir = dir:gsub("/+$", "")
+  if opts.lineage > 0 then return lineage(dir, opts.lineage) end
 
-local md = {}
-local function add(...) for _, s in ipairs{...} do md[#md + 1] = s end end
-add("# " .. title, "", "Runs: `" .. dir .. "`, " .. #exp.configs .. " configurations.", "")
-add("![mean reward](reward.png)", "", "![max GFLOPS](gflops.png)", "")
-add("## Best kernels (Table II)", "", results.table2(exp))
-add("## Techniques of the best kernels (Table III)", "", results.table3(exp))
-if exp.kind == "experiment2" then
-  add("## SQD pools (kernels kept per stage after each iteration)", "", results.pools_table(exp))
-end
+  local exp = experiment.try(nil, results.load, dir)
+  local out = opts.out ~= "" and opts.out or (dir .. "/report")
+  sys.mkdir(out)
+  local title = exp.kind == "experiment2" and "Experiment 2 (SQD)" or "Experiment 1 (fixed prompts)"
+  local xlabel = results.x_label(exp)
 
-local best = results.best(exp)
-if best then
-  local kernel = best.best
-  add("## The best kernel", "",
-      string.format("%.2f GFLOPS, configuration `%s`, sample %d.", kernel.gflops, best.name,
-                    kernel.id), "", "```c", (kernel.code:gsub("%s+$", "")), "```", "")
-  add("## Lineage of the best kernel", "", results.lineage_table(best.lineage))
-  local f = assert(io.open(out .. "/best_kernel.c", "w"))
-  f:write(string.format("/* best kernel: %.2f GFLOPS, %s, sample %d of %s */\n", kernel.gflops,
-                        best.name, kernel.id, best.dir), kernel.code)
+  local missing  -- why the figures were not drawn
+  local function plot(file, field, what)
+    local series = {}
+    for i, cfg in ipairs(exp.configs) do
+      series[i] = {name = cfg.name, points = results.series(cfg, field)}
+    end
+    local drawn, why = figures.lines{file = out .. "/" .. file,
+                                     title = title .. ": " .. what .. " per " .. xlabel,
+                                     xlabel = xlabel, ylabel = what, series = series,
+                                     integer_x = exp.kind == "experiment2"}
+    if not drawn then missing = why end
+  end
+  plot("reward.png", "mean_reward", "mean reward")
+  plot("gflops.png", "max_gflops", "max GFLOPS")
+  local rerun = "engine report.lua " .. dir .. (opts.out ~= "" and (" --out=" .. opts.out) or "")
+
+  local md = {}
+  local function add(...) for _, s in ipairs{...} do md[#md + 1] = s end end
+  add("# " .. title, "", "Runs: `" .. dir .. "`, " .. #exp.configs .. " configurations.", "")
+  if missing then
+    add("**The figures were not drawn**: " .. missing .. ". To get them, " .. figures.install_hint
+        .. " and run `" .. rerun .. "` again. Their data are in `reward.dat` and `gflops.dat` "
+        .. "(gnuplot scripts: `reward.gp`, `gflops.gp`).", "")
+  else
+    add("![mean reward](reward.png)", "", "![max GFLOPS](gflops.png)", "")
+  end
+  add("## Best kernels (Table II)", "", results.table2(exp))
+  add("## Techniques of the best kernels (Table III)", "", results.table3(exp))
+  if exp.kind == "experiment2" then
+    add("## SQD pools (kernels kept per stage after each iteration)", "", results.pools_table(exp))
+  end
+
+  local best = results.best(exp)
+  if best then
+    local kernel = best.best
+    add("## The best kernel", "",
+        string.format("%.2f GFLOPS, configuration `%s`, sample %d.", kernel.gflops, best.name,
+                      kernel.id), "", "```c", (kernel.code:gsub("%s+$", "")), "```", "")
+    add("## Lineage of the best kernel", "", results.lineage_table(best.lineage))
+    local f = assert(io.open(out .. "/best_kernel.c", "w"))
+    f:write(string.format("/* best kernel: %.2f GFLOPS, %s, sample %d of %s */\n", kernel.gflops,
+                          best.name, kernel.id, best.dir), kernel.code)
+    f:close()
+  else
+    add("## The best kernel", "", "No configuration produced a successful kernel.", "")
+    add("## Lineage of the best kernel", "", "(none)", "")
+  end
+
+  local f = assert(io.open(out .. "/report.md", "w"))
+  f:write(table.concat(md, "\n"))
   f:close()
-else
-  add("## The best kernel", "", "No configuration produced a successful kernel.", "")
-  add("## Lineage of the best kernel", "", "(none)", "")
+  print("report written to " .. out .. "/report.md")
+  if missing then
+    print("figures not drawn: " .. missing .. "; to get them, " .. figures.install_hint
+          .. " and run again: " .. rerun)
+  end
 end
 
-local f = assert(io.open(out .. "/report.md", "w"))
-f:write(table.concat(md, "\n"))
-f:close()
-print("report written to " .. out .. "/report.md")
+if experiment.is_main() then experiment.main(arg[0], M.main, arg) end
+return M

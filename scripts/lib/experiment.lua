@@ -20,63 +20,120 @@ local experiment = {}
 experiment.default_model_name = "small"
 experiment.default_model = engine.models .. "/" .. experiment.default_model_name
 
+-- --device: auto (CUDA when this engine sees a GPU, else the CPU), cpu, cuda or cuda:N.
+function experiment.check_device(v)
+  if v == "auto" or v == "cpu" or v == "cuda" or v:match("^cuda:%d+$") then return true end
+  return nil, "expected auto, cpu, cuda or cuda:N, got '" .. v .. "'"
+end
+
+-- The --debug option of every script that runs under experiment.main.
+experiment.debug_option = {"debug", false, "show the Lua traceback of every error, the "
+                           .. "user's mistakes included"}
+
 -- Options every experiment has; each experiment adds its own and its sweep axes.
--- Defaults are the paper's values where it gives them.
+-- Defaults are the paper's values where it gives them. min/above/max/check (engine.args)
+-- refuse impossible values before anything is created.
 experiment.options = {
   {"out", nil, "run directory (one subdirectory per configuration)", type = "string"},
   {"configs", "", "which configurations to run: indices '1,4' or conditions 'opt=O3,lr=5e-7'"},
   {"resume", false, "continue the runs in --out where they stopped"},
   {"model", nil, "policy checkpoint directory, Hugging Face format [default: "
    .. experiment.default_model .. ", with the small profile]", type = "string"},
-  {"device", "cpu", "where the policy runs: cpu, cuda, cuda:N"},
+  {"device", "auto", "where the policy runs: auto (CUDA when present, else cpu), cpu, cuda, "
+   .. "cuda:N", check = experiment.check_device},
   {"dtype", "fp32", "policy weights: fp32, bf16, fp16", choices = {"fp32", "bf16", "fp16"}},
-  {"G", 64, "completions per prompt (the group size)"},
-  {"temperature", 1.0, "sampling temperature"},
-  {"top_p", 1.0, "nucleus sampling threshold"},
-  {"max_tokens", 2048, "longest completion in tokens"},
-  {"size", 256, "matrix size: M = N = K"},
-  {"timeout", 8.0, "seconds a kernel may run before it is a timeout"},
-  {"warmup", 1, "untimed runs before timing"},
-  {"runs", 3, "timed runs (their mean is the GFLOPS)"},
-  {"threads", 0, "threads per kernel (0: all cores)"},
+  {"G", 64, "completions per prompt (the group size)", min = 1},
+  {"temperature", 1.0, "sampling temperature", min = 0},
+  {"top_p", 1.0, "nucleus sampling threshold", above = 0, max = 1},
+  {"max_tokens", 2048, "longest completion in tokens", min = 1},
+  {"size", 256, "matrix size: M = N = K", min = 1},
+  {"timeout", 8.0, "seconds a kernel may run before it is a timeout", above = 0},
+  {"warmup", 1, "untimed runs before timing", min = 0},
+  {"runs", 3, "timed runs (their mean is the GFLOPS)", min = 1},
+  {"threads", 0, "threads per kernel (0: all cores)", min = 0},
   {"verify", "fp64", "verification of every call: fp64 (every element, double-precision error "
    .. "bound) or paper (the paper's 105 points, relative error 1e-6)", choices = {"fp64", "paper"}},
-  {"clip", 0.2, "GRPO clipping range (delta)"},
+  {"clip", 0.2, "GRPO clipping range (delta)", above = 0},
   {"loss", "grpo", "GRPO loss normalisation (grpo: per sequence, as in the paper)",
    choices = {"grpo", "bnpo", "dr_grpo", "dapo"}},
-  {"num_iterations", 1, "optimisation passes over each batch"},
-  {"micro_batch", 0, "completions per forward/backward pass (0: the trainer's default)"},
-  {"lora_r", 0, "LoRA rank (0: full fine-tuning)"},
-  {"lora_alpha", 64.0, "LoRA alpha (with --lora_r)"},
-  {"lora_dropout", 0.1, "LoRA dropout (with --lora_r)"},
+  {"num_iterations", 1, "optimisation passes over each batch", min = 1},
+  {"micro_batch", 0, "completions per forward/backward pass (0: the trainer's default)", min = 0},
+  {"lora_r", 0, "LoRA rank (0: full fine-tuning)", min = 0},
+  {"lora_alpha", 64.0, "LoRA alpha (with --lora_r)", above = 0},
+  {"lora_dropout", 0.1, "LoRA dropout (with --lora_r)", min = 0, max = 0.99},
   {"detector", "", "stage technique detector for all stages: regex, features, auto "
-   .. "(empty: each stage's own)"},
+   .. "(empty: each stage's own)", check = function(v)
+     if v == "" or v == "regex" or v == "features" or v == "auto" then return true end
+     return nil, "expected regex, features or auto, got '" .. v .. "'"
+   end},
   {"template", "chatml", "prompt format: chatml (Qwen2/2.5), or model (the policy's own "
    .. "pol:chat(messages))", choices = {"chatml", "model"}},
   {"seed", 1, "seed of sampling and of SQD's random choices"},
-  {"checkpoint_every", 1, "save the trainer every N updates (1: --resume is exact)"},
+  {"checkpoint_every", 1, "save the trainer every N updates (1: --resume is exact; 0: never)",
+   min = 0},
+  experiment.debug_option,
 }
 
 -- The options that say where/how to run, not what is run: left out of a run's identity,
 -- so a run can be resumed or extended with different values.
 experiment.runtime_options = {out = true, configs = true, resume = true, profile = true,
                               device = true, steps = true, iterations = true, _ = true,
-                              _given = true, checkpoint_every = true}
+                              _given = true, checkpoint_every = true, debug = true}
 
--- A mistake of the user's (a missing model, an existing run): main() prints it alone,
--- without a traceback.
+-- --reward: a scheme of reward.lua (checked when the options are parsed).
+function experiment.check_reward(v)
+  if reward.schemes[v] then return true end
+  local names = {}
+  for k in pairs(reward.schemes) do names[#names + 1] = k end
+  table.sort(names)
+  return nil, "no reward scheme '" .. v .. "' (have: " .. table.concat(names, ", ") .. ")"
+end
+
+-- A mistake of the user's (a missing model, an existing run, a run in use, a bad
+-- checkpoint): main() prints it alone, on one line, without a traceback.
 local UserError = {__tostring = function(e) return e.message end}
 
 function experiment.fail(message)
   error(setmetatable({message = message}, UserError), 0)
 end
 
--- Calls fn(...); a user's mistake ends the script with its message and status 1.
-function experiment.main(program, fn, ...)
+function experiment.is_user_error(e)
+  return getmetatable(e) == UserError
+end
+
+-- Calls fn(...), a function of what a primitive raised that the user can act on (a bad
+-- checkpoint, a run in use): its error becomes a user's mistake, `what` followed by the
+-- primitive's message, without the traceback a script's own bug keeps.
+function experiment.try(what, fn, ...)
+  local result = table.pack(pcall(fn, ...))
+  if result[1] then return table.unpack(result, 2, result.n) end
+  local err = result[2]
+  if experiment.is_user_error(err) then error(err, 0) end
+  local message = tostring(err):gsub("\n.*", "")  -- the first line: never a C++ backtrace
+  experiment.fail(what and (what .. ": " .. message) or message)
+end
+
+-- Whether the command line asks for --debug (read before the options are parsed, so a
+-- mistake in them shows its traceback too).
+function experiment.wants_debug(argv)
+  if type(argv) ~= "table" then return false end
+  for _, a in ipairs(argv) do
+    if a == "--debug" or a == "--debug=true" or a == "--debug=1" or a == "--debug=yes" then
+      return true
+    end
+  end
+  return false
+end
+
+-- Calls fn(argv, ...); a user's mistake ends the script with its one-line message and
+-- status 1; any other error (a bug in a script being edited) keeps its traceback, and
+-- with --debug every error does.
+function experiment.main(program, fn, argv, ...)
+  local debugging = experiment.wants_debug(argv)
   local ok, err = xpcall(fn, function(e)
-    if getmetatable(e) == UserError then return e end
+    if experiment.is_user_error(e) and not debugging then return e end
     return debug.traceback(tostring(e), 2)
-  end, ...)
+  end, argv, ...)
   if ok then return end
   io.stderr:write(program, ": ", tostring(err), "\n")
   os.exit(1)
@@ -133,7 +190,8 @@ function experiment.deps(deps)
   return out
 end
 
--- The model directory, with a clear error when it is missing.
+-- The model directory, with a clear error when it is missing or its config.json is not
+-- JSON.
 function experiment.model_dir(opts, deps)
   local dir = opts.model or experiment.default_model
   if not deps.injected and not sys.exists(dir .. "/config.json") then
@@ -145,7 +203,41 @@ function experiment.model_dir(opts, deps)
                                   .. "repository (or remake it with engine pretrain.lua), or "
                                   .. "pass --model=DIR, a Hugging Face Qwen2/Llama checkpoint", dir))
   end
+  if not deps.injected then
+    local ok, config = pcall(json.read, dir .. "/config.json")
+    if not ok or type(config) ~= "table" then
+      experiment.fail(string.format("%s%s/config.json is not a model's JSON configuration%s",
+                                    opts.model and "--model=" or "", dir,
+                                    ok and "" or (": " .. tostring(config):gsub("\n.*", ""))))
+    end
+  end
   return dir
+end
+
+-- The device of --device: auto is CUDA when the policy module sees a GPU, else cpu. An
+-- explicit cuda without one is refused here, before anything is created.
+function experiment.device(name, policy_module)
+  policy_module = policy_module or rawget(_G, "policy")
+  local has_cuda = type(policy_module) == "table" and policy_module.cuda_available
+                   and policy_module.cuda_available() or false
+  if name == nil or name == "auto" then return has_cuda and "cuda" or "cpu" end
+  if name:match("^cuda") and type(policy_module) == "table" and policy_module.cuda_available
+     and not has_cuda then
+    experiment.fail(string.format("--device=%s: this engine sees no CUDA device (a CPU build "
+                                  .. "of libtorch, or no GPU visible); use --device=cpu, or "
+                                  .. "auto", name))
+  end
+  return name
+end
+
+-- Loads the policy of --model on --device. A model that is missing or does not load is the
+-- user's to fix: one line, and (called before a run is opened) no directory left behind.
+function experiment.load_policy(opts, deps)
+  local dir = experiment.model_dir(opts, deps)
+  local device = experiment.device(opts.device, deps.policy)
+  return experiment.try(string.format("%s%s: cannot load the model on %s",
+                                      opts.model and "--model=" or "", dir, device),
+                        deps.policy.load, dir, {device = device, dtype = opts.dtype}), dir
 end
 
 -- The GRPO trainer's options. beta = 0 loads no reference model (the trainer's contract).
@@ -184,16 +276,49 @@ function experiment.identity(name, opts, config)
 end
 
 -- Opens the run directory of one configuration. Refuses to write into an existing run
--- unless --resume is given; with --resume a missing run simply starts.
+-- unless --resume is given; with --resume a missing run simply starts. A run another
+-- engine has open, or one made with other options, is refused with what to do.
 function experiment.open_run(dir, identity, opts)
   local exists = sys.exists(dir .. "/config.json")
   if exists and not opts.resume then
     experiment.fail(string.format("%s already holds a run: pass --resume to continue it, or "
                                   .. "choose another --out", dir))
   end
-  local run = store.open(dir, {config = identity})
+  local ok, run = pcall(store.open, dir, {config = identity})
+  if not ok then
+    local message = tostring(run):gsub("\n.*", "")
+    local differs = message:match("different configuration %(differs in: ([^)]*)%)")
+    if differs then
+      experiment.fail(string.format("%s holds a run made with other options (they differ in: "
+                                    .. "%s): --resume continues a run only with the options it "
+                                    .. "was started with; pass those, or choose another --out",
+                                    dir, differs))
+    end
+    experiment.fail((message:gsub("^run store: ", "")))
+  end
   log.info(exists and "resuming" or "starting", {dir = dir})
   return run
+end
+
+-- Checks what a sweep needs before anything is made: the model is there, the device
+-- exists, and no run directory of the selected configurations is in the way (an
+-- existing run without --resume, or a run another engine has open). dirs: the run
+-- directories, one per configuration.
+function experiment.prepare(opts, dirs, deps)
+  experiment.model_dir(opts, deps)
+  experiment.device(opts.device, deps.policy)
+  for _, dir in ipairs(dirs) do
+    if sys.exists(dir .. "/config.json") and not opts.resume then
+      experiment.fail(string.format("%s already holds a run: pass --resume to continue it, or "
+                                    .. "choose another --out", dir))
+    end
+    local pid = store.holder and store.holder(dir)
+    if pid then
+      experiment.fail(string.format("%s is in use by another engine (%s): wait for it to "
+                                    .. "finish or stop it; one engine at a time may write a run",
+                                    dir, pid > 0 and ("pid " .. pid) or "its pid is not known"))
+    end
+  end
 end
 
 ---------------------------------------------------------------------------------------
@@ -203,11 +328,16 @@ end
 local Session = {}
 Session.__index = Session
 
--- opts: the parsed options; config: {lr =, beta =, opt = ...}; deps: experiment.deps().
-function experiment.session(run, opts, config, deps)
+-- opts: the parsed options; config: {lr =, beta =, opt = ...}; deps: experiment.deps();
+-- pol: the policy when the caller loaded it already (experiment.load_policy, before it
+-- opened the run, so that a bad model leaves no run directory).
+function experiment.session(run, opts, config, deps, pol)
   local self = setmetatable({run = run, opts = opts, config = config, deps = deps}, Session)
-  self.model = experiment.model_dir(opts, deps)
-  self.policy = deps.policy.load(self.model, {device = opts.device, dtype = opts.dtype})
+  if pol then
+    self.policy, self.model = pol, experiment.model_dir(opts, deps)
+  else
+    self.policy, self.model = experiment.load_policy(opts, deps)
+  end
   self.learns = (config.lr or 0) > 0
   if self.learns then
     self.trainer = deps.train.grpo(self.policy, experiment.train_opts(opts, config))
@@ -232,7 +362,9 @@ function Session:restore(updates)
     if not last_saved then return end
     name = last_saved
   end
-  self.trainer:load(self.run:checkpoint_path(name))
+  local path = self.run:checkpoint_path(name)
+  experiment.try(string.format("cannot resume %s from its checkpoint %s", self.run:dir(), path),
+                 self.trainer.load, self.trainer, path)
   log.info("restored the trainer", {checkpoint = name})
 end
 

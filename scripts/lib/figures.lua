@@ -9,14 +9,32 @@
 -- A point's y may be nil (nothing to show at that x, e.g. no successful kernel): the line
 -- breaks there. A series with no value at all is left out of the plot (a plot with no
 -- series says "no data").
+--
+-- Without gnuplot (figures.available() is false) lines() still writes the data (.dat) and
+-- the gnuplot script (.gp) beside the PNG's name, and returns nil and the reason: a
+-- machine without gnuplot gets everything but the pictures. The command is
+-- figures.gnuplot, "gnuplot" unless the environment's ENGINE_GNUPLOT names another (an
+-- empty ENGINE_GNUPLOT draws no figures).
 
 local figures = {}
 
-figures.gnuplot = "gnuplot"
+figures.gnuplot = os.getenv("ENGINE_GNUPLOT") or "gnuplot"
 figures.size = {960, 600}
+-- What to tell a user who has no gnuplot.
+figures.install_hint = "install gnuplot (Debian/Ubuntu: apt-get install gnuplot-nox)"
 
 local function quote(text)
   return '"' .. tostring(text):gsub('[\\"]', "\\%0") .. '"'
+end
+
+local function shell_quote(text)
+  return "'" .. tostring(text):gsub("'", "'\\''") .. "'"
+end
+
+-- Whether figures.gnuplot can be run (a command on the PATH or a path to a program).
+function figures.available()
+  if figures.gnuplot == nil or figures.gnuplot == "" then return false end
+  return os.execute("command -v " .. shell_quote(figures.gnuplot) .. " >/dev/null 2>&1") == true
 end
 
 local function number(v)
@@ -24,7 +42,9 @@ local function number(v)
   return string.format("%.10g", v)
 end
 
--- Writes the PNG; raises an error naming gnuplot's complaint when it fails.
+-- Writes the PNG and returns its path; without gnuplot returns nil and the reason (the
+-- .dat and .gp files are written all the same). Raises an error naming gnuplot's
+-- complaint when gnuplot fails.
 function figures.lines(spec)
   assert(spec.file, "figures.lines: needs file")
   local series = spec.series or {}
@@ -80,6 +100,9 @@ function figures.lines(spec)
   script:write(table.concat(lines, "\n"), "\n")
   script:close()
 
+  if not figures.available() then
+    return nil, string.format("gnuplot ('%s') was not found", tostring(figures.gnuplot))
+  end
   local pipe = io.popen(string.format("%s %s 2>&1", figures.gnuplot, quote(script_path)))
   local output = pipe:read("a")
   local ok = pipe:close()

@@ -51,7 +51,7 @@ function results.load(dir)
   for _, path in ipairs(paths) do
     local name = path:match("([^/]+)$")
     if sys.exists(path .. "/config.json") and sys.exists(path .. "/run.sqlite") then
-      local run = store.open(path, {log_file = false})
+      local run = store.open(path, {read_only = true})  -- no lock: a live run reads too
       local identity = run:config()
       local cfg = {name = name, dir = path, identity = identity,
                    config = identity.config or {}, metrics = run:metrics(),

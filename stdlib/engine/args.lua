@@ -13,6 +13,16 @@
 --     profiles = {small = {steps = 20}},   -- --profile=small changes these defaults
 --   })
 --   opts.steps, opts._ (positional arguments)
+--
+-- Values can be checked before a script does anything with them: `min`/`max` (bounds,
+-- inclusive), `above` (an exclusive lower bound) and `check` (a function of the value
+-- that returns true, or nil and the reason) on an option; for a list each item is
+-- checked. `spec.check(opts)` returns nil or a message for rules across options. A value
+-- that fails is refused like a malformed one: one line naming the option.
+--
+--   {"steps", 200, "GRPO steps", min = 1}
+--   {"timeout", 8.0, "seconds per kernel", above = 0}
+--   {"device", "auto", "cpu, cuda, cuda:N", check = function(v) ... end}
 
 local args = {}
 
@@ -74,7 +84,8 @@ local function declarations(spec)
     assert(type(d[1]) == "string", "args: each option needs a name")
     local kind, item = kind_of(d)
     local decl = {name = d[1], default = d[2], help = d[3] or "", kind = kind, item = item,
-                  choices = d.choices}
+                  choices = d.choices, min = d.min, max = d.max, above = d.above,
+                  check = d.check}
     decls[#decls + 1] = decl
     by_name[decl.name] = decl
   end
@@ -102,6 +113,11 @@ function args.help(spec, program)
     local left = "  --" .. d.name .. (d.kind == "boolean" and "" or ("=" .. d.kind:upper()))
     local right = d.help
     if d.choices then right = right .. " (one of: " .. table.concat(d.choices, ", ") .. ")" end
+    local range = {}
+    if d.above ~= nil then range[#range + 1] = "> " .. tostring(d.above) end
+    if d.min ~= nil then range[#range + 1] = ">= " .. tostring(d.min) end
+    if d.max ~= nil then range[#range + 1] = "<= " .. tostring(d.max) end
+    if #range > 0 then right = right .. " (" .. table.concat(range, ", ") .. ")" end
     if d.default ~= nil then right = right .. " [default: " .. show_default(d.default) .. "]" end
     lines[#lines + 1] = string.format("%-28s %s", left, right)
   end
@@ -135,6 +151,37 @@ local function check_choice(d, v)
     end
   end
   return true
+end
+
+-- The bounds and the check function of an option, for one value.
+local function check_value(d, v, prefix)
+  local function fail(what)
+    return nil, string.format("%s must be %s, got %s", prefix, what, tostring(v))
+  end
+  if type(v) == "number" then
+    if d.above ~= nil and not (v > d.above) then return fail("greater than " .. tostring(d.above)) end
+    if d.min ~= nil and not (v >= d.min) then return fail("at least " .. tostring(d.min)) end
+    if d.max ~= nil and not (v <= d.max) then return fail("at most " .. tostring(d.max)) end
+  end
+  if d.check then
+    local ok, why = d.check(v)
+    if not ok then
+      return nil, string.format("%s: %s", prefix, why or ("'" .. tostring(v) .. "' is not allowed"))
+    end
+  end
+  return true
+end
+
+local function check_bounds(d, v)
+  if v == nil then return true end
+  if d.kind == "list" and type(v) == "table" then
+    for _, x in ipairs(v) do
+      local ok, err = check_value(d, x, "--" .. d.name .. ": each value")
+      if not ok then return nil, err end
+    end
+    return true
+  end
+  return check_value(d, v, "--" .. d.name)
 end
 
 -- Returns opts, or nil and an error message, or nil, nil and the help text for --help.
@@ -199,10 +246,16 @@ function args.try_parse(argv, spec)
     local v = given[d.name]
     if v == nil then v = defaults[d.name] end
     if v == nil then v = d.default end
+    local ok, err = check_bounds(d, v)
+    if not ok then return nil, err end
     opts[d.name] = v
   end
   opts.profile = profile
   opts._given = given  -- what the command line set, for scripts that record it
+  if spec.check then
+    local err = spec.check(opts)
+    if err then return nil, err end
+  end
   return opts
 end
 

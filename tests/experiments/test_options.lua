@@ -89,6 +89,123 @@ t.test("a missing model is named, with what to do", function()
   t.eq(experiment.model_dir({model = "/nowhere"}, {injected = true}), "/nowhere")
 end)
 
+-- Impossible values are refused by the parser, with one line naming the option, before
+-- a script makes anything.
+t.test("impossible values are refused, one line naming the option", function()
+  local pretrain = dofile(engine.scripts[1] .. "/pretrain.lua")
+  local model_check = dofile(engine.scripts[1] .. "/model_check.lua")
+  local function refused(spec, argv, text)
+    local o, err = args.try_parse(argv, spec)
+    t.eq(o, nil, table.concat(argv, " ") .. " was accepted")
+    t.contains(err, text)
+    t.ok(not err:find("\n"), "one line: " .. err)
+  end
+  for _, case in ipairs{
+    {{"--steps=-1"}, "--steps must be at least 1, got -1"},
+    {{"--steps=0"}, "--steps must be at least 1, got 0"},
+    {{"--G=0"}, "--G must be at least 1"},
+    {{"--timeout=-1"}, "--timeout must be greater than 0"},
+    {{"--timeout=0"}, "--timeout must be greater than 0"},
+    {{"--size=0"}, "--size must be at least 1"},
+    {{"--runs=0"}, "--runs must be at least 1"},
+    {{"--max_tokens=0"}, "--max_tokens must be at least 1"},
+    {{"--top_p=1.5"}, "--top_p must be at most 1"},
+    {{"--prompts_per_step=0"}, "--prompts_per_step must be at least 1"},
+    {{"--lr=5e-7,-1e-7"}, "--lr: each value must be at least 0"},
+    {{"--beta=-0.1"}, "--beta: each value must be at least 0"},
+    {{"--num_iterations=0"}, "--num_iterations must be at least 1"},
+    {{"--device=gpu"}, "--device: expected auto, cpu, cuda or cuda:N, got 'gpu'"},
+    {{"--detector=magic"}, "--detector: expected regex, features or auto"},
+    {{"--reward=speed"}, "--reward: no reward scheme 'speed'"},
+  } do
+    refused(exp1.spec, {"--model=/m", table.unpack(case[1])}, case[2])
+  end
+  refused(exp1.spec, {"--steps=0"}, "--steps must be at least 1")  -- the small profile too
+  refused(exp2.spec, {"--model=/m", "--iterations=0"}, "--iterations must be at least 1")
+  refused(exp2.spec, {"--model=/m", "--pool_size=-1"}, "--pool_size must be at least 0")
+  refused(exp2.spec, {"--model=/m", "--G=-4"}, "--G must be at least 1")
+  refused(pretrain.spec, {"--steps=-1"}, "--steps must be at least 1")
+  refused(pretrain.spec, {"--batch=0"}, "--batch must be at least 1")
+  refused(pretrain.spec, {"--heads=3"}, "--hidden=256 must be a multiple of --heads=3")
+  refused(pretrain.spec, {"--kv_heads=3"}, "--heads=4 must be a multiple of --kv_heads=3")
+  refused(model_check.spec, {"--stage=0"}, "--stage must be at least 1")
+  refused(model_check.spec, {"--n=0"}, "--n must be at least 1")
+  -- the defaults and the profiles pass their own checks
+  for _, spec in ipairs{exp1.spec, exp2.spec, pretrain.spec, model_check.spec} do
+    t.ok(args.try_parse({"--model=/m"}, spec) or args.try_parse({}, spec))
+  end
+  t.ok(args.try_parse({"--profile=small"}, exp1.spec))
+  t.ok(args.try_parse({"--profile=small"}, exp2.spec))
+end)
+
+t.test("--device=auto is the default: CUDA when the policy module sees it, else the CPU", function()
+  local pretrain = dofile(engine.scripts[1] .. "/pretrain.lua")
+  local model_check = dofile(engine.scripts[1] .. "/model_check.lua")
+  t.eq(parse(exp1, {"--model=/m"}).device, "auto")
+  t.eq(parse(exp2, {}).device, "auto")
+  t.eq(assert(args.try_parse({}, pretrain.spec)).device, "auto")
+  t.eq(assert(args.try_parse({}, model_check.spec)).device, "auto")
+  local gpu = {cuda_available = function() return true end}
+  local cpu = {cuda_available = function() return false end}
+  t.eq(experiment.device("auto", gpu), "cuda")
+  t.eq(experiment.device("auto", cpu), "cpu")
+  t.eq(experiment.device("auto", {}), "cpu", "a policy module that cannot tell")
+  t.eq(experiment.device("cpu", gpu), "cpu")
+  t.eq(experiment.device("cuda:1", gpu), "cuda:1")
+  t.raises(function() experiment.device("cuda", cpu) end, "--device=cuda: this engine sees no CUDA device")
+  if rawget(_G, "policy") then
+    t.eq(experiment.device("auto"), policy.cuda_available() and "cuda" or "cpu")
+  end
+  -- the policy is loaded on the resolved device
+  local seen
+  local deps = {injected = true, policy = {cuda_available = function() return true end,
+                                           load = function(dir, o) seen = o; return {} end}}
+  experiment.load_policy({model = "/m", device = "auto", dtype = "bf16"}, deps)
+  t.eq(seen, {device = "cuda", dtype = "bf16"})
+end)
+
+t.test("a primitive's error the user can act on becomes one line without a traceback", function()
+  local ok, err = pcall(experiment.try, "cannot resume runs/x", function()
+    error("train: corrupt runs/x/trainer.json\nframe #0: c10::Error", 0)
+  end)
+  t.ok(not ok)
+  t.ok(experiment.is_user_error(err), "a user's error")
+  t.eq(tostring(err), "cannot resume runs/x: train: corrupt runs/x/trainer.json")
+  t.eq(select(2, experiment.try("x", function(a, b) return a, b end, 1, 2)), 2)
+  local _, user = pcall(experiment.try, "outer", function() experiment.fail("inner") end)
+  t.eq(tostring(user), "inner", "a user's error passes unchanged")
+end)
+
+-- experiment.main in a child engine: what reaches the terminal.
+t.test("main prints a user's mistake as one line, a script's bug with its traceback", function()
+  local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")
+  local script = t.tmpdir() .. "/main.lua"
+  local f = assert(io.open(script, "w"))
+  f:write([[
+local experiment = require "experiment"
+experiment.main("demo.lua", function(argv)
+  if argv[1] == "user" then experiment.fail("--model=/x: no Hugging Face checkpoint there") end
+  local t = nil
+  return t.field  -- a bug in a script being edited
+end, arg)
+]])
+  f:close()
+  local function run(...)
+    local pipe = io.popen(string.format("%q %q %s 2>&1", engine_exe, script, table.concat({...}, " ")))
+    local out = pipe:read("a")
+    local ok, _, code = pipe:close()
+    return out, ok, code
+  end
+  local out, ok, code = run("user")
+  t.ok(not ok and code == 1, "status 1")
+  t.eq(out, "demo.lua: --model=/x: no Hugging Face checkpoint there\n")
+  out = run("user", "--debug")
+  t.contains(out, "demo.lua: --model=/x: no Hugging Face checkpoint there\nstack traceback:")
+  out = run("bug")
+  t.contains(out, "attempt to index a nil value")
+  t.contains(out, "stack traceback:")
+end)
+
 t.test("running without the engine's primitives says which is missing", function()
   if rawget(_G, "policy") then return end  -- the engine has them: nothing to check
   t.raises(function() experiment.deps({bench = {}, train = {}}) end, "this engine has no 'policy' module")

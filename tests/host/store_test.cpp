@@ -1,5 +1,6 @@
 // The run store keeps every committed record exactly once, across reopen, crashes and
 // torn writes.
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,9 +33,11 @@ TEST_CASE("a new run writes its config and reopens with it", "[store]") {
     auto run = store::Run::open(dir, {Json{{"lr", 5e-7}, {"opt", "O3"}}});
     CHECK_FALSE(run->resumed());
   }
-  auto again = store::Run::open(dir, {Json{{"lr", 5e-7}, {"opt", "O3"}}});
-  CHECK(again->resumed());
-  CHECK(again->config()["opt"] == "O3");
+  {
+    auto again = store::Run::open(dir, {Json{{"lr", 5e-7}, {"opt", "O3"}}});
+    CHECK(again->resumed());
+    CHECK(again->config()["opt"] == "O3");
+  }
   REQUIRE_THROWS_WITH(store::Run::open(dir, {Json{{"lr", 2e-7}, {"opt", "O3"}}}),
                       Catch::Contains("differs in: lr"));
   store::OpenOptions replace{Json{{"lr", 2e-7}}, true};
@@ -169,4 +172,82 @@ TEST_CASE("state values round-trip as JSON", "[store]") {
   CHECK(run->state()["step"] == 7);
   run->erase("step");
   CHECK_FALSE(run->get("step"));
+}
+
+// One engine at a time: the run's lock refuses a second writer, names the holder's pid,
+// and vanishes with the holder, however it ends.
+TEST_CASE("a second open of an open run is refused, in this process and in another", "[store]") {
+  fs::path dir = fresh_dir("lock");
+  std::string me = "pid " + std::to_string(getpid());
+  CHECK_FALSE(store::lock_holder(dir));
+  CHECK_FALSE(fs::exists(dir));  // asking creates nothing
+  {
+    auto run = store::Run::open(dir);
+    CHECK(store::lock_holder(dir) == getpid());
+    CHECK_THROWS_WITH(store::Run::open(dir),
+                      Catch::Contains(dir.string()) && Catch::Contains("already open in this process") &&
+                          Catch::Contains(me));
+    CHECK_THROWS_AS(store::Run::open(dir), store::Locked);
+  }
+  CHECK_NOTHROW(store::Run::open(dir));  // closed: free again
+
+  int ready[2];
+  REQUIRE(pipe(ready) == 0);
+  pid_t holder = fork();
+  REQUIRE(holder >= 0);
+  if (holder == 0) {
+    close(ready[0]);
+    char ok = 'n';
+    try {
+      auto run = store::Run::open(dir);
+      ok = 'y';
+      (void)!write(ready[1], &ok, 1);
+      for (;;) pause();  // holds the run until it is killed
+    } catch (...) {
+      (void)!write(ready[1], &ok, 1);
+      _exit(1);
+    }
+  }
+  close(ready[1]);
+  char got = 0;
+  REQUIRE(read(ready[0], &got, 1) == 1);
+  close(ready[0]);
+  REQUIRE(got == 'y');
+  CHECK(store::lock_holder(dir) == holder);
+  try {
+    store::Run::open(dir);
+    FAIL("a second engine opened a run in use");
+  } catch (const store::Locked& e) {
+    CHECK(e.pid == holder);
+    CHECK_THAT(e.what(), Catch::Contains(dir.string()) &&
+                             Catch::Contains("in use by another engine (pid " + std::to_string(holder) + ")"));
+  }
+  kill(holder, SIGKILL);
+  int status = 0;
+  waitpid(holder, &status, 0);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK_FALSE(store::lock_holder(dir));
+  auto after = store::Run::open(dir);  // the kernel released the killed holder's lock
+  CHECK(after->resumed());
+}
+
+TEST_CASE("a read-only open takes no lock and writes nothing", "[store]") {
+  fs::path dir = fresh_dir("reader");
+  CHECK_THROWS_WITH(store::Run::open(dir, {.read_only = true}), Catch::Contains("holds no run"));
+  CHECK_FALSE(fs::exists(dir));
+  auto writer = store::Run::open(dir, {Json{{"lr", 0.5}}});
+  store::Sample s;
+  s.status = "ok";
+  writer->add_sample(s);
+  writer->log(Json{{"step", 1}});
+  auto reader = store::Run::open(dir, {.read_only = true});
+  CHECK(reader->read_only());
+  CHECK(reader->count() == 1);
+  CHECK(reader->metrics().size() == 1);
+  CHECK(reader->config()["lr"] == 0.5);
+  CHECK_THROWS_WITH(reader->add_sample(s), Catch::Contains("opened read-only"));
+  CHECK_THROWS_WITH(reader->log(Json{{"step", 2}}), Catch::Contains("opened read-only"));
+  CHECK_THROWS_WITH(reader->set("step", 2), Catch::Contains("opened read-only"));
+  writer->log(Json{{"step", 2}});
+  CHECK(reader->metrics().size() == 2);  // it sees what the writer commits
 }

@@ -67,4 +67,14 @@ t.test("bad arguments are clear errors", function()
   t.raises(function() pol:sample({{1}}, {top_p = 2}) end, "top_p")
   t.raises(function() pol:sample({{1}}, {stop = "x"}) end, "tokenizer")
 end)
+t.test("policy.cuda_available says whether cuda can be asked for", function()
+  local has = policy.cuda_available()
+  t.eq(type(has), "boolean")
+  if has then
+    t.eq(policy.load(qwen, {device = "cuda"}):info().device, "cuda")
+  else
+    t.raises(function() policy.load(qwen, {device = "cuda"}) end, "no CUDA device")
+  end
+end)
+
 t.run()

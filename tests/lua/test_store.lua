@@ -84,6 +84,52 @@ end
   for i = 1, 10 do t.eq(run:count{iteration = i}, 1, "iteration " .. i) end
 end)
 
+-- One engine at a time per run: a second open, in this process or another engine, is
+-- refused with the directory and the holder's pid; a killed holder frees the run.
+t.test("a run open in one engine is refused to a second, and freed when it is killed", function()
+  local dir = t.tmpdir() .. "/run"
+  local run = store.open(dir, {log_file = false})
+  t.eq(store.holder(dir), sys.pid())
+  t.raises(function() store.open(dir, {log_file = false}) end,
+           dir .. " is already open in this process (pid " .. sys.pid() .. ")")
+  run:close()
+  t.eq(store.holder(dir), nil)
+
+  -- another engine holds the run until it is killed
+  local script = t.tmpdir() .. "/hold.lua"
+  local f = assert(io.open(script, "w"))
+  f:write([[
+local run = store.open(arg[1], {log_file = false})
+io.stdout:write(sys.pid(), "\n")
+io.stdout:flush()
+sys.sleep(60)
+]])
+  f:close()
+  local holder = io.popen(string.format("exec %q %q %q", engine_exe, script, dir))
+  local pid = math.tointeger(tonumber(holder:read("l")))
+  t.ok(pid, "the holder started")
+  t.eq(store.holder(dir), pid)
+  t.raises(function() store.open(dir, {log_file = false}) end,
+           dir .. " is in use by another engine (pid " .. pid .. ")")
+  -- a third engine gets the same one-line refusal
+  local third = io.popen(string.format("%q -e %q 2>&1", engine_exe,
+                                       "store.open('" .. dir .. "', {log_file = false})"))
+  local said = third:read("a")
+  t.ok(not third:close(), "the third engine failed")
+  t.contains(said, "in use by another engine (pid " .. pid .. ")")
+  -- a reader takes no lock: a report of a live run
+  local reader = store.open(dir, {read_only = true})
+  t.eq(reader:read_only(), true)
+  t.raises(function() reader:set("step", 1) end, "opened read-only")
+  reader:close()
+  os.execute("kill -9 " .. pid)
+  holder:close()
+  t.eq(store.holder(dir), nil)
+  local again = store.open(dir, {log_file = false})
+  t.eq(again:resumed(), true)
+  again:close()
+end)
+
 t.test("the run's log file receives log lines", function()
   local dir = t.tmpdir() .. "/run"
   local run = store.open(dir)

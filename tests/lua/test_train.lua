@@ -77,6 +77,33 @@ t.test("checkpoints save, load and export", function()
   t.near(a[1], b[1], 1e-5)
 end)
 
+-- A damaged checkpoint is a one-line error that names it (libtorch's own errors carry a
+-- C++ backtrace of many lines).
+t.test("a malformed checkpoint is a one-line error naming it", function()
+  local dir = t.tmpdir()
+  local sft = train.sft(policy.load(model), {lr = 1e-2})
+  sft:save(dir .. "/ckpt")
+  local function refused(what, text)
+    local ok, err = pcall(sft.load, sft, dir .. "/ckpt")
+    t.ok(not ok, what .. " was loaded")
+    t.contains(tostring(err), text)
+    t.ok(not tostring(err):find("\n"), what .. ": one line: " .. tostring(err))
+  end
+  local function write(name, bytes)
+    local f = assert(io.open(dir .. "/ckpt/" .. name, "wb"))
+    f:write(bytes)
+    f:close()
+  end
+  write("optimizer.pt", "not a torch archive")
+  refused("a garbage optimizer.pt", "cannot load the checkpoint " .. dir .. "/ckpt")
+  write("weights.safetensors", "\0\0")
+  refused("truncated weights", "weights.safetensors")
+  write("trainer.json", "{not json")
+  refused("a corrupt trainer.json", "corrupt " .. dir .. "/ckpt/trainer.json")
+  os.remove(dir .. "/ckpt/trainer.json")
+  refused("a directory without the trainer's state", "no trainer state in")
+end)
+
 t.test("exports store the asked dtype and name it in the config", function()
   local dir = t.tmpdir()
   local pol = policy.load(model)

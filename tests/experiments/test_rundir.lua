@@ -1,0 +1,175 @@
+-- Run directories are safe: nothing is made before the options and the model are checked,
+-- one engine at a time writes a run, and the mistakes a user makes (a bad model, a run in
+-- use, other options on --resume, a damaged checkpoint) end in one clear line.
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+package.path = here .. "/?.lua;" .. package.path
+
+local t = require "engine.test"
+local experiment = require "experiment"
+local primitives = require "primitives"
+
+local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")
+local exp1 = dofile(engine.scripts[1] .. "/experiment1.lua")
+local exp2 = dofile(engine.scripts[1] .. "/experiment2.lua")
+
+-- Runs `engine SCRIPT args...`; returns its output (stdout and stderr), success, status.
+local function engine(script, ...)
+  local parts = {string.format("%q", engine_exe), string.format("%q", script)}
+  for _, a in ipairs{...} do parts[#parts + 1] = string.format("%q", a) end
+  local pipe = io.popen(table.concat(parts, " ") .. " 2>&1")
+  local out = pipe:read("a")
+  local ok, _, code = pipe:close()
+  return out, ok, code
+end
+
+local function write(path, text)
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+end
+
+-- A user's mistake: status 1, its message on the last line, no traceback.
+local function one_line(text, out, ok, code)
+  t.ok(not ok and code == 1, "status 1: " .. out)
+  local last = out:match("([^\n]*)\n$")
+  t.ok(last and last:find(text, 1, true), "the last line says " .. text .. ": " .. out)
+  t.ok(not out:find("stack traceback", 1, true), "no traceback: " .. out)
+end
+
+local function parse(exp, name, options)
+  local argv = {[0] = name .. ".lua"}
+  for _, o in ipairs(primitives.options()) do argv[#argv + 1] = o end
+  for _, o in ipairs(options) do argv[#argv + 1] = o end
+  return experiment.parse(argv, exp.spec)
+end
+
+local E1 = {"--profile=paper", "--G=2", "--prompts_per_step=1", "--size=32", "--opt=O3",
+            "--lr=5e-7", "--beta=0.0"}
+
+t.test("a missing or malformed --model leaves no run directory, and the fixed command runs", function()
+  local dir = t.tmpdir()
+  local out = dir .. "/runs"
+  one_line("--model=" .. dir .. "/missing: no Hugging Face checkpoint there",
+           engine("experiment1.lua", "--model=" .. dir .. "/missing", "--out=" .. out))
+  t.ok(not sys.exists(out), "no run directory was made")
+  sys.mkdir(dir .. "/garbled")
+  write(dir .. "/garbled/config.json", "{not json")
+  one_line("config.json is not a model's JSON configuration",
+           engine("experiment2.lua", "--model=" .. dir .. "/garbled", "--out=" .. out))
+  t.ok(not sys.exists(out), "no run directory was made")
+  sys.mkdir(dir .. "/noweights")
+  write(dir .. "/noweights/config.json", '{"model_type": "qwen2"}')
+  one_line("--model=" .. dir .. "/noweights: cannot load the model on ",
+           engine("experiment1.lua", "--model=" .. dir .. "/noweights", "--out=" .. out))
+  t.ok(not sys.exists(out), "no run directory was made")
+  -- --debug shows where it came from
+  local text = engine("experiment1.lua", "--model=" .. dir .. "/missing", "--out=" .. out, "--debug")
+  t.contains(text, "stack traceback:")
+  -- in-process, with a policy whose load fails: the same
+  local deps = primitives.deps()
+  if primitives.fake then
+    deps.policy.load = function() error("safetensors: truncated file\nframe #0", 0) end
+    local ok, err = pcall(exp1.run, parse(exp1, "experiment1", {"--out=" .. out, "--steps=1",
+                                                                 table.unpack(E1)}), deps)
+    t.ok(not ok and experiment.is_user_error(err), tostring(err))
+    t.eq(tostring(err), "--model=fake-model: cannot load the model on cpu: safetensors: "
+                        .. "truncated file")
+    t.ok(not sys.exists(out), "no run directory was made")
+    -- the corrected command needs no --resume and no cleaning up
+    local done = exp1.run(parse(exp1, "experiment1", {"--out=" .. out, "--steps=1",
+                                                      table.unpack(E1)}), primitives.deps())
+    t.eq(done[1].steps, 1)
+  end
+end)
+
+t.test("impossible values are refused before anything is made", function()
+  local out = t.tmpdir() .. "/runs"
+  for _, case in ipairs{{"experiment1.lua", "--steps=-1", "--steps must be at least 1"},
+                        {"experiment2.lua", "--iterations=0", "--iterations must be at least 1"},
+                        {"experiment1.lua", "--timeout=-2", "--timeout must be greater than 0"},
+                        {"experiment2.lua", "--size=0", "--size must be at least 1"},
+                        {"pretrain.lua", "--steps=0", "--steps must be at least 1"}} do
+    local text, ok, code = engine(case[1], case[2], "--out=" .. out)
+    t.ok(not ok and code == 2, case[2] .. " exits 2: " .. text)
+    t.eq(text, case[1] .. ": " .. case[3] .. ", got " .. case[2]:match("=(.*)$") .. "\n")
+    t.ok(not sys.exists(out), case[2] .. ": no run directory was made")
+  end
+end)
+
+t.test("a second engine on a run in use is refused, naming the holder", function()
+  local dir = t.tmpdir()
+  local out = dir .. "/runs"
+  sys.mkdir(dir .. "/model")
+  write(dir .. "/model/config.json", '{"model_type": "qwen2"}')  -- never loaded: refused first
+  local config_dir = out .. "/beta=0,lr=5e-07,opt=O3"
+  write(dir .. "/hold.lua", [[
+local run = store.open(arg[1], {log_file = false})
+io.stdout:write(sys.pid(), "\n")
+io.stdout:flush()
+sys.sleep(60)
+]])
+  local holder = io.popen(string.format("exec %q %q %q", engine_exe, dir .. "/hold.lua", config_dir))
+  local pid = math.tointeger(tonumber(holder:read("l")))
+  t.ok(pid, "the first engine holds the run")
+  local argv = {"--model=" .. dir .. "/model", "--out=" .. out, "--resume", "--opt=O3",
+                "--lr=5e-7", "--beta=0.0"}
+  one_line(config_dir .. " is in use by another engine (pid " .. pid .. ")",
+           engine("experiment1.lua", table.unpack(argv)))
+  -- in-process: the check before the model loads, and store.open's own refusal after it
+  if primitives.fake then
+    local opts = parse(exp1, "experiment1", {"--out=" .. out, "--resume", "--steps=1",
+                                             table.unpack(E1)})
+    local ok, err = pcall(exp1.run, opts, primitives.deps())
+    t.ok(not ok and experiment.is_user_error(err))
+    t.contains(tostring(err), "is in use by another engine (pid " .. pid .. ")")
+    ok, err = pcall(experiment.open_run, config_dir, {}, {resume = true})
+    t.ok(not ok and experiment.is_user_error(err))
+    t.contains(tostring(err), config_dir .. " is in use by another engine (pid " .. pid .. ")")
+  end
+  os.execute("kill -9 " .. pid)
+  holder:close()
+  t.eq(store.holder(config_dir), nil, "the killed engine's lock is gone")
+end)
+
+t.test("--resume with other options names them, and no option the command line lacks", function()
+  local out = t.tmpdir()
+  exp1.run(parse(exp1, "experiment1", {"--out=" .. out, "--steps=1", table.unpack(E1)}),
+           primitives.deps())
+  local other = {"--out=" .. out, "--resume", "--steps=2", table.unpack(E1)}
+  other[#other + 1] = "--size=16"
+  local ok, err = pcall(exp1.run, parse(exp1, "experiment1", other), primitives.deps())
+  t.ok(not ok and experiment.is_user_error(err), tostring(err))
+  t.contains(tostring(err), "holds a run made with other options (they differ in: size)")
+  t.ok(not tostring(err):find("replace_config"), tostring(err))
+  -- the same options resume
+  exp1.run(parse(exp1, "experiment1", {"--out=" .. out, "--resume", "--steps=2",
+                                       table.unpack(E1)}), primitives.deps())
+end)
+
+t.test("a damaged checkpoint stops --resume with one line naming it", function()
+  local out = t.tmpdir()
+  local base = {"--out=" .. out, "--steps=1", table.unpack(E1)}
+  exp1.run(parse(exp1, "experiment1", base), primitives.deps())
+  local ckpt = out .. "/beta=0,lr=5e-07,opt=O3/checkpoints/update-1"
+  write(ckpt .. "/trainer.json", "{damaged")
+  local ok, err = pcall(exp1.run, parse(exp1, "experiment1", {"--resume", "--steps=2",
+                                                              table.unpack(base)}),
+                        primitives.deps())
+  t.ok(not ok and experiment.is_user_error(err), tostring(err))
+  t.contains(tostring(err), "from its checkpoint " .. ckpt)
+  t.ok(not tostring(err):find("\n"), "one line: " .. tostring(err))
+  -- experiment 2 likewise, and the run is free again afterwards (the failed engine closed it)
+  local out2 = t.tmpdir()
+  local e2 = {"--out=" .. out2, "--iterations=1", "--profile=paper", "--G=2", "--size=32",
+              "--pool_size=2", "--opt=O3", "--lr=5e-7"}
+  exp2.run(parse(exp2, "experiment2", e2), primitives.deps())
+  local ckpt2 = out2 .. "/lr=5e-07,opt=O3/checkpoints/update-1"
+  write(ckpt2 .. "/trainer.json", "{damaged")
+  ok, err = pcall(exp2.run, parse(exp2, "experiment2", {"--resume", "--iterations=2",
+                                                        table.unpack(e2)}), primitives.deps())
+  t.ok(not ok and experiment.is_user_error(err), tostring(err))
+  t.contains(tostring(err), "from its checkpoint " .. ckpt2)
+  t.eq(store.holder(out2 .. "/lr=5e-07,opt=O3"), nil, "the failed run was closed")
+end)
+
+t.run()
