@@ -186,6 +186,10 @@ end
 function M.run(opts, deps)
   local configs = M.configs(opts)
   deps = experiment.deps(deps)
+  -- the vector ISA the prompts name, made concrete (--isa=auto: the benchmark machine's),
+  -- so each run's config.json records the one it used
+  opts.isa = prompts.isa(opts.isa, deps.bench)
+  log.info("vector ISA", {isa = opts.isa, name = stages.isa(opts.isa).name})
   local results = {}
   for i, config in ipairs(configs) do
     log.info("configuration", {index = i, name = sweep.name(config)})

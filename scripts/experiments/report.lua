@@ -7,7 +7,8 @@
 -- Writes reward.png (mean reward per step or SQD iteration, one line per configuration:
 -- Fig. 3 / Fig. 7), gflops.png (max GFLOPS: Fig. 4 / Fig. 8), report.md (Table II: best
 -- GFLOPS, peak ratio, learning gain against lr = 0; Table III: techniques of each best
--- kernel; the best kernel's source and lineage) and best_kernel.c.
+-- kernel, its SIMD column named after the vector ISA the prompts asked for; the best
+-- kernel's source and lineage) and best_kernel.c.
 
 local args = require "engine.args"
 local figures = require "figures"
@@ -70,7 +71,8 @@ plot("gflops.png", "max_gflops", "max GFLOPS")
 
 local md = {}
 local function add(...) for _, s in ipairs{...} do md[#md + 1] = s end end
-add("# " .. title, "", "Runs: `" .. dir .. "`, " .. #exp.configs .. " configurations.", "")
+add("# " .. title, "", "Runs: `" .. dir .. "`, " .. #exp.configs .. " configurations.", "",
+    results.machine_text(exp))
 add("![mean reward](reward.png)", "", "![max GFLOPS](gflops.png)", "")
 add("## Best kernels (Table II)", "", results.table2(exp))
 add("## Techniques of the best kernels (Table III)", "", results.table3(exp))
