@@ -71,6 +71,9 @@
 --     a temporary of the parallel loop declared before it (shared) -- such a race often
 --     passes, as the compiler keeps the temporary in a register
 --   endless_loop (a tail loop without its increment) -> timeout (rare)
+--   wrong_isa (repair examples with an AVX2 prompt only: the kernel written with AVX-512
+--     intrinsics, kernelgen.avx512_variant) -> compile_error where the machine lacks
+--     AVX-512, with the front end's message (kernelgen.isa_message); it runs elsewhere
 -- Defects keep the technique set: a defective kernel still passes its stage check, so its
 -- failure is the benchmark's.
 --
@@ -345,6 +348,43 @@ end
 -- The vector ISAs kernels are written for (render.ISA's keys).
 kernelgen.isas = {"avx512", "avx2"}
 
+-- The share of AVX2 repair examples (of kernels with SIMD) whose input is the kernel
+-- written with AVX-512 intrinsics, with the compile error a machine without AVX-512
+-- gives: the fix is the AVX2 kernel.
+kernelgen.wrong_isa_rate = 0.4
+
+-- The engine's error for AVX-512 intrinsics where the target lacks AVX-512: at the first
+-- one (line and column of its name, as the kernel-C front end reports it).
+function kernelgen.isa_message(code)
+  local src = stages.strip(code)  -- same lines and columns up to any comment
+  local n = 0
+  for line in (src .. "\n"):gmatch("([^\n]*)\n") do
+    n = n + 1
+    local col, name = line:match("()(_mm512_[%w_]+)%s*%(")
+    if col then
+      return string.format("kernel.c:%d:%d: error: inlining failed in call to 'always_inline' '%s': "
+                           .. "target specific option mismatch (the target flags do not enable AVX512F)",
+                           n, col, name)
+    end
+  end
+  return nil
+end
+
+-- An AVX2 kernel written with AVX-512 intrinsics instead: the same kernel, 8 doubles a
+-- vector; a defect ("wrong_isa") only where the machine lacks AVX-512.
+function kernelgen.avx512_variant(k)
+  if not (k.params.micro and k.params.micro.isa == "avx2") then
+    error("kernelgen.avx512_variant: needs an AVX2 kernel", 2)
+  end
+  local p = copy(k.params)
+  p.micro.isa = "avx512"
+  local lines, e = render.lines(p, nil)
+  local code = table.concat(lines, "\n") .. "\n"
+  return {code = code, techniques = k.techniques, params = p, combo = combo_key(p, e.info),
+          lines = #lines, defect = "wrong_isa", correct_code = k.code, expect = {"compile_error"},
+          compile_message = kernelgen.isa_message(code)}
+end
+
 local function check_isa(isa, what)
   if isa ~= nil and not ISA[isa] then
     error(string.format("%s: unknown ISA '%s' (expected one of: %s)", what, tostring(isa),
@@ -569,9 +609,22 @@ function kernelgen.example(rng, opts)
   elseif kind == "repair" then
     local s = opts.stage or rng:int(1, stages.count)
     ex.stage = s
-    local good = kernelgen.kernel(rng, {allowed = stage_allowed(s), isa = isa})
-    local bad = kernelgen.kernel(rng, {params = good.params, defect = opts.defect or "random"})
-    if kernelgen.defects[bad.defect].odd_sizes and not opts.task then
+    local wrong_isa = opts.defect == "wrong_isa"
+    if wrong_isa and (isa ~= "avx2" or s < 4) then
+      error("kernelgen.example: the defect 'wrong_isa' needs an AVX2 prompt at stage 4 or later", 2)
+    end
+    local good = kernelgen.kernel(rng, {allowed = stage_allowed(s), isa = isa,
+                                        require = wrong_isa and {"simd"} or nil})
+    local bad
+    if isa == "avx2" and good.params.tech.simd and not opts.defect then
+      wrong_isa = rng:chance(kernelgen.wrong_isa_rate)
+    end
+    if wrong_isa then
+      bad = kernelgen.avx512_variant(good)
+    else
+      bad = kernelgen.kernel(rng, {params = good.params, defect = opts.defect or "random"})
+    end
+    if not wrong_isa and kernelgen.defects[bad.defect].odd_sizes and not opts.task then
       task = with_isa(kernelgen.task(rng, {odd = true}), isa); ex.task = task
     end
     local message = kernelgen.message(rng, bad, task)

@@ -129,7 +129,9 @@ t.test("examples are the experiments' prompts with an answer in the asked format
       -- the answer uses the prompt's ISA or none; an AVX2 prompt never gets AVX-512
       if isa == "avx2" then
         t.ok(bits(ex.kernel.code) <= 256, "AVX2 prompt, " .. bits(ex.kernel.code) .. "-bit answer")
-        if ex.input then t.ok(bits(ex.input.code) <= 256, "AVX2 prompt, wider kernel in it") end
+        if ex.input and ex.input.defect ~= "wrong_isa" then
+          t.ok(bits(ex.input.code) <= 256, "AVX2 prompt, wider kernel in it")
+        end
       else
         t.ok(bits(ex.kernel.code) == 0 or bits(ex.kernel.code) == 512,
              "AVX-512 prompt, " .. bits(ex.kernel.code) .. "-bit answer")
@@ -310,6 +312,45 @@ t.test("through the benchmark: correct kernels verify, defects fail as labelled"
     end
   end
   t.eq(statuses(bench.evaluate_batch({bad[1].correct_code}, opts)), {"ok"})
+end)
+
+t.test("AVX2 repair examples teach turning AVX-512 intrinsics into AVX2 ones", function()
+  local rng = kernelgen.rng(17)
+  local list, sources = {}, {}
+  for i = 1, 6 do
+    local ex = kernelgen.example(rng, {kind = "repair", isa = "avx2", defect = "wrong_isa",
+                                       stage = rng:int(4, 6), defect_rate = 0})
+    t.eq(ex.input.defect, "wrong_isa")
+    t.eq(bits(ex.input.code), 512)
+    t.eq(bits(ex.kernel.code), 256)
+    t.eq(ex.kernel.code, ex.input.correct_code, "the same kernel in AVX2")
+    t.eq(ex.input.techniques, ex.kernel.techniques)
+    t.contains(ex.messages[2].content, ex.message)
+    t.ok(ex.message:find("_mm512_", 1, true), ex.message)
+    list[i], sources[i] = ex, ex.input.code
+  end
+  -- they come up in corpora too, and only with AVX2 prompts
+  local seen = 0
+  for _, ex in ipairs(kernelgen.corpus(400, {seed = 3, mix = {repair = 1}})) do
+    if ex.input.defect == "wrong_isa" then
+      seen = seen + 1
+      t.eq(ex.isa, "avx2")
+    end
+  end
+  t.ok(seen >= 20, "wrong_isa repairs in a corpus: " .. seen)
+  t.raises(function() kernelgen.example(rng, {kind = "repair", isa = "avx512", defect = "wrong_isa"}) end,
+           "needs an AVX2 prompt")
+  -- on this machine: they run where it has AVX-512, and elsewhere fail exactly as the message says
+  local results = bench.evaluate_batch(sources, {threads = 2, runs = 1, warmup = 0, timeout = 1.5,
+                                                 problem = {M = 37, N = 53, K = 29, c_init = "nan"}})
+  for i, r in ipairs(results) do
+    if simd == "avx512" then
+      t.eq(r.status, "ok", tostring(r.message))
+    else
+      t.eq(r.status, "compile_error")
+      t.eq(r.message:match("^[^\n]*"), list[i].message, "the message is the engine's")
+    end
+  end
 end)
 
 t.test("AVX-512 kernels run where the machine has AVX-512 and are compile errors elsewhere", function()
