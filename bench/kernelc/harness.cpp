@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -57,6 +58,10 @@ Header read_header(const std::string& source) {
 }
 
 std::vector<std::string> host_march() {
+  // ENGINE_TARGET forces a target, as it does for the engine (bench::machine()): an
+  // AVX-512 machine then behaves as one without.
+  const char* forced = std::getenv("ENGINE_TARGET");
+  if (forced && *forced && std::string(forced) != "native") return {std::string("-march=") + forced};
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return {"-march=x86-64-v4"};
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"-march=x86-64-v3"};

@@ -22,7 +22,8 @@ struct GccBuild {
 GccBuild gcc_compile(const std::string& source, const std::string& opt, const std::vector<std::string>& march,
                      const std::string& entry = "matmul_optimized");
 
-// Explicit target flags for this machine's CPU (libgccjit refuses -march=native).
+// Explicit target flags for this machine's CPU (libgccjit refuses -march=native), or
+// -march=NAME when the environment sets ENGINE_TARGET=NAME (as the engine honours it).
 std::vector<std::string> host_march();
 
 struct Shape {

@@ -6,6 +6,10 @@
 -- measured in the same run.
 --
 --   build/engine bench/kernelgen/rates.lua [--n=200] [--size=128] [--seed=1] [--defect_rate=0.15]
+--   ENGINE_TARGET=x86-64-v3 build/engine bench/kernelgen/rates.lua   # as without AVX-512
+--
+-- The corpus's prompts name the machine's vector ISA (--isa=auto), so its answers are
+-- kernels the machine can compile.
 local args = require "engine.args"
 local kernelgen = require "kernelgen"
 local evaluate = require "evaluate"
@@ -20,10 +24,14 @@ local opts = args.parse(arg, {
     {"defect_rate", 0.15, "share of defective targets"},
     {"threads", 0, "threads per kernel (0: all cores)"},
     {"c_init", "zero", "C before each call: zero (the experiments' default) or nan"},
+    {"isa", "auto", "vector ISA of the prompts and answers: auto (the machine's), avx512, avx2",
+     choices = {"auto", "avx512", "avx2"}},
   },
 })
 
-local list = kernelgen.corpus(opts.n, {seed = opts.seed, defect_rate = opts.defect_rate,
+local isa = prompts.isa(opts.isa)
+if isa ~= "avx512" then isa = "avx2" end  -- kernelgen writes AVX-512 or AVX2 kernels
+local list = kernelgen.corpus(opts.n, {seed = opts.seed, defect_rate = opts.defect_rate, isa = isa,
                                        mix = {fixed = 0.55, write = 0.45}, write_stage6 = 1.0})
 local completions = {}
 for i, ex in ipairs(list) do completions[i] = ex.completion end
@@ -54,8 +62,9 @@ table.sort(gflops)
 local st = kernelgen.stats(list)
 local m = bench.machine()
 
-print(string.format("machine: %s, %d cores; %d stage-6 examples at %d^3 (seed %d, defect rate %.2f, C starts %s); %d s",
-                    m.model, m.cores, n, opts.size, opts.seed, opts.defect_rate, opts.c_init, elapsed))
+print(string.format("machine: %s, %d cores, %s (target %s); %d stage-6 examples for %s at %d^3 (seed %d, defect rate %.2f, C starts %s); %d s",
+                    m.model, m.cores, m.simd, m.target, n, isa, opts.size, opts.seed, opts.defect_rate,
+                    opts.c_init, elapsed))
 print(string.format("compile rate %.1f %% (%d/%d), verify rate %.1f %% (%d/%d)",
                     100 * compiled / n, compiled, n, 100 * (counts.ok or 0) / n, counts.ok or 0, n))
 local keys = {}

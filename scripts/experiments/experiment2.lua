@@ -188,6 +188,10 @@ end
 function M.run(opts, deps)
   local configs = M.configs(opts)
   deps = experiment.deps(deps)
+  -- the vector ISA the prompts name, made concrete (--isa=auto: the benchmark machine's),
+  -- so each run's config.json records the one it used
+  opts.isa = prompts.isa(opts.isa, deps.bench)
+  log.info("vector ISA", {isa = opts.isa, name = stages.isa(opts.isa).name})
   local dirs = {}
   for i, config in ipairs(configs) do dirs[i] = opts.out .. "/" .. sweep.name(config) end
   experiment.prepare(opts, dirs, deps)

@@ -4,6 +4,11 @@
 --
 --   engine model_check.lua                          # the default model, stage 6, 64 kernels
 --   engine model_check.lua --model=DIR --prompt=fixed --n=128 --json=check.json
+--   ENGINE_TARGET=x86-64-v3 engine model_check.lua   # as on a machine without AVX-512
+--
+-- The prompt names the machine's vector ISA (--isa=auto) or the one --isa forces; the
+-- figures count the kernels whose vectors that ISA lacks (beyond_isa: they cannot
+-- compile there).
 
 local args = require "engine.args"
 local evaluate = require "evaluate"
@@ -36,6 +41,8 @@ M.spec = {
     {"device", "auto", "where the policy runs: auto (CUDA when present, else cpu), cpu, cuda, "
      .. "cuda:N", check = experiment.check_device},
     {"seed", 1, "sampling seed"},
+    {"isa", "auto", "vector ISA the prompt asks for: auto (the machine's, bench.machine().simd), "
+     .. "avx512 (the paper's prompts) or avx2", choices = {"auto", "avx512", "avx2"}},
     {"json", nil, "also write the figures to this file", type = "string"},
     experiment.debug_option,
   },
@@ -44,15 +51,19 @@ M.spec = {
 local compiled_statuses = {ok = true, verification_error = true, runtime_error = true,
                            timeout = true, rejected = true}
 
--- The figures of one group of judged kernels.
-function M.figures(results)
+-- The figures of one group of judged kernels, written for `isa` (a key of stages.isas;
+-- nil: the paper's AVX-512).
+function M.figures(results, isa)
   local n = #results
   local compiled, verified, combos, texts, counts = 0, 0, {}, {}, {}
-  local verified_combos, best = {}, nil
+  local verified_combos, best, beyond = {}, nil, 0
+  local width = stages.isa(isa).width
   for _, r in ipairs(results) do
     counts[r.status] = (counts[r.status] or 0) + 1
     if compiled_statuses[r.status] then compiled = compiled + 1 end
-    local combo = r.code and table.concat(stages.list(stages.detect(r.code)), "+") or nil
+    local used = r.code and stages.detect(r.code)
+    if used and stages.vector_bits(used.simd) > width then beyond = beyond + 1 end
+    local combo = used and table.concat(stages.list(used), "+") or nil
     if combo == "" then combo = "plain" end
     if combo then combos[combo] = (combos[combo] or 0) + 1 end
     if r.status == "ok" then
@@ -74,7 +85,8 @@ function M.figures(results)
           compile_rate = n > 0 and compiled / n or 0, verify_rate = n > 0 and verified / n or 0,
           combinations = size(combos), verified_combinations = size(verified_combos),
           combos = combos, verified_combos = verified_combos, distinct_texts = size(texts),
-          top_text_share = n > 0 and top / n or 0, counts = counts, best_gflops = best}
+          top_text_share = n > 0 and top / n or 0, counts = counts, best_gflops = best,
+          isa = isa or stages.default_isa, beyond_isa = beyond}
 end
 
 function M.run(opts)
@@ -93,8 +105,9 @@ function M.run(opts)
   local t1 = sys.now()
   local results = evaluate.completions(out, {bench = deps.bench,
                                              bench_opts = experiment.bench_opts(opts, config),
-                                             stage = opts.prompt == "write" and opts.stage or nil})
-  local f = M.figures(results)
+                                             stage = opts.prompt == "write" and opts.stage or nil,
+                                             isa = task.isa})
+  local f = M.figures(results, task.isa)
   f.model, f.prompt, f.stage, f.temperature, f.seed = dir, opts.prompt, opts.stage,
                                                       opts.temperature, opts.seed
   f.sample_seconds, f.evaluate_seconds = t1 - t0, sys.now() - t1
@@ -102,12 +115,14 @@ function M.run(opts)
 end
 
 function M.print(f)
-  print(string.format("%s, %s prompt%s, %d samples at temperature %g (seed %d)", f.model,
-                      f.prompt, f.prompt == "write" and (" stage " .. f.stage) or "", f.samples,
-                      f.temperature, f.seed))
+  print(string.format("%s, %s prompt%s for %s, %d samples at temperature %g (seed %d)", f.model,
+                      f.prompt, f.prompt == "write" and (" stage " .. f.stage) or "",
+                      stages.isa(f.isa).name, f.samples, f.temperature, f.seed))
   print(string.format("  compile      %3d  (%.0f%%)", f.compiled, 100 * f.compile_rate))
   print(string.format("  verified     %3d  (%.0f%%)   best %s GFLOPS", f.verified,
                       100 * f.verify_rate, f.best_gflops and string.format("%.2f", f.best_gflops) or "-"))
+  print(string.format("  wider vectors than %s: %d (%.0f%%)", stages.isa(f.isa).name, f.beyond_isa,
+                      f.samples > 0 and 100 * f.beyond_isa / f.samples or 0))
   print(string.format("  technique combinations: %d among all, %d among verified",
                       f.combinations, f.verified_combinations))
   print(string.format("  distinct texts %d; the most frequent is %.1f%% of the samples",

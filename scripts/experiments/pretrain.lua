@@ -33,6 +33,9 @@ M.spec = {
     -- corpus
     {"examples", 40000, "synthetic examples (prompt + kernel) in the corpus", min = 1},
     {"defect_rate", 0.15, "share of kernels with a deliberate defect", min = 0, max = 1},
+    {"isa", {"avx512", "avx2"}, "vector ISAs the corpus's prompts name, in equal shares; each "
+     .. "answer uses its prompt's ISA (or no SIMD), so the model writes for the machine it "
+     .. "runs on", choices = {"avx512", "avx2"}},
     {"max_len", 1024, "longest example in tokens (longer ones are left out)", min = 1},
     {"vocab_size", 4096, "tokenizer vocabulary (bytes, merges and the ChatML tokens)", min = 1},
     {"tokenizer_examples", 3000, "examples the tokenizer is trained on", min = 1},
@@ -74,7 +77,7 @@ M.spec = {
 }
 
 -- The settings that define the model: a run resumes only with the same ones.
-local identity_keys = {"seed", "examples", "defect_rate", "max_len", "vocab_size",
+local identity_keys = {"seed", "examples", "defect_rate", "isa", "max_len", "vocab_size",
                        "tokenizer_examples", "pattern", "hidden", "layers", "heads", "kv_heads",
                        "intermediate", "steps", "batch", "lr", "warmup", "min_lr",
                        "weight_decay"}
@@ -94,16 +97,26 @@ function M.lr_at(step, opts)
 end
 
 -- The corpus as (prompt text, completion text) pairs, in generation order.
-local function build_corpus(opts)
-  local examples = kernelgen.corpus(opts.examples, {seed = opts.seed,
+-- The ISA mix of the corpus: equal shares of the --isa list.
+function M.isa_mix(opts)
+  local list = type(opts.isa) == "table" and opts.isa or {opts.isa}
+  if #list == 1 then return list[1] end
+  local mix = {}
+  for _, isa in ipairs(list) do mix[isa] = 1 end
+  return mix
+end
+
+function M.build_corpus(opts)
+  local examples = kernelgen.corpus(opts.examples, {seed = opts.seed, isa = M.isa_mix(opts),
                                                     defect_rate = opts.defect_rate})
   local pairs_ = {}
   for i, ex in ipairs(examples) do
     pairs_[i] = {prompt = prompts.render(ex.messages), completion = ex.completion,
-                 kind = ex.kind}
+                 kind = ex.kind, isa = ex.isa}
   end
   return pairs_
 end
+local build_corpus = M.build_corpus
 
 -- The initial checkpoint: the tokenizer trained on the corpus's first examples, weights
 -- drawn from the seed.
@@ -167,11 +180,17 @@ local function model_readme(opts, figures)
     "each paired with the prompt it answers in the experiments' ChatML format: Experiment",
     "1's fixed prompts, SQD's write/improve/advance/repair prompts for every stage of",
     "Table I. It writes varied, mostly compilable kernels that compose loop orders, cache",
-    "and register blocking, AVX-512/AVX2 intrinsics, OpenMP and prefetching, with a share",
-    "of realistic defects, so `engine experiment1.lua` and `engine experiment2.lua` show",
+    "and register blocking, SIMD intrinsics, OpenMP and prefetching, with a share of",
+    "realistic defects, so `engine experiment1.lua` and `engine experiment2.lua` show",
     "the whole method (sampling, evaluation, rewards, GRPO, SQD) working out of the box on",
     "a laptop. It is a stand-in for a pretrained code model, not a general one: it knows",
     "nothing but this task.",
+    "",
+    "The prompts name the machine's vector ISA (" .. table.concat(
+      type(opts.isa) == "table" and opts.isa or {opts.isa}, ", ") .. " in equal shares of the",
+    "corpus) and each answer uses only that ISA's intrinsics, or none: AVX-512 prompts get",
+    "`_mm512_*_pd` kernels, AVX2/FMA prompts `_mm256_*_pd` ones, so on a machine without",
+    "AVX-512 (`--isa=auto` there, or `ENGINE_TARGET=x86-64-v3`) it writes kernels that compile.",
     "",
     "## How it was made",
     "",
@@ -179,8 +198,9 @@ local function model_readme(opts, figures)
     "engine pretrain.lua --device=" .. opts.device .. " " .. figures.command_options,
     "```",
     "",
-    string.format("- corpus: %d examples (seed %d, defect rate %.2f), %d kept at <= %d "
+    string.format("- corpus: %d examples (seed %d, defect rate %.2f, ISAs %s), %d kept at <= %d "
                   .. "tokens, %d tokens", opts.examples, opts.seed, opts.defect_rate,
+                  table.concat(type(opts.isa) == "table" and opts.isa or {opts.isa}, "+"),
                   figures.corpus.examples, opts.max_len, figures.corpus.tokens),
     string.format("- tokenizer: byte-level BPE, %d tokens, trained on the first %d examples; "
                   .. "its pieces are whole lines (split regex `%s`), so a frequent line of "
@@ -210,7 +230,9 @@ local function command_options(opts)
     local k = decl[1]
     if opts._given[k] and k ~= "device" and k ~= "out" and k ~= "export" and k ~= "resume"
        and k ~= "overwrite" and k ~= "debug" then
-      parts[#parts + 1] = string.format("--%s=%s", k, tostring(opts[k]))
+      local v = opts[k]
+      parts[#parts + 1] = string.format("--%s=%s", k, type(v) == "table" and table.concat(v, ",")
+                                                      or tostring(v))
     end
   end
   return table.concat(parts, " ")

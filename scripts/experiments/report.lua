@@ -7,7 +7,8 @@
 -- Writes reward.png (mean reward per step or SQD iteration, one line per configuration:
 -- Fig. 3 / Fig. 7), gflops.png (max GFLOPS: Fig. 4 / Fig. 8), report.md (Table II: best
 -- GFLOPS, peak ratio, learning gain against lr = 0; Table III: techniques of each best
--- kernel; the best kernel's source and lineage) and best_kernel.c.
+-- kernel, its SIMD column named after the vector ISA the prompts asked for; the best
+-- kernel's source and lineage) and best_kernel.c.
 --
 -- Without gnuplot the figures are not drawn: report.md and best_kernel.c are written all
 -- the same, with the figures' data (reward.dat, gflops.dat) and gnuplot scripts, and
@@ -85,7 +86,8 @@ function M.main(argv)
 
   local md = {}
   local function add(...) for _, s in ipairs{...} do md[#md + 1] = s end end
-  add("# " .. title, "", "Runs: `" .. dir .. "`, " .. #exp.configs .. " configurations.", "")
+  add("# " .. title, "", "Runs: `" .. dir .. "`, " .. #exp.configs .. " configurations.", "",
+      results.machine_text(exp))
   if missing then
     add("**The figures were not drawn**: " .. missing .. ". To get them, " .. figures.install_hint
         .. " and run `" .. rerun .. "` again. Their data are in `reward.dat` and `gflops.dat` "

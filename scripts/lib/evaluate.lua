@@ -7,7 +7,8 @@
 --     bench_opts = {opt = "O3", timeout = 8, problem = {M = 256, N = 256, K = 256}},
 --     stage = 3,                                     -- nil: no stage rules
 --     detector = nil,                                -- override the stage's detector
---   })
+--     isa = nil,                                     -- the machine's vector ISA: the stage
+--   })                                                  check notes wider vectors (beyond_isa)
 --
 -- The stage check runs before compiling whenever it can: always for the paper's patterns
 -- ("regex"), and for the front end's features when the bench offers bench.features().
@@ -29,7 +30,8 @@ local kept = {"status", "gflops", "times", "min", "median", "compile_ms", "max_r
 -- format violation. Returns whether it passed.
 local function judge_stage(result, ctx, features, detector)
   local verdict = stages.check(ctx.stage, result.code, features,
-                               {detector = detector, enforce_introduced = ctx.enforce_introduced})
+                               {detector = detector, enforce_introduced = ctx.enforce_introduced,
+                                isa = ctx.isa})
   result.stage_check = verdict
   result.techniques = verdict.used
   if not verdict.ok then

@@ -69,6 +69,8 @@ experiment.options = {
   {"template", "chatml", "prompt format: chatml (Qwen2/2.5), or model (the policy's own "
    .. "pol:chat(messages))", choices = {"chatml", "model"}},
   {"seed", 1, "seed of sampling and of SQD's random choices"},
+  {"isa", "auto", "vector ISA the prompts ask for: auto (the machine's, bench.machine().simd), "
+   .. "avx512 (the paper's prompts) or avx2", choices = {"auto", "avx512", "avx2"}},
   {"checkpoint_every", 1, "save the trainer every N updates (1: --resume is exact; 0: never)",
    min = 0},
   experiment.debug_option,
@@ -263,7 +265,7 @@ end
 
 function experiment.task(opts, config)
   return {M = opts.size, N = opts.size, K = opts.size, opt = config.opt,
-          threads = opts.threads > 0 and opts.threads or nil}
+          threads = opts.threads > 0 and opts.threads or nil, isa = prompts.isa(opts.isa)}
 end
 
 -- A run's identity: every option that changes what is computed, plus the configuration.

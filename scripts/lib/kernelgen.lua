@@ -19,18 +19,22 @@
 -- kernel(rng, opts): opts.allowed (techniques, default all five), opts.require (must be
 -- used), opts.defect (nil/false: correct; a name of kernelgen.defects; "random": one the
 -- kernel has room for), opts.params (render these instead of sampling: the same kernel
--- with or without a defect), opts.fixed (lean toward all five and AVX-512). `techniques`
+-- with or without a defect), opts.fixed (lean toward all five and AVX-512), opts.isa
+-- ("avx512" or "avx2": the intrinsics of a SIMD kernel; nil: either). `techniques`
 -- is in Table I order (stages.techniques); `combo` is a key of the techniques and the
 -- parameters that shape the code (micro-kernel, tile, blocks, OpenMP style, prefetch).
 --
 -- example(rng, opts): opts.kind, opts.stage (the prompt's stage; for "advance" the stage
 -- it starts from: ex.stage is then s + 1, the stage the answer satisfies), opts.task
 -- (default kernelgen.task(rng): sizes 64..1024, mostly square, -O0..-O3, some thread
--- counts), opts.defect_rate (0.15), opts.defect (the input's defect for "repair").
+-- counts), opts.defect_rate (0.15), opts.defect (the input's defect for "repair"),
+-- opts.isa (the vector ISA the prompt names, task.isa: "avx512", the default and the
+-- paper's, or "avx2"; the answer uses that ISA's intrinsics or none, never wider ones).
 -- corpus(n, opts): opts.seed (1), opts.mix ({kind = share}, default kernelgen.default_mix:
 -- fixed 0.35, write 0.3, improve 0.15, advance 0.1, repair 0.1), opts.write_stage6 (share
 -- of "write" examples at stage 6, 0.4; the rest over stages 1-5), opts.defect_rate,
--- opts.task (a function(rng) -> task, to fix the sizes).
+-- opts.task (a function(rng) -> task, to fix the sizes), opts.isa (an ISA for every
+-- example, or {isa = share}; default kernelgen.default_isa_mix: half AVX-512, half AVX2).
 --
 -- Modules: kernelgen/render.lua (the text of a kernel from its params, the places a
 -- defect can go), kernelgen/defects.lua (the defect table, syntax slips, messages).
@@ -67,6 +71,9 @@
 --     a temporary of the parallel loop declared before it (shared) -- such a race often
 --     passes, as the compiler keeps the temporary in a register
 --   endless_loop (a tail loop without its increment) -> timeout (rare)
+--   wrong_isa (repair examples with an AVX2 prompt only: the kernel written with AVX-512
+--     intrinsics, kernelgen.avx512_variant) -> compile_error where the machine lacks
+--     AVX-512, with the front end's message (kernelgen.isa_message); it runs elsewhere
 -- Defects keep the technique set: a defective kernel still passes its stage check, so its
 -- failure is the benchmark's.
 --
@@ -182,11 +189,13 @@ local function sample_style(rng)
   }
 end
 
--- The micro-kernel of a (register blocking, SIMD) pair.
-local function sample_micro(rng, rb, simd, fixed)
+-- The micro-kernel of a (register blocking, SIMD) pair; `isa` ("avx512", "avx2", nil:
+-- either) is the vector ISA of its intrinsics.
+local function sample_micro(rng, rb, simd, fixed, isa)
   local m = {}
   if simd then
-    m.isa = (rng:chance(fixed and 0.8 or 0.65)) and "avx512" or "avx2"
+    local drawn = (rng:chance(fixed and 0.8 or 0.65)) and "avx512" or "avx2"
+    m.isa = isa or drawn
     m.fma = rng:chance(0.85)
   end
   if not rb and not simd then
@@ -250,7 +259,7 @@ end
 
 -- Fills in the parameters of the techniques `set` holds (keeping those already there:
 -- "advance" adds one technique to a kernel's params).
-local function complete_params(rng, p, set, fixed)
+local function complete_params(rng, p, set, fixed, isa)
   p.tech = {}
   for _, t in ipairs(TECH) do p.tech[t] = set[t] or nil end
   local rb, simd = set.register_blocking == true, set.simd == true
@@ -260,9 +269,9 @@ local function complete_params(rng, p, set, fixed)
     and ((m.kind == "vrow" or m.kind == "vikj") == (simd and not rb))
     and ((m.kind == "vtile") == (rb and simd))
   if not fits then
-    local new = sample_micro(rng, rb, simd, fixed)
+    local new = sample_micro(rng, rb, simd, fixed, isa)
     -- keep the loop order's spirit when a scalar kernel gains register blocking
-    if m and m.isa and new.isa then new.isa = m.isa end
+    if m and m.isa and new.isa and not isa then new.isa = m.isa end
     p.micro = new
   end
   if set.cache_blocking then p.cb = p.cb or sample_cb(rng) else p.cb = nil end
@@ -336,11 +345,60 @@ local function combo_key(p, info)
   return table.concat(parts, " ")
 end
 
+-- The vector ISAs kernels are written for (render.ISA's keys).
+kernelgen.isas = {"avx512", "avx2"}
+
+-- The share of AVX2 repair examples (of kernels with SIMD) whose input is the kernel
+-- written with AVX-512 intrinsics, with the compile error a machine without AVX-512
+-- gives: the fix is the AVX2 kernel.
+kernelgen.wrong_isa_rate = 0.4
+
+-- The engine's error for AVX-512 intrinsics where the target lacks AVX-512: at the first
+-- one (line and column of its name, as the kernel-C front end reports it).
+function kernelgen.isa_message(code)
+  local src = stages.strip(code)  -- same lines and columns up to any comment
+  local n = 0
+  for line in (src .. "\n"):gmatch("([^\n]*)\n") do
+    n = n + 1
+    local col, name = line:match("()(_mm512_[%w_]+)%s*%(")
+    if col then
+      return string.format("kernel.c:%d:%d: error: inlining failed in call to 'always_inline' '%s': "
+                           .. "target specific option mismatch (the target flags do not enable AVX512F)",
+                           n, col, name)
+    end
+  end
+  return nil
+end
+
+-- An AVX2 kernel written with AVX-512 intrinsics instead: the same kernel, 8 doubles a
+-- vector; a defect ("wrong_isa") only where the machine lacks AVX-512.
+function kernelgen.avx512_variant(k)
+  if not (k.params.micro and k.params.micro.isa == "avx2") then
+    error("kernelgen.avx512_variant: needs an AVX2 kernel", 2)
+  end
+  local p = copy(k.params)
+  p.micro.isa = "avx512"
+  local lines, e = render.lines(p, nil)
+  local code = table.concat(lines, "\n") .. "\n"
+  return {code = code, techniques = k.techniques, params = p, combo = combo_key(p, e.info),
+          lines = #lines, defect = "wrong_isa", correct_code = k.code, expect = {"compile_error"},
+          compile_message = kernelgen.isa_message(code)}
+end
+
+local function check_isa(isa, what)
+  if isa ~= nil and not ISA[isa] then
+    error(string.format("%s: unknown ISA '%s' (expected one of: %s)", what, tostring(isa),
+                        table.concat(kernelgen.isas, ", ")), 3)
+  end
+end
+
 -- opts: allowed, require (technique lists), defect (nil/false, a name, "random"),
--- params (render these instead of sampling), fixed (bias toward every technique).
+-- params (render these instead of sampling), fixed (bias toward every technique), isa
+-- (the SIMD kernels' intrinsics: "avx512", "avx2", nil: either).
 function kernelgen.kernel(rng, opts)
   opts = opts or {}
   if getmetatable(rng) ~= Rng then error("kernelgen.kernel: the first argument must be a kernelgen.rng", 2) end
+  check_isa(opts.isa, "kernelgen.kernel")
   local p
   if opts.params then
     p = copy(opts.params)
@@ -352,7 +410,7 @@ function kernelgen.kernel(rng, opts)
     check_techniques(allowed, "allowed")
     check_techniques(opts.require, "require")
     local set = sample_set(rng, allowed, opts.require or {}, opts.richness or (opts.fixed and 0.75 or 0.6))
-    p = complete_params(rng, {}, set, opts.fixed)
+    p = complete_params(rng, {}, set, opts.fixed, opts.isa)
   end
   local lines, e = render.lines(p, nil)
   local k = {code = table.concat(lines, "\n") .. "\n", techniques = technique_list(p), params = p,
@@ -450,12 +508,14 @@ local function target(rng, opts, params, allowed, req, fixed)
   local rate = opts.defect_rate or 0.15
   local defect = rng:chance(rate) and "random" or nil
   if params then return kernelgen.kernel(rng, {params = params, defect = defect}) end
-  return kernelgen.kernel(rng, {allowed = allowed, require = req, defect = defect, fixed = fixed})
+  return kernelgen.kernel(rng, {allowed = allowed, require = req, defect = defect, fixed = fixed,
+                                isa = opts.isa})
 end
 
 -- A weaker kernel than p within the same allowed set: some techniques dropped, or the
--- same techniques with slower parameters.
-local function weaker(rng, p)
+-- same techniques with slower parameters (AVX-512 rows become AVX2 ones: a slower kernel
+-- a machine with AVX-512 also runs).
+local function weaker(rng, p, isa)
   local q = copy(p)
   local techs = technique_list(p)
   if #techs > 0 and rng:chance(0.75) then
@@ -466,7 +526,7 @@ local function weaker(rng, p)
     end
     q.micro, q.style = nil, copy(p.style)
     if set.register_blocking == p.tech.register_blocking and set.simd == p.tech.simd then q.micro = copy(p.micro) end
-    return complete_params(rng, q, set)
+    return complete_params(rng, q, set, nil, isa)
   end
   local m = q.micro
   if m.kind == "scalar" then
@@ -485,12 +545,25 @@ local function weaker(rng, p)
   return q
 end
 
--- opts: kind, stage, task, defect_rate.
+-- The task of an example, with the ISA its prompt names.
+local function with_isa(task, isa)
+  local t = copy(task)
+  t.isa = isa
+  return t
+end
+
+-- opts: kind, stage, task, defect_rate, isa (the vector ISA the prompt names and the
+-- answer's intrinsics use: "avx512", the paper's, by default, or "avx2"; else task.isa).
 function kernelgen.example(rng, opts)
   opts = opts or {}
   local kind = opts.kind or "write"
-  local task = opts.task or kernelgen.task(rng)
-  local ex = {kind = kind, task = task}
+  local isa = opts.isa or (opts.task and opts.task.isa) or "avx512"
+  check_isa(isa, "kernelgen.example")
+  -- the answers use this ISA's intrinsics (or none); the kernels to improve may be
+  -- narrower (an AVX2 kernel in an AVX-512 prompt), never wider
+  opts = setmetatable({isa = isa}, {__index = opts})
+  local task = with_isa(opts.task or kernelgen.task(rng), isa)
+  local ex = {kind = kind, task = task, isa = isa}
   if kind == "fixed" then
     local all = prompts.fixed(task)
     ex.messages = all[rng:int(1, #all)]
@@ -509,8 +582,9 @@ function kernelgen.example(rng, opts)
     local intro = stages.get(s).introduces
     local fast, slow
     for _ = 1, 50 do
-      fast = kernelgen.kernel(rng, {allowed = stage_allowed(s), require = intro and {intro} or {}})
-      local q = weaker(rng, fast.params)
+      fast = kernelgen.kernel(rng, {allowed = stage_allowed(s), require = intro and {intro} or {},
+                                    isa = isa})
+      local q = weaker(rng, fast.params, isa)
       slow = q and kernelgen.kernel(rng, {params = q})
       if slow and slow.code ~= fast.code then break end
       slow = nil
@@ -523,11 +597,11 @@ function kernelgen.example(rng, opts)
     local s = opts.stage or rng:int(1, stages.count - 1)
     if s >= stages.count then error("kernelgen.example: advance needs a stage below " .. stages.count, 2) end
     ex.stage = s
-    local base = kernelgen.kernel(rng, {allowed = stage_allowed(s)})
+    local base = kernelgen.kernel(rng, {allowed = stage_allowed(s), isa = isa})
     local p = copy(base.params)
     local set = set_of(technique_list(p))
     set[stages.get(s + 1).introduces] = true
-    p = complete_params(rng, p, set)
+    p = complete_params(rng, p, set, nil, isa)
     ex.messages = prompts.advance(base.code, s, task)
     ex.input = base
     ex.kernel = target(rng, opts, p)
@@ -535,10 +609,23 @@ function kernelgen.example(rng, opts)
   elseif kind == "repair" then
     local s = opts.stage or rng:int(1, stages.count)
     ex.stage = s
-    local good = kernelgen.kernel(rng, {allowed = stage_allowed(s)})
-    local bad = kernelgen.kernel(rng, {params = good.params, defect = opts.defect or "random"})
-    if kernelgen.defects[bad.defect].odd_sizes and not opts.task then
-      task = kernelgen.task(rng, {odd = true}); ex.task = task
+    local wrong_isa = opts.defect == "wrong_isa"
+    if wrong_isa and (isa ~= "avx2" or s < 4) then
+      error("kernelgen.example: the defect 'wrong_isa' needs an AVX2 prompt at stage 4 or later", 2)
+    end
+    local good = kernelgen.kernel(rng, {allowed = stage_allowed(s), isa = isa,
+                                        require = wrong_isa and {"simd"} or nil})
+    local bad
+    if isa == "avx2" and good.params.tech.simd and not opts.defect then
+      wrong_isa = rng:chance(kernelgen.wrong_isa_rate)
+    end
+    if wrong_isa then
+      bad = kernelgen.avx512_variant(good)
+    else
+      bad = kernelgen.kernel(rng, {params = good.params, defect = opts.defect or "random"})
+    end
+    if not wrong_isa and kernelgen.defects[bad.defect].odd_sizes and not opts.task then
+      task = with_isa(kernelgen.task(rng, {odd = true}), isa); ex.task = task
     end
     local message = kernelgen.message(rng, bad, task)
     ex.messages = prompts.repair(bad.code, s, message, task)
@@ -555,8 +642,14 @@ function kernelgen.example(rng, opts)
   return ex
 end
 
+-- The ISAs of a corpus by default: half its prompts name AVX-512 (with AVX-512 or plain
+-- answers), half AVX2/FMA (with AVX2 or plain answers), so a model trained on it writes
+-- for the machine its prompt names.
+kernelgen.default_isa_mix = {avx512 = 0.5, avx2 = 0.5}
+
 -- n examples. opts: seed (1), mix ({kind = share}), defect_rate (0.15), write_stage6
--- (share of "write" examples at stage 6, 0.4; the rest spread over stages 1-5).
+-- (share of "write" examples at stage 6, 0.4; the rest spread over stages 1-5), isa
+-- (one ISA for every example, or {isa = share}: default kernelgen.default_isa_mix).
 function kernelgen.corpus(n, opts)
   opts = opts or {}
   if math.type(n) ~= "integer" or n < 0 then error("kernelgen.corpus: n must be a non-negative integer", 2) end
@@ -569,24 +662,37 @@ function kernelgen.corpus(n, opts)
                           table.concat(kernelgen.kinds, ", ")), 2)
     end
   end
+  local isas = opts.isa or kernelgen.default_isa_mix
+  if type(isas) == "string" then
+    check_isa(isas, "kernelgen.corpus")
+  else
+    for k, w in pairs(isas) do
+      if not ISA[k] or type(w) ~= "number" or w < 0 then
+        error(string.format("kernelgen.corpus: bad isa entry %s = %s (ISAs: %s)", tostring(k), tostring(w),
+                            table.concat(kernelgen.isas, ", ")), 2)
+      end
+    end
+  end
   local rng = kernelgen.rng(opts.seed or 1)
   local share6 = opts.write_stage6 or 0.4
   local out = {}
   for i = 1, n do
+    local isa = type(isas) == "string" and isas or rng:weighted(isas)
     local kind = rng:weighted(mix)
     local stage
     if kind == "write" then stage = rng:chance(share6) and stages.count or rng:int(1, stages.count - 1)
     elseif kind == "advance" then stage = rng:int(1, stages.count - 1) end
     out[i] = kernelgen.example(rng, {kind = kind, stage = stage, defect_rate = opts.defect_rate,
-                                     task = opts.task and opts.task(rng) or nil})
+                                     task = opts.task and opts.task(rng) or nil, isa = isa})
   end
   return out
 end
 
 -- Diversity of kernels or examples: {n, combos, technique_sets, top_text_share,
--- defects = {name = count}, kinds = {kind = count}, lines = {min, mean, max}}.
+-- defects = {name = count}, kinds = {kind = count}, isas = {isa = count},
+-- lines = {min, mean, max}}.
 function kernelgen.stats(list)
-  local combos, sets, texts, defects, kinds = {}, {}, {}, {}, {}
+  local combos, sets, texts, defects, kinds, isas = {}, {}, {}, {}, {}, {}
   local top, nc, ns = 0, 0, 0
   local lmin, lmax, lsum = math.huge, 0, 0
   for _, x in ipairs(list) do
@@ -599,12 +705,13 @@ function kernelgen.stats(list)
     if texts[text] > top then top = texts[text] end
     if k.defect then defects[k.defect] = (defects[k.defect] or 0) + 1 end
     if x.kind then kinds[x.kind] = (kinds[x.kind] or 0) + 1 end
+    if x.isa then isas[x.isa] = (isas[x.isa] or 0) + 1 end
     local l = k.lines or select(2, (k.code or ""):gsub("\n", ""))
     lmin, lmax, lsum = math.min(lmin, l), math.max(lmax, l), lsum + l
   end
   local n = #list
   return {n = n, combos = nc, technique_sets = ns, top_text_share = n > 0 and top / n or 0,
-          defects = defects, kinds = kinds,
+          defects = defects, kinds = kinds, isas = isas,
           lines = {min = n > 0 and lmin or 0, mean = n > 0 and lsum / n or 0, max = lmax}}
 end
 

@@ -12,6 +12,13 @@
 --
 -- Each builder returns a list of chat messages ({role =, content =}); `render` turns
 -- them into the prompt text. Edit the wording here; the experiments only call these.
+--
+-- The vector ISA the prompts ask for is `task.isa` (a key of stages.isas: "avx512",
+-- "avx2", "avx", "sse2"); without one, the machine's (bench.machine().simd), since a
+-- kernel can only use the intrinsics the machine has. With "avx512" the texts are the
+-- paper's, word for word; with another ISA its name replaces AVX-512 and the task says
+-- which intrinsics to use (AVX2: "AVX2/FMA", _mm256_*_pd, _mm256_fmadd_pd).
+--   prompts.isa("auto")                       -- the machine's; prompts.isa("avx2") checks it
 
 local stages = require "stages"
 
@@ -33,6 +40,38 @@ void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
 }
 ]]
 
+-- The vector ISA of the machine kernels are compiled for: `bench_module.machine().simd`
+-- (a stand-in's, when it reports one), else the engine's bench, else the paper's AVX-512.
+function prompts.machine_isa(bench_module)
+  for _, b in ipairs({bench_module or false, rawget(_G, "bench") or package.loaded["engine.bench"] or false}) do
+    if b and b.machine then
+      local ok, m = pcall(b.machine)
+      if ok and type(m) == "table" and stages.isas[m.simd] then return m.simd end
+    end
+  end
+  return stages.default_isa
+end
+
+-- An --isa choice made concrete: "auto" (or nil) is the machine's ISA, any other must be a
+-- key of stages.isas.
+function prompts.isa(choice, bench_module)
+  if choice == nil or choice == "" or choice == "auto" then return prompts.machine_isa(bench_module) end
+  stages.isa(choice)  -- raises for an unknown one
+  return choice
+end
+
+local function isa_of(task) return (task and task.isa) or prompts.machine_isa() end
+
+-- What the task says of the ISA when it is not the paper's AVX-512.
+prompts.isa_notes = {
+  avx2 = "The CPU has AVX2 and FMA but not AVX-512: vectorise with AVX2/FMA intrinsics "
+    .. "(_mm256_*_pd, _mm256_fmadd_pd); AVX-512 intrinsics do not compile.",
+  avx = "The CPU has AVX but not AVX2, FMA or AVX-512: vectorise with AVX intrinsics "
+    .. "(_mm256_*_pd, no FMA); AVX-512 and FMA intrinsics do not compile.",
+  sse2 = "The CPU has SSE2 but not AVX: vectorise with SSE2 intrinsics (_mm_*_pd); AVX "
+    .. "and AVX-512 intrinsics do not compile.",
+}
+
 local function sizes(task)
   return string.format("M = %d, N = %d, K = %d", task.M or 256, task.N or 256, task.K or 256)
 end
@@ -40,7 +79,7 @@ end
 -- The task: signature, layout, sizes, and how the kernel is built and run.
 function prompts.task_text(task)
   task = task or {}
-  return table.concat({
+  local lines = {
     "Write a C function with exactly this signature:",
     "",
     "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K)",
@@ -52,28 +91,33 @@ function prompts.task_text(task)
       .. (task.threads and (task.threads .. " cores") or "all cores of the node") .. ".",
     "Do not call BLAS or any other library routine for the multiplication; "
       .. "<immintrin.h>, <omp.h>, <stdlib.h> and <string.h> may be used.",
-  }, "\n")
+  }
+  local note = prompts.isa_notes[isa_of(task)]
+  if note then table.insert(lines, #lines, note) end
+  return table.concat(lines, "\n")
 end
 
-local function technique_list(list)
+local function technique_list(list, isa)
   local names = {}
-  for i, tech in ipairs(list) do names[i] = stages.names[tech] end
+  for i, tech in ipairs(list) do names[i] = stages.name(tech, isa) end
   return table.concat(names, ", ")
 end
 
--- The rules of a stage, as the prompts state them.
-function prompts.stage_rules(s)
+-- The rules of a stage, as the prompts state them, for kernels of `isa` (nil: the
+-- machine's).
+function prompts.stage_rules(s, isa)
+  isa = isa or prompts.machine_isa()
   local stage = stages.get(s)
   local lines = {}
   if #stage.allowed == 0 then
     lines[1] = string.format("Stage %d of %d: use plain C only (loop order, scalar code); "
                              .. "use none of: %s.", s, stages.count,
-                             technique_list(stages.forbidden(s)))
+                             technique_list(stages.forbidden(s), isa))
   else
     lines[1] = string.format("Stage %d of %d: you may use %s.", s, stages.count,
-                             technique_list(stage.allowed))
+                             technique_list(stage.allowed, isa))
     local forbidden = stages.forbidden(s)
-    if #forbidden > 0 then lines[2] = "Do not use: " .. technique_list(forbidden) .. "." end
+    if #forbidden > 0 then lines[2] = "Do not use: " .. technique_list(forbidden, isa) .. "." end
   end
   return table.concat(lines, " ")
 end
@@ -85,29 +129,51 @@ local function messages(user)
 end
 
 -- Experiment 1: eight fixed prompts, each asking for every technique of Table I; they
--- differ in wording and emphasis so a group of steps sees varied requests.
-prompts.fixed_emphases = {
-  "Use every technique that helps: register blocking, cache blocking, AVX-512 SIMD "
+-- differ in wording and emphasis so a group of steps sees varied requests. In the
+-- templates {ISA} is the vector ISA's name and {FMA} its fused multiply-add intrinsics.
+prompts.fixed_templates = {
+  "Use every technique that helps: register blocking, cache blocking, {ISA} SIMD "
     .. "intrinsics, OpenMP parallelisation and software prefetching.",
-  "Apply register blocking and cache blocking, vectorise with AVX-512 intrinsics, "
+  "Apply register blocking and cache blocking, vectorise with {ISA} intrinsics, "
     .. "parallelise with OpenMP and add software prefetching.",
-  "Aim for the highest GFLOPS: combine OpenMP threads, AVX-512 FMA intrinsics, a "
+  "Aim for the highest GFLOPS: combine OpenMP threads, {FMA}, a "
     .. "register-blocked micro-kernel, cache blocking and prefetching.",
   "Structure the kernel like an optimised BLAS: cache blocks for L1/L2, a "
-    .. "register-blocked AVX-512 micro-kernel, OpenMP over the outer blocks, prefetching.",
-  "Make the inner loop an AVX-512 micro-kernel with several accumulators (register "
+    .. "register-blocked {ISA} micro-kernel, OpenMP over the outer blocks, prefetching.",
+  "Make the inner loop an {ISA} micro-kernel with several accumulators (register "
     .. "blocking), tile the loops for the caches, parallelise with OpenMP and prefetch.",
-  "Optimise for a many-core CPU with AVX-512: OpenMP parallelisation, cache blocking, "
+  "Optimise for a many-core CPU with {ISA}: OpenMP parallelisation, cache blocking, "
     .. "register blocking, SIMD intrinsics and software prefetching.",
-  "Write a fast kernel that uses register blocking, cache blocking, AVX-512 SIMD, "
+  "Write a fast kernel that uses register blocking, cache blocking, {ISA} SIMD, "
     .. "OpenMP and _mm_prefetch, keeping it correct for the given sizes.",
-  "Use all five techniques -- register blocking, cache blocking, AVX-512 SIMD, OpenMP "
+  "Use all five techniques -- register blocking, cache blocking, {ISA} SIMD, OpenMP "
     .. "and prefetching -- and keep the code simple enough to be correct.",
 }
 
+local fma_phrases = {
+  avx512 = "AVX-512 FMA intrinsics",
+  avx2 = "AVX2/FMA intrinsics (_mm256_fmadd_pd)",
+  avx = "AVX intrinsics (_mm256_mul_pd, _mm256_add_pd)",
+  sse2 = "SSE2 intrinsics (_mm_mul_pd, _mm_add_pd)",
+}
+
+-- The eight emphases for kernels of `isa` (nil: the machine's).
+function prompts.emphases(isa)
+  isa = isa or prompts.machine_isa()
+  local name = stages.isa(isa).name
+  local out = {}
+  for i, template in ipairs(prompts.fixed_templates) do
+    out[i] = template:gsub("{FMA}", fma_phrases[isa]):gsub("{ISA}", name)
+  end
+  return out
+end
+
+-- The paper's eight, for AVX-512.
+prompts.fixed_emphases = prompts.emphases("avx512")
+
 function prompts.fixed(task)
   local out = {}
-  for i, emphasis in ipairs(prompts.fixed_emphases) do
+  for i, emphasis in ipairs(prompts.emphases(isa_of(task))) do
     out[i] = messages(table.concat({prompts.task_text(task), "", emphasis, "", answer_format},
                                    "\n"))
   end
@@ -120,14 +186,14 @@ end
 
 -- A fresh kernel within stage s.
 function prompts.write(s, task)
-  return messages(table.concat({prompts.task_text(task), "", prompts.stage_rules(s), "",
-                                answer_format}, "\n"))
+  return messages(table.concat({prompts.task_text(task), "", prompts.stage_rules(s, isa_of(task)),
+                                "", answer_format}, "\n"))
 end
 
 -- SQD "improve": a faster kernel at the same stage.
 function prompts.improve(code, s, task)
   return messages(table.concat({
-    prompts.task_text(task), "", prompts.stage_rules(s), "",
+    prompts.task_text(task), "", prompts.stage_rules(s, isa_of(task)), "",
     "Here is a correct kernel for this stage:", code_block(code), "",
     "Make it faster while staying within the stage's rules.", answer_format}, "\n"))
 end
@@ -137,16 +203,17 @@ function prompts.advance(code, s, task)
   if s >= stages.count then return prompts.improve(code, s, task) end  -- nothing deeper
   local new = stages.get(s + 1).introduces
   return messages(table.concat({
-    prompts.task_text(task), "", prompts.stage_rules(s + 1), "",
+    prompts.task_text(task), "", prompts.stage_rules(s + 1, isa_of(task)), "",
     "Here is a correct kernel from the previous stage:", code_block(code), "",
-    "Advance it to the next stage: add " .. stages.names[new] .. ", keeping what already works.",
+    "Advance it to the next stage: add " .. stages.name(new, isa_of(task))
+      .. ", keeping what already works.",
     answer_format}, "\n"))
 end
 
 -- SQD "repair": the kernel failed with `message`; fix it within stage s.
 function prompts.repair(code, s, message, task)
   return messages(table.concat({
-    prompts.task_text(task), "", prompts.stage_rules(s), "",
+    prompts.task_text(task), "", prompts.stage_rules(s, isa_of(task)), "",
     "This kernel fails:", code_block(code), "",
     "The error:", "```", tostring(message or "(no message)"):sub(1, 2000), "```", "",
     "Fix it so that it compiles, runs and computes the right result, within the stage's "

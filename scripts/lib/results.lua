@@ -165,12 +165,54 @@ function results.techniques(sample)
   return stages.list(stages.detect(sample.code))
 end
 
+-- The vector ISAs the runs' prompts named (config.json's isa; runs made before it was
+-- recorded asked for the paper's AVX-512), sorted.
+function results.isas(exp)
+  local seen, out = {}, {}
+  for _, cfg in ipairs(exp.configs) do
+    local isa = (cfg.identity and cfg.identity.isa) or stages.default_isa
+    if not seen[isa] then seen[isa] = true; out[#out + 1] = isa end
+  end
+  table.sort(out)
+  return out
+end
+
+-- The name of a technique as the runs asked for it: the SIMD column follows their ISA.
+function results.technique_name(exp, tech)
+  local isas = results.isas(exp)
+  if #isas == 1 or tech ~= "simd" then return stages.name(tech, isas[1]) end
+  local names = {}
+  for i, isa in ipairs(isas) do names[i] = stages.isa(isa).name end
+  return "SIMD intrinsics (" .. table.concat(names, ", ") .. ")"
+end
+
+-- What the report says of the machine and the ISA: the prompts' ISA per configuration
+-- and the vector ISA, target and peak the benchmark machine reported.
+function results.machine_text(exp)
+  local lines = {}
+  local isas = results.isas(exp)
+  local names = {}
+  for i, isa in ipairs(isas) do names[i] = stages.isa(isa).name .. " (`" .. isa .. "`)" end
+  lines[1] = "Vector ISA the prompts asked for: " .. table.concat(names, ", ") .. "."
+  local m = exp.configs[1].machine
+  if type(m) == "table" then
+    local parts = {}
+    if m.model then parts[#parts + 1] = tostring(m.model) end
+    if m.simd then parts[#parts + 1] = "vector ISA " .. (stages.isas[m.simd] and stages.isas[m.simd].name or m.simd) end
+    if m.target then parts[#parts + 1] = "target " .. tostring(m.target) end
+    if m.cores then parts[#parts + 1] = m.cores .. " cores" end
+    if peak(exp.configs[1]) then parts[#parts + 1] = string.format("FP64 peak %.1f GFLOPS", peak(exp.configs[1])) end
+    if #parts > 0 then lines[2] = "Machine: " .. table.concat(parts, ", ") .. "." end
+  end
+  return table.concat(lines, " ") .. "\n"
+end
+
 -- Table III: the techniques of each configuration's best kernel.
 function results.table3(exp)
   local header = {"configuration", "techniques of the best kernel"}
   local align = {"---", "---"}
   for _, tech in ipairs(stages.techniques) do
-    header[#header + 1] = stages.names[tech]
+    header[#header + 1] = results.technique_name(exp, tech)
     align[#align + 1] = ":---:"
   end
   local rows = {"| " .. table.concat(header, " | ") .. " |", "| " .. table.concat(align, " | ") .. " |"}

@@ -14,6 +14,12 @@
 -- deepened into that stage. Using it is not enforced unless `enforce_introduced` is set,
 -- because the paper's check is about forbidden techniques only.
 --
+-- Table I's SIMD is AVX-512, as the paper's machine had it. A machine without AVX-512
+-- cannot compile AVX-512 intrinsics, so the SIMD technique is named after the vector ISA
+-- the kernels are compiled for (`stages.isas`, bench.machine().simd): `stages.name(tech,
+-- isa)`, `stages.names_for(isa)`, and `stages.check(s, code, features, {isa = ...})`
+-- reports a kernel whose vectors that ISA lacks.
+--
 -- Edit `stages.table` to change the staging; everything else reads it.
 
 local stages = {}
@@ -21,7 +27,8 @@ local stages = {}
 -- The five techniques, in the order of Table I's columns.
 stages.techniques = {"register_blocking", "cache_blocking", "simd", "omp", "prefetch"}
 
--- Human-readable names, used by the prompts and the report.
+-- Human-readable names, used by the prompts and the report: Table I's, for AVX-512
+-- (stages.names_for(isa) for another vector ISA).
 stages.names = {
   register_blocking = "register blocking",
   cache_blocking = "cache blocking",
@@ -29,6 +36,51 @@ stages.names = {
   omp = "OpenMP parallelisation",
   prefetch = "software prefetching",
 }
+
+-- The vector ISAs a machine may offer for FP64 (bench.machine().simd), widest first:
+-- the name the prompts and the report use, the intrinsics it brings, its width in bits.
+stages.isas = {
+  avx512 = {name = "AVX-512", intrinsics = "_mm512_*_pd", fma = "_mm512_fmadd_pd", width = 512},
+  avx2 = {name = "AVX2/FMA", intrinsics = "_mm256_*_pd", fma = "_mm256_fmadd_pd", width = 256},
+  avx = {name = "AVX", intrinsics = "_mm256_*_pd", width = 256},
+  sse2 = {name = "SSE2", intrinsics = "_mm_*_pd", width = 128},
+}
+stages.isa_order = {"avx512", "avx2", "avx", "sse2"}
+stages.default_isa = "avx512"  -- the paper's
+
+-- The record of an ISA (nil: the paper's AVX-512), with a clear error for an unknown one.
+function stages.isa(isa)
+  isa = isa or stages.default_isa
+  local rec = stages.isas[isa]
+  if not rec then
+    error(string.format("stages: unknown vector ISA '%s' (expected one of: %s)", tostring(isa),
+                        table.concat(stages.isa_order, ", ")), 2)
+  end
+  return rec
+end
+
+-- The name of a technique for kernels compiled for `isa`.
+function stages.name(tech, isa)
+  if tech == "simd" then return stages.isa(isa).name .. " SIMD intrinsics" end
+  return stages.names[tech]
+end
+
+-- stages.names as it reads for `isa`.
+function stages.names_for(isa)
+  local out = {}
+  for _, tech in ipairs(stages.techniques) do out[tech] = stages.name(tech, isa) end
+  return out
+end
+
+-- What each stage allows and introduces, in words, for `isa` (Table I's rows).
+function stages.describe(s, isa)
+  local stage = stages.get(s)
+  local allowed = {}
+  for i, tech in ipairs(stage.allowed) do allowed[i] = stages.name(tech, isa) end
+  return {stage = s, allowed = #allowed > 0 and table.concat(allowed, ", ")
+            or "none (plain C: loop order, scalar code)",
+          introduces = stage.introduces and stages.name(stage.introduces, isa) or "-"}
+end
 
 -- detector: "regex" (the paper's pattern detection on the source), "features" (the
 -- structural features the kernel-C front end reports with an evaluation result), or
@@ -203,8 +255,9 @@ function stages.detect(code)
     used.omp = true
   end
 
-  -- SIMD: x86 vector intrinsics or types (any width; Table I's SIMD is AVX-512, which
-  -- the prompts ask for, but narrower vectors are the same technique), or omp simd.
+  -- SIMD: x86 vector intrinsics or types (any width; Table I's SIMD is the machine's
+  -- vector ISA, AVX-512 in the paper, which the prompts ask for, but narrower vectors
+  -- are the same technique), or omp simd.
   local width
   if src:find("_mm512_") or src:find("__m512") then width = 512
   elseif src:find("_mm256_") or src:find("__m256") then width = 256
@@ -283,11 +336,29 @@ function stages.detector(s, features, override)
   return d
 end
 
+-- The width in bits of the widest vectors a SIMD record shows: the patterns' {width =
+-- bits}, or the front end's {families =, width = doubles}; 0 when unknown (omp simd).
+function stages.vector_bits(simd)
+  if type(simd) ~= "table" then return 0 end
+  if type(simd.families) == "table" and #simd.families > 0 then
+    local bits = 0
+    for _, f in ipairs(simd.families) do
+      bits = math.max(bits, f == "avx512" and 512 or (f == "avx2" or f == "fma" or f == "avx") and 256
+                            or 128)
+    end
+    return bits
+  end
+  local w = tonumber(simd.width) or 0
+  return (w > 0 and w < 64) and w * 64 or w
+end
+
 -- Checks a kernel against stage s. `features` is the evaluation result's features (may
 -- be nil); `opts.detector` overrides the stage's detector, `opts.enforce_introduced`
--- also requires the technique the stage introduces.
+-- also requires the technique the stage introduces; `opts.isa` (a key of stages.isas)
+-- notes a kernel whose vectors are wider than that ISA's (`beyond_isa`, in bits: it
+-- will not compile there, which the benchmark reports; the stage rules do not care).
 -- Returns {ok, stage, detector, used = {names}, forbidden = {names}, missing = {names},
--- message}.
+-- message, isa, beyond_isa}.
 function stages.check(s, code, features, opts)
   opts = opts or {}
   local stage = stages.get(s)
@@ -317,8 +388,14 @@ function stages.check(s, code, features, opts)
   elseif not ok then
     message = string.format("stage %d requires %s", s, table.concat(missing, ", "))
   end
+  local beyond
+  if opts.isa and used.simd then
+    local bits = stages.vector_bits(used.simd)
+    if bits > stages.isa(opts.isa).width then beyond = bits end
+  end
   return {ok = ok, stage = s, detector = detector, used = stages.list(used),
-          forbidden = forbidden, missing = missing, message = message}
+          forbidden = forbidden, missing = missing, message = message, isa = opts.isa,
+          beyond_isa = beyond}
 end
 
 -- The lowest stage whose allowed set covers a technique list (for reports).

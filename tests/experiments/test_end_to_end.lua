@@ -9,6 +9,12 @@ local experiment = require "experiment"
 local primitives = require "primitives"
 local reward = require "reward"
 local sqd = require "sqd"
+local prompts = require "prompts"
+local stages = require "stages"
+
+-- The machine's vector ISA (avx512 natively here, avx2 under ENGINE_TARGET=x86-64-v3):
+-- --isa=auto, the default, asks for it.
+local simd = bench.machine().simd
 
 local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")
 local exp1 = dofile(engine.scripts[1] .. "/experiment1.lua")
@@ -98,6 +104,9 @@ t.test("experiment 1: two steps fill the run store", function()
     t.eq(run:get("updates"), 2)
     t.eq(run:checkpoints(), {"update-1", "update-2"})
     t.eq(run:config().config.lr, 5e-7)
+    -- the ISA the prompts named is part of the run's identity: the machine's
+    t.eq(run:config().isa, simd)
+    t.contains(first.prompt, stages.name("simd", simd):gsub(" SIMD intrinsics", ""))
     run:close()
   end
   if primitives.fake then
@@ -259,6 +268,35 @@ kill_test("experiment 2: a run killed mid-iteration resumes exactly", function()
   t.eq(metrics_b, metrics_a)
 end)
 
+t.test("--isa forces the ISA the prompts name, and the run records it", function()
+  for _, isa in ipairs{"avx2", "avx512"} do
+    local out = t.tmpdir()
+    local opts = parse(exp1, "experiment1", {"--out=" .. out, "--steps=1", "--isa=" .. isa,
+                                             "--configs=1", table.unpack(E1)})
+    local summary = exp1.run(opts, primitives.deps())[1]
+    local run = store.open(summary.dir, {log_file = false})
+    t.eq(run:config().isa, isa)
+    local first = run:samples{iteration = 1, limit = 1}[1]
+    -- the first fixed prompt of the task, exactly (with avx512: the paper's)
+    local task = {M = 64, N = 64, K = 64, opt = "O3", isa = isa}
+    t.eq(first.prompt, prompts.render(prompts.fixed(task)[1]))
+    if isa == "avx2" then
+      t.contains(first.prompt, "AVX2/FMA")
+      t.ok(not first.prompt:find("AVX-512 SIMD"), "no AVX-512 asked for")
+    else
+      t.ok(not first.prompt:find("AVX2"), "the paper's prompt")
+    end
+    run:close()
+    -- a resume on another ISA is another run: refused
+    local other = parse(exp1, "experiment1", {"--out=" .. out, "--steps=2", "--resume", "--configs=1",
+                                              "--isa=" .. (isa == "avx2" and "avx512" or "avx2"),
+                                              table.unpack(E1)})
+    t.raises(function() exp1.run(other, primitives.deps()) end, "isa")
+  end
+  local _, err = require("engine.args").try_parse({[0] = "experiment1.lua", "--isa=neon"}, exp1.spec)
+  t.contains(tostring(err), "neon")
+end)
+
 t.test("the report: plots, tables, the best kernel and its lineage", function()
   local out1, out2 = t.tmpdir(), t.tmpdir()
   t.ok(child("experiment1", {"--out=" .. out1, "--steps=2", "--profile=paper", "--G=4",
@@ -271,6 +309,12 @@ t.test("the report: plots, tables, the best kernel and its lineage", function()
     local md = assert(io.open(out .. "/report/report.md")):read("a")
     t.contains(md, "| configuration | best GFLOPS | peak ratio | learning gain |")
     t.contains(md, "| configuration | techniques of the best kernel |")
+    -- the SIMD column and the header follow the ISA the runs asked for
+    t.contains(md, "| " .. stages.name("simd", simd) .. " |")
+    t.contains(md, "Vector ISA the prompts asked for: " .. stages.isa(simd).name)
+    if not primitives.fake then  -- the stand-in bench reports no target
+      t.contains(md, "vector ISA " .. stages.isa(simd).name .. ", target " .. bench.machine().target)
+    end
     t.contains(md, "## Lineage of the best kernel")
     -- the figures need gnuplot (test_figures.lua checks the report without it)
     for _, png in ipairs(require("figures").available() and {"reward.png", "gflops.png"} or {}) do

@@ -10,6 +10,14 @@ local extract = require "extract"
 
 local function same_list(a, b) return table.concat(a, ",") == table.concat(b, ",") end
 
+-- The machine's vector ISA: avx512 natively here, avx2 under ENGINE_TARGET=x86-64-v3
+-- (CTest runs this file both ways). Kernels sent to the benchmark use what it can run.
+local simd = bench.machine().simd
+local machine_isa = nil  -- AVX-512 and AVX2 kernels
+if simd ~= "avx512" then machine_isa = "avx2" end
+
+local function bits(code) return stages.vector_bits(stages.detect(code).simd) end
+
 t.test("the generator's random numbers", function()
   local a, b = kernelgen.rng(7), kernelgen.rng(7)
   for _ = 1, 50 do t.eq(a:next(), b:next()) end
@@ -41,7 +49,7 @@ t.test("a corpus reproduces from its seed whatever else draws random numbers", f
   for i = 1, 30 do
     t.eq(two[i].completion, one[i].completion)
     t.eq(two[i].messages, one[i].messages)
-    t.eq({two[i].kind, two[i].stage, two[i].defect}, {one[i].kind, one[i].stage, one[i].defect})
+    t.eq({two[i].kind, two[i].stage, two[i].defect, two[i].isa}, {one[i].kind, one[i].stage, one[i].defect, one[i].isa})
     differs = differs or other[i].completion ~= one[i].completion
   end
   t.ok(differs, "another seed gives another corpus")
@@ -110,11 +118,24 @@ end)
 
 t.test("examples are the experiments' prompts with an answer in the asked format", function()
   local rng = kernelgen.rng(8)
-  local task = {M = 128, N = 128, K = 128, opt = "O3"}
   for _, kind in ipairs(kernelgen.kinds) do
-    for _ = 1, 15 do
+    for n = 1, 30 do
+      local isa = n % 2 == 0 and "avx2" or "avx512"
+      local task = {M = 128, N = 128, K = 128, opt = "O3", isa = isa}
       local ex = kernelgen.example(rng, {kind = kind, task = task, defect_rate = 0})
       t.eq(ex.kind, kind)
+      t.eq(ex.isa, isa)
+      t.eq(ex.task.isa, isa)
+      -- the answer uses the prompt's ISA or none; an AVX2 prompt never gets AVX-512
+      if isa == "avx2" then
+        t.ok(bits(ex.kernel.code) <= 256, "AVX2 prompt, " .. bits(ex.kernel.code) .. "-bit answer")
+        if ex.input and ex.input.defect ~= "wrong_isa" then
+          t.ok(bits(ex.input.code) <= 256, "AVX2 prompt, wider kernel in it")
+        end
+      else
+        t.ok(bits(ex.kernel.code) == 0 or bits(ex.kernel.code) == 512,
+             "AVX-512 prompt, " .. bits(ex.kernel.code) .. "-bit answer")
+      end
       t.eq(ex.messages[1].role, "system")
       t.eq(ex.messages[2].role, "user")
       t.eq(ex.defect, nil)
@@ -125,6 +146,7 @@ t.test("examples are the experiments' prompts with an answer in the asked format
       t.ok(stages.check(ex.stage, ex.kernel.code).ok)
       local user = ex.messages[2].content
       if kind == "fixed" then
+        t.contains(user, isa == "avx2" and "AVX2/FMA" or "AVX-512")
         local found = false
         for _, m in ipairs(prompts.fixed(task)) do found = found or t.deep_equal(m, ex.messages) end
         t.ok(found, "one of the eight fixed prompts")
@@ -148,7 +170,7 @@ t.test("examples are the experiments' prompts with an answer in the asked format
           for _, x in ipairs(want) do set[x] = true end
           return set
         end)()), "the new technique added, the others kept")
-        t.contains(user, "add " .. stages.names[stages.get(ex.stage).introduces])
+        t.contains(user, "add " .. stages.name(stages.get(ex.stage).introduces, isa))
       elseif kind == "repair" then
         t.ok(ex.input.defect ~= nil)
         t.ok(ex.message and #ex.message > 0)
@@ -159,6 +181,42 @@ t.test("examples are the experiments' prompts with an answer in the asked format
     end
   end
   t.raises(function() kernelgen.example(rng, {kind = "explain"}) end, "unknown kind 'explain'")
+  t.raises(function() kernelgen.example(rng, {isa = "neon"}) end, "unknown ISA 'neon'")
+  -- without an ISA: the paper's AVX-512, whatever the machine
+  t.eq(kernelgen.example(rng, {kind = "fixed"}).task.isa, "avx512")
+end)
+
+t.test("a corpus names both ISAs, each example answered in its own", function()
+  local list = kernelgen.corpus(300, {seed = 12})
+  local st = kernelgen.stats(list)
+  t.ok(st.isas.avx512 > 110 and st.isas.avx2 > 110, string.format("avx512 %s, avx2 %s",
+       tostring(st.isas.avx512), tostring(st.isas.avx2)))
+  local simd_seen = {avx512 = 0, avx2 = 0}
+  for _, ex in ipairs(list) do
+    local b = bits(ex.kernel.code)
+    local user = ex.messages[2].content
+    if ex.isa == "avx2" then
+      t.ok(b <= 256, ex.kind .. ": an AVX2 prompt answered with " .. b .. "-bit vectors")
+      t.contains(user, "not AVX-512")
+    else
+      t.ok(b == 0 or b == 512, ex.kind .. ": an AVX-512 prompt answered with " .. b .. "-bit vectors")
+      t.ok(not user:find("AVX2"), "the paper's prompt")
+    end
+    if b > 0 then simd_seen[ex.isa] = simd_seen[ex.isa] + 1 end
+  end
+  t.ok(simd_seen.avx512 > 40 and simd_seen.avx2 > 40, "SIMD answers in both ISAs")
+  for _, ex in ipairs(kernelgen.corpus(40, {seed = 12, isa = "avx2"})) do t.eq(ex.isa, "avx2") end
+  for _, ex in ipairs(kernelgen.corpus(40, {seed = 12, isa = {avx512 = 1}})) do t.eq(ex.isa, "avx512") end
+  t.raises(function() kernelgen.corpus(3, {isa = "sve"}) end, "unknown ISA 'sve'")
+  t.raises(function() kernelgen.corpus(3, {isa = {avx = 1}}) end, "bad isa entry")
+  -- single kernels: the ISA asked for, or either
+  local rng = kernelgen.rng(5)
+  for _ = 1, 40 do
+    local k = kernelgen.kernel(rng, {allowed = stages.get(6).allowed, require = {"simd"}, isa = "avx2"})
+    t.eq(bits(k.code), 256)
+    k = kernelgen.kernel(rng, {allowed = stages.get(6).allowed, require = {"simd"}, isa = "avx512"})
+    t.eq(bits(k.code), 512)
+  end
 end)
 
 t.test("a corpus follows its mix and defect rate", function()
@@ -177,13 +235,14 @@ t.test("a corpus follows its mix and defect rate", function()
 end)
 
 -- Kernels chosen to cover every micro-kernel, OpenMP style, vector tail and blocking.
-local function covering_kernels(rng, n)
+local function covering_kernels(rng, n, isa)
   local seen, out = {}, {}
   local tries = 0
   while #out < n and tries < 2000 do
     tries = tries + 1
     local s = rng:int(1, stages.count)
-    local k = kernelgen.kernel(rng, {allowed = stages.get(s).allowed, require = {stages.get(s).introduces}})
+    local k = kernelgen.kernel(rng, {allowed = stages.get(s).allowed, require = {stages.get(s).introduces},
+                                     isa = isa})
     local p = k.params
     local keys = {"micro:" .. p.micro.kind, "isa:" .. tostring(p.micro.isa), "tail:" .. tostring(p.micro.tail),
                   "omp:" .. (p.omp and p.omp.style or "-"), "cb:" .. (p.cb and p.cb.order or "-"),
@@ -202,16 +261,23 @@ local function statuses(list) local s = {} for i, r in ipairs(list) do s[i] = r.
 
 t.test("through the benchmark: correct kernels verify, defects fail as labelled", function()
   local rng = kernelgen.rng(31)
-  local good, seen = covering_kernels(rng, 18)
-  for _, key in ipairs({"micro:scalar", "micro:stile", "micro:unroll_k", "micro:unroll_j", "micro:vrow",
-                        "micro:vikj", "micro:vtile", "omp:for", "omp:collapse", "omp:manual",
-                        "tail:mask", "tail:scalar", "isa:avx2", "isa:avx512"}) do
+  local good, seen = covering_kernels(rng, 18, machine_isa)
+  local keys = {"micro:scalar", "micro:stile", "micro:unroll_k", "micro:unroll_j", "micro:vrow",
+                "micro:vikj", "micro:vtile", "omp:for", "omp:collapse", "omp:manual", "tail:scalar",
+                "isa:avx2"}
+  if simd == "avx512" then  -- AVX-512 kernels and their masked tails only where they run
+    keys[#keys + 1] = "tail:mask"
+    keys[#keys + 1] = "isa:avx512"
+  else
+    t.ok(not seen["isa:avx512"], "no AVX-512 kernel for a machine without it")
+  end
+  for _, key in ipairs(keys) do
     t.ok(seen[key], "covered: " .. key)
   end
   local bad = {}
   for _, name in ipairs(kernelgen.defect_names) do
     for _ = 1, 500 do
-      local k = kernelgen.kernel(rng, {allowed = stages.get(rng:int(2, 6)).allowed})
+      local k = kernelgen.kernel(rng, {allowed = stages.get(rng:int(2, 6)).allowed, isa = machine_isa})
       local ok, d = pcall(kernelgen.kernel, rng, {params = k.params, defect = name})
       if ok then bad[#bad + 1] = d; break end
     end
@@ -246,6 +312,66 @@ t.test("through the benchmark: correct kernels verify, defects fail as labelled"
     end
   end
   t.eq(statuses(bench.evaluate_batch({bad[1].correct_code}, opts)), {"ok"})
+end)
+
+t.test("AVX2 repair examples teach turning AVX-512 intrinsics into AVX2 ones", function()
+  local rng = kernelgen.rng(17)
+  local list, sources = {}, {}
+  for i = 1, 6 do
+    local ex = kernelgen.example(rng, {kind = "repair", isa = "avx2", defect = "wrong_isa",
+                                       stage = rng:int(4, 6), defect_rate = 0})
+    t.eq(ex.input.defect, "wrong_isa")
+    t.eq(bits(ex.input.code), 512)
+    t.eq(bits(ex.kernel.code), 256)
+    t.eq(ex.kernel.code, ex.input.correct_code, "the same kernel in AVX2")
+    t.eq(ex.input.techniques, ex.kernel.techniques)
+    t.contains(ex.messages[2].content, ex.message)
+    t.ok(ex.message:find("_mm512_", 1, true), ex.message)
+    list[i], sources[i] = ex, ex.input.code
+  end
+  -- they come up in corpora too, and only with AVX2 prompts
+  local seen = 0
+  for _, ex in ipairs(kernelgen.corpus(400, {seed = 3, mix = {repair = 1}})) do
+    if ex.input.defect == "wrong_isa" then
+      seen = seen + 1
+      t.eq(ex.isa, "avx2")
+    end
+  end
+  t.ok(seen >= 20, "wrong_isa repairs in a corpus: " .. seen)
+  t.raises(function() kernelgen.example(rng, {kind = "repair", isa = "avx512", defect = "wrong_isa"}) end,
+           "needs an AVX2 prompt")
+  -- on this machine: they run where it has AVX-512, and elsewhere fail exactly as the message says
+  local results = bench.evaluate_batch(sources, {threads = 2, runs = 1, warmup = 0, timeout = 1.5,
+                                                 problem = {M = 37, N = 53, K = 29, c_init = "nan"}})
+  for i, r in ipairs(results) do
+    if simd == "avx512" then
+      t.eq(r.status, "ok", tostring(r.message))
+    else
+      t.eq(r.status, "compile_error")
+      t.eq(r.message:match("^[^\n]*"), list[i].message, "the message is the engine's")
+    end
+  end
+end)
+
+t.test("AVX-512 kernels run where the machine has AVX-512 and are compile errors elsewhere", function()
+  local rng = kernelgen.rng(41)
+  local list, sources = {}, {}
+  for i = 1, 4 do
+    list[i] = kernelgen.kernel(rng, {allowed = stages.get(4).allowed, require = {"simd"}, isa = "avx512"})
+    sources[i] = list[i].code
+  end
+  local results = bench.evaluate_batch(sources, {threads = 2, runs = 1, warmup = 0, timeout = 1.5,
+                                                 problem = {M = 37, N = 53, K = 29, c_init = "nan"}})
+  for i, r in ipairs(results) do
+    if simd == "avx512" then
+      t.eq(r.status, "ok", list[i].combo .. ": " .. tostring(r.message))
+    else
+      t.eq(r.status, "compile_error", list[i].combo)
+      t.ok(r.message:match("^kernel%.c:%d+:%d+: error: inlining failed in call to 'always_inline' "
+                           .. "'_mm512_[%w_]+': target specific option mismatch %(the target flags do "
+                           .. "not enable AVX512F%)"), r.message)
+    end
+  end
 end)
 
 t.run()

@@ -85,13 +85,18 @@ end)
 
 t.test("model_check's figures", function()
   local k = "```c\nvoid matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {}\n```"
-  local f = model_check.figures{
+  local results = {
     {status = "ok", gflops = 2, completion = k, code = "#pragma omp parallel for\nx;"},
     {status = "ok", gflops = 5, completion = k .. " ", code = "_mm512_fmadd_pd(a, b, c);"},
     {status = "verification_error", completion = k, code = "int x;"},
     {status = "compile_error", completion = "other", code = "int y"},
     {status = "format_violation", completion = "no code"},
   }
+  local f = model_check.figures(results)
+  -- kernels wider than the ISA the prompt named: none for AVX-512, the _mm512 one for AVX2
+  t.eq({f.isa, f.beyond_isa}, {"avx512", 0})
+  local f2 = model_check.figures(results, "avx2")
+  t.eq({f2.isa, f2.beyond_isa}, {"avx2", 1})
   t.eq(f.samples, 5)
   t.eq(f.compiled, 3)
   t.eq(f.verified, 2)
@@ -99,6 +104,32 @@ t.test("model_check's figures", function()
   t.eq(f.verified_combinations, 2)
   t.eq(f.combinations, 3)  -- omp, simd, plain
   t.near(f.top_text_share, 0.4, 1e-12)
+end)
+
+t.test("the corpus pairs prompts naming AVX-512 or AVX2 with kernels of that ISA", function()
+  local args = require "engine.args"
+  local opts = args.parse({[0] = "pretrain.lua", "--examples=200"}, pretrain.spec)
+  t.eq(opts.isa, {"avx512", "avx2"}, "both ISAs by default")
+  local corpus = pretrain.build_corpus(opts)
+  local stages = require "stages"
+  local count = {}
+  for _, ex in ipairs(corpus) do
+    count[ex.isa] = (count[ex.isa] or 0) + 1
+    local simd = stages.detect(ex.completion).simd
+    local bits = stages.vector_bits(simd)
+    if ex.isa == "avx2" then
+      t.contains(ex.prompt, "AVX2/FMA")
+      t.ok(bits <= 256, "an AVX2 prompt answered with " .. bits .. "-bit vectors")
+    else
+      t.ok(not ex.prompt:find("AVX2"), "an AVX-512 prompt is the paper's")
+      t.ok(bits == 0 or bits == 512, "an AVX-512 prompt answered with " .. bits .. "-bit vectors")
+    end
+  end
+  t.ok(count.avx512 > 70 and count.avx2 > 70, string.format("avx512 %d, avx2 %d",
+       count.avx512 or 0, count.avx2 or 0))
+  -- one ISA on request
+  opts = args.parse({[0] = "pretrain.lua", "--examples=20", "--isa=avx2"}, pretrain.spec)
+  for _, ex in ipairs(pretrain.build_corpus(opts)) do t.eq(ex.isa, "avx2") end
 end)
 
 t.run()

@@ -6,6 +6,37 @@ local stages = require "stages"
 
 local task = {M = 256, N = 128, K = 64, opt = "O0"}
 
+-- The machine's vector ISA: "avx512" here natively, "avx2" under ENGINE_TARGET=x86-64-v3
+-- (CTest runs this file both ways). Prompts without task.isa name it.
+local simd = bench.machine().simd
+local simd_name = stages.isa(simd).name
+
+-- The paper's eight emphases, word for word: --isa=avx512 must reproduce them.
+local paper_emphases = {
+  "Use every technique that helps: register blocking, cache blocking, AVX-512 SIMD intrinsics, OpenMP parallelisation and software prefetching.",
+  "Apply register blocking and cache blocking, vectorise with AVX-512 intrinsics, parallelise with OpenMP and add software prefetching.",
+  "Aim for the highest GFLOPS: combine OpenMP threads, AVX-512 FMA intrinsics, a register-blocked micro-kernel, cache blocking and prefetching.",
+  "Structure the kernel like an optimised BLAS: cache blocks for L1/L2, a register-blocked AVX-512 micro-kernel, OpenMP over the outer blocks, prefetching.",
+  "Make the inner loop an AVX-512 micro-kernel with several accumulators (register blocking), tile the loops for the caches, parallelise with OpenMP and prefetch.",
+  "Optimise for a many-core CPU with AVX-512: OpenMP parallelisation, cache blocking, register blocking, SIMD intrinsics and software prefetching.",
+  "Write a fast kernel that uses register blocking, cache blocking, AVX-512 SIMD, OpenMP and _mm_prefetch, keeping it correct for the given sizes.",
+  "Use all five techniques -- register blocking, cache blocking, AVX-512 SIMD, OpenMP and prefetching -- and keep the code simple enough to be correct.",
+}
+local paper_task = table.concat({
+  "Write a C function with exactly this signature:", "",
+  "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K)", "",
+  "It computes C = A x B for row-major double-precision matrices: A is M x K, B is K x N and C is M x N. C must be fully overwritten (do not assume it holds zeros).",
+  "The kernel is benchmarked with M = 256, N = 128, K = 64. It is compiled with -O0 -march=native -fopenmp and runs on all cores of the node.",
+  "Do not call BLAS or any other library routine for the multiplication; <immintrin.h>, <omp.h>, <stdlib.h> and <string.h> may be used.",
+}, "\n")
+
+local function with_isa(isa)
+  local t2 = {}
+  for k, v in pairs(task) do t2[k] = v end
+  t2.isa = isa
+  return t2
+end
+
 t.test("the task states the signature, the sizes and the compiler flags", function()
   local text = prompts.task_text(task)
   t.contains(text, "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K)")
@@ -24,7 +55,7 @@ t.test("experiment 1: eight distinct prompts, each asking for all five technique
     t.eq(msgs[1].role, "system")
     t.eq(msgs[2].role, "user")
     local text = msgs[2].content:lower()
-    for _, word in ipairs{"register", "cache", "avx%-512", "openmp", "prefetch"} do
+    for _, word in ipairs{"register", "cache", simd_name:lower():gsub("%p", "%%%0"), "openmp", "prefetch"} do
       t.ok(text:find(word), "prompt " .. i .. " asks for " .. word)
     end
     t.ok(not seen[text], "prompt " .. i .. " differs from the others")
@@ -37,7 +68,7 @@ t.test("stage rules list what is allowed and what is not", function()
   t.contains(prompts.stage_rules(1), "software prefetching")
   local three = prompts.stage_rules(3)
   t.contains(three, "you may use register blocking, cache blocking.")
-  t.contains(three, "Do not use: AVX-512 SIMD intrinsics, OpenMP parallelisation, software prefetching.")
+  t.contains(three, "Do not use: " .. simd_name .. " SIMD intrinsics, OpenMP parallelisation, software prefetching.")
   t.ok(not prompts.stage_rules(6):find("Do not use"), "stage 6 forbids nothing")
   local write = prompts.write(2, task)[2].content
   t.contains(write, "Stage 2 of 6")
@@ -55,6 +86,68 @@ t.test("advance, improve and repair carry the kernel and the instruction", funct
   local rep = prompts.repair(code, 2, "segmentation fault (SIGSEGV)", task)[2].content
   t.contains(rep, "segmentation fault (SIGSEGV)")
   t.contains(prompts.repair(code, 2, nil, task)[2].content, "(no message)")
+end)
+
+t.test("the prompts name the machine's vector ISA unless the task names one", function()
+  t.eq(prompts.isa("auto"), simd)
+  t.eq(prompts.isa(nil), simd)
+  t.eq(prompts.machine_isa(), simd)
+  t.eq(prompts.isa("avx2"), "avx2")
+  t.eq(prompts.isa("avx512"), "avx512")
+  t.raises(function() prompts.isa("neon") end, "unknown vector ISA 'neon'")
+  -- a stand-in bench that reports an ISA decides; one that reports none defers to the engine's
+  t.eq(prompts.isa("auto", {machine = function() return {simd = "avx2"} end}), "avx2")
+  t.eq(prompts.isa("auto", {machine = function() return {cores = 2} end}), simd)
+  t.eq(prompts.fixed(task), prompts.fixed(with_isa(simd)))
+  t.eq(prompts.write(4, task), prompts.write(4, with_isa(simd)))
+  t.contains(prompts.stage_rules(4), simd_name .. " SIMD intrinsics")
+  if simd == "avx512" then
+    t.ok(not prompts.task_text(task):find("AVX2"), "no ISA note on an AVX-512 machine")
+  else
+    t.contains(prompts.task_text(task), "not AVX-512")
+    t.ok(not prompts.write(6, task)[2].content:find("AVX-512 SIMD"), "no AVX-512 asked for without it")
+  end
+end)
+
+t.test("--isa=avx512 gives the paper's prompts word for word", function()
+  local t5 = with_isa("avx512")
+  t.eq(prompts.emphases("avx512"), paper_emphases)
+  t.eq(prompts.fixed_emphases, paper_emphases)
+  t.eq(prompts.task_text(t5), paper_task)
+  local fixed = prompts.fixed(t5)
+  for i = 1, 8 do
+    t.eq(fixed[i][2].content, paper_task .. "\n\n" .. paper_emphases[i]
+         .. "\n\nAnswer with the complete C code in one ```c code block.")
+  end
+  t.eq(prompts.stage_rules(3, "avx512"), "Stage 3 of 6: you may use register blocking, cache "
+       .. "blocking. Do not use: AVX-512 SIMD intrinsics, OpenMP parallelisation, software prefetching.")
+  t.eq(prompts.stage_rules(5, "avx512"), "Stage 5 of 6: you may use register blocking, cache "
+       .. "blocking, AVX-512 SIMD intrinsics, OpenMP parallelisation. Do not use: software prefetching.")
+  t.contains(prompts.advance(prompts.seed_kernel, 3, t5)[2].content,
+             "Advance it to the next stage: add AVX-512 SIMD intrinsics, keeping what already works.")
+end)
+
+t.test("--isa=avx2 asks for AVX2/FMA intrinsics and never for AVX-512", function()
+  local t2 = with_isa("avx2")
+  local text = prompts.task_text(t2)
+  t.contains(text, "The CPU has AVX2 and FMA but not AVX-512: vectorise with AVX2/FMA intrinsics "
+             .. "(_mm256_*_pd, _mm256_fmadd_pd); AVX-512 intrinsics do not compile.")
+  t.eq(text:gsub("\nThe CPU has [^\n]*", ""), paper_task, "otherwise the paper's task")
+  local fixed = prompts.fixed(t2)
+  t.eq(#fixed, 8)
+  for i, msgs in ipairs(fixed) do
+    local body = msgs[2].content:gsub("The CPU has [^\n]*", "")
+    t.ok(not body:find("AVX%-512"), "prompt " .. i .. " asks for AVX-512: " .. body)
+    t.contains(body, "AVX2/FMA")
+  end
+  t.contains(fixed[3][2].content, "AVX2/FMA intrinsics (_mm256_fmadd_pd)")
+  t.eq(prompts.stage_rules(4, "avx2"), "Stage 4 of 6: you may use register blocking, cache "
+       .. "blocking, AVX2/FMA SIMD intrinsics. Do not use: OpenMP parallelisation, software prefetching.")
+  t.contains(prompts.advance(prompts.seed_kernel, 3, t2)[2].content, "add AVX2/FMA SIMD intrinsics")
+  t.contains(prompts.repair("x", 6, "e", t2)[2].content, "_mm256_fmadd_pd")
+  -- the narrower ISAs a machine may report have their wording too
+  t.contains(prompts.task_text{isa = "avx"}, "AVX intrinsics (_mm256_*_pd, no FMA)")
+  t.contains(prompts.stage_rules(6, "sse2"), "SSE2 SIMD intrinsics")
 end)
 
 t.test("the seed kernel is a valid stage-1 kernel", function()

@@ -109,7 +109,13 @@ t.test("each selection's prompt says what to do", function()
   local node = {id = 1, stage = 3, status = "ok", gflops = 2, code = "void k(){}"}
   local deepen = sqd.prompt({node = node, action = "deepen", stage = 4}, {M = 256})
   t.contains(deepen[2].content, "Stage 4 of 6")
-  t.contains(deepen[2].content, "add AVX-512 SIMD intrinsics")
+  -- the SIMD the machine has: AVX-512 natively here, AVX2/FMA under ENGINE_TARGET=x86-64-v3
+  local simd = bench.machine().simd
+  t.contains(deepen[2].content, "add " .. require("stages").isa(simd).name .. " SIMD intrinsics")
+  t.contains(sqd.prompt({node = node, action = "deepen", stage = 4}, {isa = "avx2"})[2].content,
+             "add AVX2/FMA SIMD intrinsics")
+  t.contains(sqd.prompt({node = node, action = "deepen", stage = 4}, {isa = "avx512"})[2].content,
+             "add AVX-512 SIMD intrinsics")
   t.contains(deepen[2].content, "void k(){}")
   local improve = sqd.prompt({node = node, action = "improve", stage = 3}, {})
   t.contains(improve[2].content, "Stage 3 of 6")

@@ -189,6 +189,45 @@ void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
   t.eq(stages.list(stages.from_features(bench.features(read("k01_naive_ijk.c")))), {})
 end)
 
+t.test("the SIMD stage is named after the vector ISA", function()
+  t.eq(stages.name("simd"), "AVX-512 SIMD intrinsics")
+  t.eq(stages.name("simd", "avx512"), stages.names.simd)
+  t.eq(stages.name("simd", "avx2"), "AVX2/FMA SIMD intrinsics")
+  t.eq(stages.name("omp", "avx2"), "OpenMP parallelisation")
+  t.eq(stages.names_for("avx2").simd, "AVX2/FMA SIMD intrinsics")
+  t.eq(stages.names_for("avx2").cache_blocking, "cache blocking")
+  t.eq(stages.describe(4, "avx2"), {stage = 4, allowed = "register blocking, cache blocking, "
+       .. "AVX2/FMA SIMD intrinsics", introduces = "AVX2/FMA SIMD intrinsics"})
+  t.eq(stages.describe(4, "avx512").introduces, "AVX-512 SIMD intrinsics")
+  t.eq(stages.describe(1).allowed, "none (plain C: loop order, scalar code)")
+  t.raises(function() stages.name("simd", "neon") end, "unknown vector ISA 'neon'")
+  -- the machine's: what the prompts ask for there
+  local simd = bench.machine().simd
+  t.ok(stages.isas[simd], "bench.machine().simd is a known ISA: " .. tostring(simd))
+  local target = bench.machine().target
+  if target == "x86-64-v3" then t.eq(simd, "avx2") end
+end)
+
+t.test("the stage check notes vectors wider than the machine's ISA", function()
+  local k04, k06 = read("k04_avx512_rows.c"), read("k06_avx2_4x8.c")
+  t.eq(stages.check(6, k04, nil, {isa = "avx2"}).beyond_isa, 512)
+  t.eq(stages.check(6, k04, nil, {isa = "avx2"}).ok, true, "a stage rule, not an ISA rule")
+  t.eq(stages.check(6, k04, nil, {isa = "avx512"}).beyond_isa, nil)
+  t.eq(stages.check(6, k06, nil, {isa = "avx2"}).beyond_isa, nil)
+  t.eq(stages.check(6, k06, nil, {isa = "sse2"}).beyond_isa, 256)
+  t.eq(stages.check(6, k04).beyond_isa, nil, "no ISA given, nothing noted")
+  -- the front end's features say the same
+  t.eq(stages.check(6, k04, bench.features(k04), {detector = "features", isa = "avx2"}).beyond_isa, 512)
+  t.eq(stages.check(6, k06, bench.features(k06), {detector = "features", isa = "avx2"}).beyond_isa, nil)
+  t.eq(stages.vector_bits({width = 256}), 256)
+  t.eq(stages.vector_bits({families = {"fma", "avx2"}, width = 4}), 256)
+  t.eq(stages.vector_bits({width = 8}), 512)
+  t.eq(stages.vector_bits(nil), 0)
+  -- on this machine: the AVX-512 kernel is beyond its ISA exactly when it lacks AVX-512
+  local simd = bench.machine().simd
+  t.eq(stages.check(6, k04, nil, {isa = simd}).beyond_isa, simd ~= "avx512" and 512 or nil, simd)
+end)
+
 t.test("the technique a stage introduces is required only when enforced", function()
   local naive = read("k01_naive_ijk.c")
   local v = stages.check(2, naive)

@@ -3,9 +3,15 @@
 // flags, run on the same inputs, and the outputs compared (exactly, or to 1e-12
 // relative where floating-point contraction or reduction order may differ).
 //
+// The target is this machine's (kharness::host_march), or the one ENGINE_TARGET forces.
+// A kernel written with AVX-512 intrinsics (and no __AVX512F__ fallback) only compiles
+// where the target has AVX-512: elsewhere both compilers must refuse it, kernelc with
+// gcc's diagnostic naming the intrinsic and the extension the target lacks.
+//
 // One test case per kernel file, registered when the program starts.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <regex>
 
@@ -16,16 +22,49 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Written for AVX-512 only: its intrinsics or types, without an #ifdef __AVX512F__.
+bool needs_avx512(const std::string& src) {
+  return std::regex_search(src, std::regex("_mm512_|__m512")) && src.find("__AVX512F__") == std::string::npos;
+}
+
+bool target_has_avx512(const std::vector<std::string>& march) {
+  for (auto& [k, v] : kernelc::target_macros(march))
+    if (k == "__AVX512F__") return true;
+  return false;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (auto& s : v) out += (out.empty() ? "" : " ") + s;
+  return out.empty() ? "(no target flags)" : out;
+}
+
 void differential(const std::string& path) {
   std::string src = kharness::read_file(path);
   kharness::Header h = kharness::read_header(src);
   std::vector<std::string> march = kharness::host_march();
+  bool refused = h.expect == "ok" && needs_avx512(src) && !target_has_avx512(march);
   for (const char* opt : {"O0", "O1", "O3"}) {
-    INFO(path << " at -" << opt);
+    INFO(path << " at -" << opt << ", target " << joined(march));
     kernelc::Options o;
     o.opt = opt;
     o.march = march;
     kernelc::Result r = kernelc::compile(src, o);
+    if (refused) {
+      // an AVX-512 kernel on a target without it: a compile error at the first intrinsic
+      INFO(r.diagnostics);
+      CHECK(r.status == kernelc::Status::compile_error);
+      CHECK(std::regex_search(r.diagnostics, std::regex("^kernel\\.c:[0-9]+:[0-9]+: error: inlining failed in call to "
+                                                         "'always_inline' '_mm512_[a-z0-9_]+': target specific option "
+                                                         "mismatch \\(the target flags do not enable AVX512F\\)")));
+      kharness::GccBuild g = kharness::gcc_compile(src, opt, march);
+      INFO(g.diagnostics);
+      CHECK_FALSE(g.ok);
+      // (gcc quotes as the locale says: 'x' or a pair of typographic quotes)
+      CHECK(std::regex_search(g.diagnostics, std::regex("inlining failed in call to \\S+always_inline\\S+ "
+                                                        "\\S+_mm512_[a-z0-9_]+\\S+ target specific option mismatch")));
+      continue;
+    }
     if (h.expect == "compile_error") {
       CHECK(r.status == kernelc::Status::compile_error);
       CHECK(std::regex_search(r.diagnostics, std::regex("^kernel\\.c:[0-9]+:[0-9]+: error: ")));
@@ -66,7 +105,7 @@ struct MissingDir : Catch::ITestInvoker {
   void invoke() const override { FAIL("kernel directory " << dir << " is missing; configure with -DENGINE_SHARED_DIR=<path of shared/>"); }
 };
 
-// Registers "diff <label> <kernel>" for each kernel; a missing directory is a failure.
+// Registers "kernelc diff <label> <kernel>" for each kernel; a missing directory is a failure.
 struct Register {
   std::vector<std::string> names;  // Catch keeps pointers into these
   Register() {
@@ -76,12 +115,12 @@ struct Register {
   }
   void add_dir(const std::string& label, const std::string& dir) {
     if (!fs::is_directory(dir)) {
-      names.push_back("diff " + label + " directory exists");
+      names.push_back("kernelc diff " + label + " directory exists");
       Catch::AutoReg(new MissingDir(dir), CATCH_INTERNAL_LINEINFO, "", Catch::NameAndTags{names.back().c_str(), "[kernelc][diff]"});
       return;
     }
     for (const std::string& p : kharness::list_kernels(dir)) {
-      names.push_back("diff " + label + " " + fs::path(p).stem().string());
+      names.push_back("kernelc diff " + label + " " + fs::path(p).stem().string());
       Catch::AutoReg(new KernelCase(p), CATCH_INTERNAL_LINEINFO, "", Catch::NameAndTags{names.back().c_str(), "[kernelc][diff]"});
     }
   }
@@ -90,3 +129,21 @@ struct Register {
 Register registered;
 
 }  // namespace
+
+TEST_CASE("kernelc diff: the AVX-512 kernels are told apart from the portable ones", "[kernelc][diff]") {
+  int avx512 = 0;
+  for (const std::string& dir : {std::string(KERNELC_CORPUS), std::string(KERNELC_SHARED_KERNELS)})
+    for (const std::string& p : kharness::list_kernels(dir)) avx512 += needs_avx512(kharness::read_file(p));
+  CHECK(avx512 >= 10);  // v01-v06, v14-v16, v18 and the shared k04: the refusal is tested
+  CHECK_FALSE(needs_avx512(kharness::read_file(std::string(KERNELC_CORPUS) + "/v19_intrinsics_ifdef.c")));
+  CHECK(needs_avx512(kharness::read_file(std::string(KERNELC_CORPUS) + "/v01_avx512_tail_mask.c")));
+  CHECK_FALSE(needs_avx512(kharness::read_file(std::string(KERNELC_CORPUS) + "/v07_avx2_4x8.c")));
+  // the target the cases run for, and what it says of AVX-512
+  std::vector<std::string> march = kharness::host_march();
+  const char* forced = std::getenv("ENGINE_TARGET");
+  if (forced && *forced && std::string(forced) != "native") {
+    CHECK(march == std::vector<std::string>{std::string("-march=") + forced});
+  }
+  CHECK(target_has_avx512({"-march=x86-64-v4"}));
+  CHECK_FALSE(target_has_avx512({"-march=x86-64-v3"}));
+}
