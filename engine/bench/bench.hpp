@@ -44,6 +44,9 @@ struct Result {
                              // left running, a forged record, an impossible figure), ok
   double gflops = 0;         // flops / mean timed run; 0 unless ok
   std::vector<double> times; // seconds of each timed run
+  std::vector<double> harness_times;  // the same calls by the evaluation process's clock
+                                      // (command sent to answer read): the bound of `times`
+  double round_trip = 0;     // the fastest command-answer round trip before the calls
   double min = 0, median = 0, mean = 0;
   double cov = 0;            // coefficient of variation of the timed calls
   double compile_ms = 0;

@@ -221,6 +221,8 @@ nlohmann::json to_json(const Result& r) {
                       {"fallback_reason", r.fallback_reason},
                       {"external_symbols", r.external_symbols}, {"options", r.options}};
   if (!r.features.is_null()) j["features"] = r.features;
+  j["harness_times"] = r.harness_times;
+  j["round_trip"] = r.round_trip;
   if (r.max_rel_error) j["max_rel_error"] = std::isfinite(*r.max_rel_error) ? *r.max_rel_error : 1e308;
   return j;
 }
@@ -249,6 +251,8 @@ Result result_from_json(const nlohmann::json& j) {
   r.external_symbols = j.value("external_symbols", std::vector<std::string>{});
   r.options = j.value("options", nlohmann::json::object());
   if (j.contains("features")) r.features = j["features"];
+  r.harness_times = j.value("harness_times", std::vector<double>{});
+  r.round_trip = j.value("round_trip", 0.0);
   return r;
 }
 

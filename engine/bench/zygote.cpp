@@ -111,6 +111,7 @@ struct Job {
   double rtt = 1e300;       // the fastest round trip
   uint64_t secret = 0;      // draws the points checked in "paper" mode
   std::vector<double> times;  // timed calls, as accepted
+  std::vector<double> elapsed;  // the same calls by the zygote's clock (command to answer)
   double max_rel_error = 0;
   bool checked = false;     // at least one call's output was checked
   double check_s = 0;       // time the process spent stopped for checks
@@ -510,7 +511,10 @@ void Zygote::call_returned(Job& job, const DoneRecord& rec, const json& opts) {
     job.eof = true;
     return;
   }
-  if (job.call >= warmup) job.times.push_back(std::max(rec.seconds, 0.95 * elapsed - 2 * job.rtt));
+  if (job.call >= warmup) {
+    job.times.push_back(std::max(rec.seconds, 0.95 * elapsed - 2 * job.rtt));
+    job.elapsed.push_back(elapsed);
+  }
   ++job.call;
   if (job.call < warmup + opts.at("runs").get<int>()) {
     task_->load_call(*job.stage, job.call);
@@ -684,6 +688,8 @@ void Zygote::finish(Job& job, const json& opts) {
     const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
                                             : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
     r["times"] = t;
+    r["harness_times"] = job.elapsed;
+    r["round_trip"] = job.rtt;
     r["min"] = sorted.front();
     r["median"] = median;
     r["mean"] = mean;

@@ -98,6 +98,13 @@ static void push_result(lua_State* L, const bench::Result& r) {
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
   lua_setfield(L, -2, "times");
+  lua_createtable(L, static_cast<int>(r.harness_times.size()), 0);
+  for (size_t i = 0; i < r.harness_times.size(); ++i) {
+    lua_pushnumber(L, r.harness_times[i]);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "harness_times");
+  set_number(L, "round_trip", r.round_trip);
   if (!r.times.empty()) {
     set_number(L, "min", r.min);
     set_number(L, "median", r.median);
