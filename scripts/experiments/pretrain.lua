@@ -224,6 +224,23 @@ local function model_readme(opts, figures)
 end
 
 -- The options as a command line (those that differ from the defaults).
+-- The last `n` training losses the run recorded (metrics.jsonl), oldest first: a run
+-- resumed after its last step exports with the loss it ended on, not with none.
+local function recorded_losses(dir, n)
+  local losses = {}
+  local f = io.open(dir .. "/metrics.jsonl")
+  if not f then return losses end
+  for line in f:lines() do
+    local ok, rec = pcall(json.decode, line)
+    if ok and type(rec) == "table" and type(rec.loss) == "number" then
+      losses[#losses + 1] = rec.loss
+      if #losses > n then table.remove(losses, 1) end
+    end
+  end
+  f:close()
+  return losses
+end
+
 local function command_options(opts)
   local parts = {}
   for _, decl in ipairs(M.spec.options) do
@@ -304,6 +321,7 @@ function M.run(opts)
     run:close()
     return nil
   end
+  if #recent < 50 then recent = recorded_losses(opts.out, 50) end
   local mean = 0
   for _, l in ipairs(recent) do mean = mean + l end
   local figures = {corpus = counts, parameters = pol:info().parameter_bytes // 4,  -- fp32

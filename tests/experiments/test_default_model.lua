@@ -26,6 +26,9 @@ t.test("it writes varied kernels that mostly compile and pass verification", fun
   t.ok(f.verify_rate >= 0.4, string.format("verify rate %.2f", f.verify_rate))
   t.ok(f.verified_combinations >= 4, "technique combinations " .. f.verified_combinations)
   t.ok(f.top_text_share <= 0.1, "top text share " .. f.top_text_share)
+  -- it writes for the machine it runs on: few kernels use vectors wider than it has
+  t.ok(f.beyond_isa <= 0.15 * f.samples, string.format("%d of %d kernels wider than %s", f.beyond_isa,
+                                                       f.samples, f.isa))
 end)
 
 t.test("experiment 1 runs on it with and without learning, to a report", function()

@@ -81,6 +81,16 @@ t.test("a resumed run ends with the model of an uninterrupted one", function()
   t.ok(ok, out)
   t.contains(out, "resumed")
   t.eq(read(dir .. "/cut_model/model.safetensors"), read(dir .. "/whole_model/model.safetensors"))
+  -- the loss it reports is the run's, not that of the steps this process happened to make
+  local whole = json.read(dir .. "/whole_model/pretrain.json").figures
+  local cut = json.read(dir .. "/cut_model/pretrain.json").figures
+  t.eq(cut.loss_window, whole.loss_window)
+  t.near(cut.final_loss, whole.final_loss, 1e-6)
+  -- a run resumed after its last step exports again with the same figures
+  ok, out = run{"--steps=6", "--save_every=5", "--resume", "--out=" .. dir .. "/cut",
+                "--export=" .. dir .. "/again", "--overwrite"}
+  t.ok(ok, out)
+  t.near(json.read(dir .. "/again/pretrain.json").figures.final_loss, whole.final_loss, 1e-6)
 end)
 
 t.test("model_check's figures", function()
