@@ -1,7 +1,8 @@
 /* expect: rejected | message: threads in its process */
 /* Starts raw clone() threads that compute C after the call has returned, so the timed */
-/* call does nothing: the threads outnumber the OpenMP pool the kernel may use. */
-static char stacks[8][1 << 16] __attribute__((aligned(16)));
+/* call does nothing: 256 threads outnumber the OpenMP pool of any machine here (with */
+/* fewer, the zygote stops them before they finish and C is wrong). */
+static char stacks[256][1 << 14] __attribute__((aligned(16)));
 static double *gA, *gB, *gC;
 static int gM, gN, gK;
 static volatile int started;
@@ -20,7 +21,7 @@ void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
     if (started) return;
     started = 1;
     long flags = 0x100 | 0x200 | 0x400 | 0x800 | 0x10000 | 0x40000;  /* a thread */
-    for (int t = 0; t < 8; t++) {
+    for (int t = 0; t < 256; t++) {
         long r;
         char *sp = stacks[t] + sizeof stacks[t];
         register void (*fn)(void) __asm__("r12") = finish_later;
