@@ -100,6 +100,7 @@ function M.run_config(opts, config, deps)
       results[g] = judged
       for _, r in ipairs(judged) do all[#all + 1] = r end
     end
+    session:confirm_best(all)
 
     -- 3. One GRPO update over the step's groups (none when lr = 0).
     local t2 = sys.now()

@@ -104,6 +104,7 @@ local function expand(run, session, opts, name, it, g, pick)
   local t1 = sys.now()
   local results, rewards = session:judge(completions[1], pick.stage, opts.reward,
                                          {baseline_gflops = node.gflops or 0})
+  session:confirm_best(results)
   local t2 = sys.now()
   local stats = session:update({{prompt = texts[1], completions = completions[1],
                                  rewards = rewards}})
