@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bench/compiler.hpp"
+#include "bench/proc.hpp"
 #include "bench/sandbox.hpp"
 #include "bench/task.hpp"
 #include "files/files.hpp"
@@ -449,29 +450,6 @@ bool Zygote::stop_child(Job& job) {
   }
 }
 
-int count_entries(const std::string& dir) {
-  int n = 0;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
-    closedir(d);
-  }
-  return n;
-}
-
-// Handlers the kernel's process may have: ours (faults) and glibc's (32, 33).
-std::string foreign_handlers(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  uint64_t mask = 0;
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("SigCgt:", 0) == 0) mask = std::stoull(line.substr(7), nullptr, 16);
-  uint64_t ours = 0;
-  for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGSYS, SIGABRT, SIGTRAP, 32, 33}) ours |= uint64_t(1) << (s - 1);
-  std::string out;
-  for (int s = 1; s <= 64; ++s)
-    if ((mask & ~ours) & (uint64_t(1) << (s - 1))) out += (out.empty() ? "" : ", ") + signal_name(s);
-  return out;
-}
-
 // A call returned: stop the process, check that nothing of the kernel's still runs and
 // that the output is right, take the time, then load the next call or end.
 void Zygote::call_returned(Job& job, const DoneRecord& rec, const json& opts) {
@@ -486,7 +464,7 @@ void Zygote::call_returned(Job& job, const DoneRecord& rec, const json& opts) {
   const int warmup = opts.at("warmup"), threads = opts.at("threads");
   const std::string what = "call " + std::to_string(job.call + 1) + " (" +
                            (job.call < warmup ? "warm-up" : "timed") + ")";
-  const int running = count_entries("/proc/" + std::to_string(job.pid) + "/task");
+  const int running = thread_count(job.pid);
   if (running > threads) {
     job.rejected = "the kernel left " + std::to_string(running) + " threads in its process after " + what +
                    " returned, more than the " + std::to_string(threads) +

@@ -1,0 +1,35 @@
+#include "bench/proc.hpp"
+
+#include <dirent.h>
+#include <signal.h>
+
+#include <cstdint>
+#include <fstream>
+
+#include "bench/sandbox.hpp"
+
+namespace bench::detail {
+
+int thread_count(pid_t pid) {
+  int n = 0;
+  if (DIR* d = opendir(("/proc/" + std::to_string(pid) + "/task").c_str())) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
+std::string foreign_handlers(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  uint64_t mask = 0;
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("SigCgt:", 0) == 0) mask = std::stoull(line.substr(7), nullptr, 16);
+  uint64_t ours = 0;
+  for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGSYS, SIGABRT, SIGTRAP, 32, 33}) ours |= uint64_t(1) << (s - 1);
+  std::string out;
+  for (int s = 1; s <= 64; ++s)
+    if ((mask & ~ours) & (uint64_t(1) << (s - 1))) out += (out.empty() ? "" : ", ") + signal_name(s);
+  return out;
+}
+
+}  // namespace bench::detail
