@@ -174,9 +174,11 @@ void tighten(const ChildSpec& spec, bool filter) {
     if (getppid() != zygote) _exit(0);
   }
   // Threads, not processes (seccomp refuses those): what the user already runs, the pool
-  // of compiled kernels waiting beside this one, this kernel's threads, a margin.
+  // of compiled kernels waiting beside this one, this kernel's threads, and a margin for
+  // other engines' kernels that start as the same user meanwhile (with 8, a concurrent
+  // evaluation's threads made an honest OpenMP kernel's thread creation fail).
   if (getuid() != 0) {
-    const rlim_t n = static_cast<rlim_t>(tasks_of_user(getuid()) + kMaxWaiting + spec.threads + 8);
+    const rlim_t n = static_cast<rlim_t>(tasks_of_user(getuid()) + kMaxWaiting + spec.threads + 64);
     set_limit(RLIMIT_NPROC, n, n);
   }
   // CPU time across all threads: a backstop behind the zygote's wall-clock timeout.
