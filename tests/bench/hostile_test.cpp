@@ -78,7 +78,7 @@ TEST_CASE("reward hacks get the same failing status from every back end") {
   o.timeout = 3;
   o.problem = {{"M", 64}, {"N", 64}, {"K", 64}};
   for (const char* name : {"cache_across_calls", "predicted_points", "single_precision", "forged_timing",
-                           "forged_result", "work_after_return", "nan_untouched"}) {
+                           "forged_result", "work_after_return", "nan_untouched", "stdio_call"}) {
     std::string src = bench_test::read_file(std::string(BENCH_HOSTILE_DIR) + "/" + name + ".c");
     for (const auto& backend : bench_test::engine_backends()) {
       o.backend = backend;
