@@ -20,6 +20,9 @@ constexpr const char* kOwnerFile = ".owner";
 
 std::string describe_errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
+// Removes every entry of the open directory `fd` except `keep` (may be null).
+bool remove_entries(int fd, const char* keep, std::string* error);
+
 // Removes `name` inside the directory `dirfd`; a directory is emptied first.
 bool remove_at(int dirfd, const char* name, std::string* error) {
   if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT) return true;
@@ -33,22 +36,30 @@ bool remove_at(int dirfd, const char* name, std::string* error) {
     if (error) *error = describe_errno(std::string("cannot open ") + name);
     return false;
   }
-  DIR* dir = fdopendir(fd);
-  if (!dir) {
-    close(fd);
-    if (error) *error = describe_errno(std::string("cannot read ") + name);
-    return false;
-  }
-  bool ok = true;
-  while (dirent* e = readdir(dir)) {
-    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-    ok = remove_at(fd, e->d_name, error) && ok;
-  }
-  closedir(dir);
+  bool ok = remove_entries(fd, nullptr, error);
   if (unlinkat(dirfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT) {
     if (ok && error) *error = describe_errno(std::string("cannot remove the directory ") + name);
     return false;
   }
+  return ok;
+}
+
+// Takes ownership of `fd` (closes it).
+bool remove_entries(int fd, const char* keep, std::string* error) {
+  DIR* dir = fdopendir(fd);
+  if (!dir) {
+    close(fd);
+    if (error) *error = describe_errno("cannot read a directory");
+    return false;
+  }
+  bool ok = true;
+  while (dirent* e = readdir(dir)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0 ||
+        (keep && std::strcmp(e->d_name, keep) == 0))
+      continue;
+    ok = remove_at(dirfd(dir), e->d_name, error) && ok;
+  }
+  closedir(dir);
   return ok;
 }
 
@@ -59,20 +70,7 @@ bool remove_at(int dirfd, const char* name, std::string* error) {
 bool remove_owned_tree(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return errno == ENOENT;
-  DIR* dir = fdopendir(fd);
-  if (!dir) {
-    close(fd);
-    return false;
-  }
-  bool ok = true;
-  while (dirent* e = readdir(dir)) {
-    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0 ||
-        std::strcmp(e->d_name, kOwnerFile) == 0)
-      continue;
-    ok = remove_at(fd, e->d_name, nullptr) && ok;
-  }
-  closedir(dir);
-  return ok && remove_tree(path);
+  return remove_entries(fd, kOwnerFile, nullptr) && remove_tree(path);
 }
 
 bool remove_tree(const std::string& path, std::string* error) {
