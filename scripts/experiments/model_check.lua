@@ -36,8 +36,7 @@ M.spec = {
     {"timeout", 2.0, "seconds a kernel may run", above = 0},
     {"warmup", 1, "untimed runs before timing", min = 0},
     {"runs", 2, "timed runs per kernel", min = 1},
-    {"verify", "fp64", "verification of every call: fp64 (every element, double-precision error "
-     .. "bound) or paper (105 points, relative error 1e-6)", choices = {"fp64", "paper"}},
+    experiment.verify_option,
     {"device", "auto", "where the policy runs: auto (CUDA when present, else cpu), cpu, cuda, "
      .. "cuda:N", check = experiment.check_device},
     {"seed", 1, "sampling seed"},

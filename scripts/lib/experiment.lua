@@ -33,6 +33,11 @@ experiment.debug_option = {"debug", false, "show the Lua traceback of every erro
 -- Options every experiment has; each experiment adds its own and its sweep axes.
 -- Defaults are the paper's values where it gives them. min/above/max/check (engine.args)
 -- refuse impossible values before anything is created.
+-- How every call's output is checked (bench's verify): one spec for every script.
+experiment.verify_option = {"verify", "fp64", "verification of every call: fp64 (every element, "
+  .. "double-precision error bound) or paper (the paper's 105 points, relative error 1e-6)",
+  choices = {"fp64", "paper"}}
+
 experiment.options = {
   {"out", nil, "run directory (one subdirectory per configuration)", type = "string"},
   {"configs", "", "which configurations to run: indices '1,4' or conditions 'opt=O3,lr=5e-7'"},
@@ -51,8 +56,7 @@ experiment.options = {
   {"warmup", 1, "untimed runs before timing", min = 0},
   {"runs", 3, "timed runs (their mean is the GFLOPS)", min = 1},
   {"threads", 0, "threads per kernel (0: all cores)", min = 0},
-  {"verify", "fp64", "verification of every call: fp64 (every element, double-precision error "
-   .. "bound) or paper (the paper's 105 points, relative error 1e-6)", choices = {"fp64", "paper"}},
+  experiment.verify_option,
   {"clip", 0.2, "GRPO clipping range (delta)", above = 0},
   {"loss", "grpo", "GRPO loss normalisation (grpo: per sequence, as in the paper)",
    choices = {"grpo", "bnpo", "dr_grpo", "dapo"}},
