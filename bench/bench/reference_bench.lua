@@ -1,5 +1,5 @@
--- OpenBLAS measured fairly: bench.reference at each thread count (its pool warm, many
--- calls, best and median), the fastest count chosen, next to the same library measured
+-- OpenBLAS measured fairly: bench.reference (its pool warm, many calls, best and median,
+-- the fastest thread count chosen), next to the same library measured
 -- by a plain C program in the same run (bench/bench/dgemm_plain.c). Also the cost of the
 -- evaluation's checks (stopping the kernel's process, verifying every element of every
 -- call, loading the next inputs) and the CoV of repeated evaluations of one kernel.
@@ -30,21 +30,17 @@ local function median(xs)
   return n % 2 == 1 and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
 end
 
--- The engine: every thread count from 1 to all cores (powers of two and the count itself).
-local counts, seen = {}, {}
-local c = 1
-while c < m.cores do counts[#counts + 1] = c; seen[c] = true; c = c * 2 end
-if not seen[m.cores] then counts[#counts + 1] = m.cores end
-local best = {gflops = 0}
+-- The engine: bench.reference chooses the fastest thread count itself (all cores, then
+-- halved while faster), 5 warm-up and `calls` timed calls at each.
 local flops = 2 * opts.size ^ 3
-for _, threads in ipairs(counts) do
-  local r = bench.reference{problem = problem, threads = threads, warmup = opts.warmup, runs = opts.calls}
-  assert(r.status == "ok", r.message)
-  local g = {threads = threads, gflops = flops / r.min * 1e-9, median = flops / r.median * 1e-9, cov = r.cov}
-  print(string.format("engine   threads %2d: best %7.2f GFLOPS, median %7.2f, CoV %.3f", threads, g.gflops, g.median,
-                      g.cov))
-  if g.gflops > best.gflops then best = g end
+local r = bench.reference{problem = problem, warmup = opts.warmup, runs = opts.calls, max_runs = opts.calls}
+assert(r.status == "ok", r.message)
+for _, trial in ipairs(r.thread_trials) do
+  print(string.format("engine   threads %2d: best %7.2f GFLOPS, median %7.2f, CoV %.3f", trial.threads,
+                      flops / trial.min * 1e-9, flops / trial.median * 1e-9, trial.cov))
 end
+local best = {threads = r.options.threads, gflops = flops / r.min * 1e-9, median = flops / r.median * 1e-9}
+print(string.format("engine chose %d threads", best.threads))
 
 -- The plain program, at the thread count the engine found fastest.
 local exe = os.tmpname()

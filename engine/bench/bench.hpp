@@ -29,6 +29,9 @@ struct EvalOptions {
   int threads = 0;                    // 0: all cores
   int warmup = 1, runs = 3;           // untimed calls, then timed calls (mean reported);
                                       // each call has inputs of its own, 64 calls at most
+  int max_runs = 10;                  // more timed calls, up to this many in all, while the
+  double cov_target = 0.05;           // CoV of the timed calls is above cov_target (and the
+                                      // timeout leaves room); max_runs <= runs: exactly runs
   double timeout = 8;                 // seconds for the warm-up and timed calls together
   double compile_timeout = 60;        // seconds for compiling and loading
   int64_t memory_mb = 4096;           // address space the kernel may add to its process
@@ -36,6 +39,12 @@ struct EvalOptions {
   std::string verify = "fp64";        // "fp64": every element of every call within the
                                       // double-precision error bound; "paper": 105 points
                                       // of every call, relative error 1e-6
+};
+
+// One thread count bench::reference tried when choosing the fastest.
+struct ThreadTrial {
+  int threads = 0;
+  double min = 0, median = 0, cov = 0;  // seconds per call; spread of the calls
 };
 
 struct Result {
@@ -62,6 +71,7 @@ struct Result {
   std::vector<std::string> external_symbols;
   nlohmann::json options;    // the options used, resolved (march flags, backend, threads)
   nlohmann::json features;   // techniques the source uses (null without a front end)
+  std::vector<ThreadTrial> thread_trials;  // reference() with threads 0: the counts tried
 };
 
 // Starts the evaluation process (idempotent; evaluations also start it on demand).
@@ -81,7 +91,11 @@ nlohmann::json resolve_options(const EvalOptions& opts);
 
 Result evaluate(const std::string& source, const EvalOptions& opts = {});
 std::vector<Result> evaluate_batch(const std::vector<std::string>& sources, const EvalOptions& opts = {});
-// OpenBLAS cblas_dgemm on the same problem and threads, measured the same way.
+// OpenBLAS cblas_dgemm on the same problem, fresh inputs for every call and every call
+// checked as for a kernel, its threads pinned one per core and its pool woken before
+// each call, as in a user's loop. threads 0: the fastest count for the problem (all
+// cores, then half as many while that is faster; by median), the counts tried in
+// thread_trials.
 Result reference(const EvalOptions& opts = {});
 
 nlohmann::json to_json(const Result& r);

@@ -82,6 +82,16 @@ double mono() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+// Standard deviation over mean (sample deviation; 0 for fewer than two).
+double coefficient_of_variation(const std::vector<double>& t) {
+  if (t.size() < 2) return 0;
+  double sum = 0, sq = 0;
+  for (double x : t) sum += x;
+  const double mean = sum / static_cast<double>(t.size());
+  for (double x : t) sq += (x - mean) * (x - mean);
+  return mean > 0 ? std::sqrt(sq / static_cast<double>(t.size() - 1)) / mean : 0.0;
+}
+
 std::string fmt(const char* f, double x) {
   char b[64];
   std::snprintf(b, sizeof b, f, x);
@@ -121,6 +131,7 @@ struct Job {
   std::string rejected;     // a measurement refused, and why
   std::string protocol_error;
   std::string timeout_msg;
+  bool reference = false;   // the library routine, not a kernel
   json result;
 };
 
@@ -138,6 +149,7 @@ class Zygote {
   void spawn(Job& job, const json& opts, bool reference, std::vector<Job>& all);
   void read_from(Job& job, const json& opts);
   void send(Job& job, char cmd);
+  bool another_call(const Job& job, const json& opts) const;
   void call_returned(Job& job, const DoneRecord& rec, const json& opts);
   bool stop_child(Job& job);
   void reap();
@@ -275,7 +287,7 @@ json Zygote::handle(const json& req) {
   files::sweep_orphans(files::temp_base(), "engine-zygote");
   const std::string op = req.at("op");
   const json& opts = req.at("options");
-  task_ = &task_for(opts.at("problem"), opts.at("warmup").get<int>() + opts.at("runs").get<int>(),
+  task_ = &task_for(opts.at("problem"), opts.at("warmup").get<int>() + opts.at("max_runs").get<int>(),
                     opts.at("threads").get<int>());
   std::vector<Job> jobs;
   bool reference = op == "reference";
@@ -318,7 +330,7 @@ void Zygote::spawn(Job& job, const json& opts, bool reference, std::vector<Job>&
   if (getrandom(&job.secret, sizeof job.secret, 0) != sizeof job.secret) job.secret ^= uint64_t(mono() * 1e9);
 
   ChildSpec spec;
-  spec.reference = reference;
+  spec.reference = job.reference = reference;
   spec.source = job.source;
   spec.backend = opts.at("backend");
   spec.copts.opt = opts.at("opt");
@@ -490,11 +502,12 @@ void Zygote::call_returned(Job& job, const DoneRecord& rec, const json& opts) {
     return;
   }
   if (job.call >= warmup) {
-    job.times.push_back(std::max(rec.seconds, 0.95 * elapsed - 2 * job.rtt));
+    // The library's process runs nothing of a kernel's: its own clock is believed.
+    job.times.push_back(job.reference ? rec.seconds : std::max(rec.seconds, 0.95 * elapsed - 2 * job.rtt));
     job.elapsed.push_back(elapsed);
   }
   ++job.call;
-  if (job.call < warmup + opts.at("runs").get<int>()) {
+  if (another_call(job, opts)) {
     task_->load_call(*job.stage, job.call);
     job.check_s += mono() - returned;
     job.deadline += mono() - returned;  // checking is not the kernel's time
@@ -511,6 +524,18 @@ void Zygote::call_returned(Job& job, const DoneRecord& rec, const json& opts) {
   job.check_s += mono() - returned;
   job.done = true;
   job.eof = true;  // the zygote ends the process
+}
+
+// The timed calls asked for, then more while their spread is above the bound and the
+// budget (calls, and the time left for them) allows.
+bool Zygote::another_call(const Job& job, const json& opts) const {
+  const int warmup = opts.at("warmup"), runs = opts.at("runs"), max_runs = opts.at("max_runs");
+  const int timed = job.call - warmup;
+  if (timed < runs) return true;
+  if (timed >= max_runs) return false;
+  if (coefficient_of_variation(job.times) <= opts.at("cov_target").get<double>()) return false;
+  const double slowest = *std::max_element(job.elapsed.begin(), job.elapsed.end());
+  return job.deadline - mono() > 4 * slowest;
 }
 
 void Zygote::reap() {
@@ -659,10 +684,9 @@ void Zygote::finish(Job& job, const json& opts) {
     const std::vector<double>& t = job.times;
     std::vector<double> sorted = t;
     std::sort(sorted.begin(), sorted.end());
-    double sum = 0, sq = 0;
+    double sum = 0;
     for (double x : t) sum += x;
     const double mean = sum / static_cast<double>(t.size());
-    for (double x : t) sq += (x - mean) * (x - mean);
     const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
                                             : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
     r["times"] = t;
@@ -671,7 +695,7 @@ void Zygote::finish(Job& job, const json& opts) {
     r["min"] = sorted.front();
     r["median"] = median;
     r["mean"] = mean;
-    r["cov"] = t.size() > 1 && mean > 0 ? std::sqrt(sq / static_cast<double>(t.size() - 1)) / mean : 0.0;
+    r["cov"] = coefficient_of_variation(t);
     const double gflops = mean > 0 ? task_->flops() / mean * 1e-9 : HUGE_VAL;
     if (peak_gflops_ > 0 && gflops > 4 * peak_gflops_) {
       // The last line of defence, not the first: the clock checks above come first.

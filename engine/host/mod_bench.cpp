@@ -3,17 +3,18 @@
 //   local r = bench.evaluate(src, {opt = "O3", problem = {M = 512, N = 512, K = 512}})
 //   if r.status == "ok" then print(r.gflops, r.median) end
 //   local rs = bench.evaluate_batch({src1, src2}, {threads = 2})
-//   local blas = bench.reference{problem = {M = 512, N = 512, K = 512}}
+//   local blas = bench.reference{problem = {M = 512, N = 512, K = 512}}  -- fastest threads
 //   print(bench.machine().peak_formula)
 //
 // Options (all optional; unknown keys are errors): opt "O0".."O3", march (a CPU name,
 // "-m..." flags, or "native"/nil for the host), backend ("gcc", "gccjit" when built),
-// threads (0/nil: all cores), warmup (1), runs (3), timeout (8 s, warm-up and timed
-// calls together), compile_timeout (60 s), memory_mb (4096, address space the kernel may
+// threads (0/nil: all cores), warmup (1), runs (3), max_runs (10) and cov_target (0.05:
+// more timed calls, up to max_runs, while their CoV is above it), timeout (8 s, warm-up
+// and timed calls together), compile_timeout (60 s), memory_mb (4096, address space the kernel may
 // add), problem {kind = "matmul", M, N, K (256), seed (42), c_init = "zero" | "nan"},
 // verify "fp64" (every element of every call within the double-precision error bound) |
 // "paper" (105 points of every call, relative error 1e-6). Every call gets inputs of its
-// own; warmup + runs <= 64.
+// own; warmup + max(runs, max_runs) <= 64.
 //
 // Result: status (library_violation, compile_error, timeout, runtime_error,
 // verification_error, rejected, ok), gflops (flops / mean timed call; 0 unless ok),
@@ -22,6 +23,8 @@
 // backend, fallback (+ fallback_reason), external_symbols, run_start/run_end (the
 // zygote's monotonic clock), options (as used: march as explicit flags), features (the
 // techniques the source uses, read by the front end in the kernel's child).
+// bench.reference takes the same options (warmup 5, runs 20 unless given; threads
+// 0/nil: the fastest count) and adds thread_trials {threads, min, median, cov}.
 #include <cmath>
 
 #include "bench/bench.hpp"
@@ -32,16 +35,18 @@
 
 namespace host {
 
-static bench::EvalOptions read_options(lua_State* L, int idx, const char* where) {
-  bench::EvalOptions o;
+static bench::EvalOptions read_options(lua_State* L, int idx, const char* where,
+                                       bench::EvalOptions o = {}) {
   Options t(L, idx, where);
   t.get("opt", o.opt, {"O0", "O1", "O2", "O3"});
   t.get("march", o.march);
   t.get("backend", o.backend);
-  int64_t threads = 0, warmup = o.warmup, runs = o.runs, memory_mb = o.memory_mb;
+  int64_t threads = 0, warmup = o.warmup, runs = o.runs, max_runs = o.max_runs, memory_mb = o.memory_mb;
   t.get("threads", threads);
   t.get("warmup", warmup);
   t.get("runs", runs);
+  t.get("max_runs", max_runs);
+  t.get("cov_target", o.cov_target);
   t.get("timeout", o.timeout);
   t.get("compile_timeout", o.compile_timeout);
   t.get("memory_mb", memory_mb);
@@ -61,6 +66,7 @@ static bench::EvalOptions read_options(lua_State* L, int idx, const char* where)
   o.threads = in_int(threads, "threads");
   o.warmup = in_int(warmup, "warmup");
   o.runs = in_int(runs, "runs");
+  o.max_runs = in_int(max_runs, "max_runs");
   o.memory_mb = memory_mb;
   try {
     bench::resolve_options(o);  // every check here, so bad options never reach the zygote
@@ -131,6 +137,20 @@ static void push_result(lua_State* L, const bench::Result& r) {
     push_json(L, r.features);
     lua_setfield(L, -2, "features");
   }
+  if (!r.thread_trials.empty()) {
+    lua_createtable(L, static_cast<int>(r.thread_trials.size()), 0);
+    for (size_t i = 0; i < r.thread_trials.size(); ++i) {
+      const auto& t = r.thread_trials[i];
+      lua_createtable(L, 0, 4);
+      lua_pushinteger(L, t.threads);
+      lua_setfield(L, -2, "threads");
+      set_number(L, "min", t.min);
+      set_number(L, "median", t.median);
+      set_number(L, "cov", t.cov);
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+    lua_setfield(L, -2, "thread_trials");
+  }
 }
 
 // bench.features(source): the techniques a kernel uses, from the front end's syntax tree.
@@ -158,8 +178,13 @@ static int bench_evaluate_batch(lua_State* L) {
   return 1;
 }
 
+// The library measured as a user would: its pool warm, many calls, the fastest thread
+// count unless one is given.
 static int bench_reference(lua_State* L) {
-  auto opts = read_options(L, 1, "bench.reference");
+  bench::EvalOptions defaults;
+  defaults.warmup = 5;
+  defaults.runs = defaults.max_runs = 20;
+  auto opts = read_options(L, 1, "bench.reference", defaults);
   push_result(L, bench::reference(opts));
   return 1;
 }

@@ -55,6 +55,9 @@ experiment.options = {
   {"timeout", 8.0, "seconds a kernel may run before it is a timeout", above = 0},
   {"warmup", 1, "untimed runs before timing", min = 0},
   {"runs", 3, "timed runs (their mean is the GFLOPS)", min = 1},
+  {"max_runs", 10, "more timed runs, up to this many, while their CoV is above --cov_target "
+   .. "(at most --runs: exactly --runs, as in the paper)", min = 1},
+  {"cov_target", 0.05, "the spread of timed runs (CoV) below which no more are made", min = 0},
   {"threads", 0, "threads per kernel (0: all cores)", min = 0},
   experiment.verify_option,
   {"clip", 0.2, "GRPO clipping range (delta)", above = 0},
@@ -164,10 +167,23 @@ function experiment.parse(argv, spec)
      and spec.profiles and spec.profiles.small then
     local with_profile = {[0] = argv[0], "--profile=small"}
     for i = 1, #argv do with_profile[i + 1] = argv[i] end
-    return args.parse(with_profile, spec)
+    opts = args.parse(with_profile, spec)
+  elseif help or not opts then
+    opts = args.parse(argv, spec)  -- prints help or the error
   end
-  if help or not opts then return args.parse(argv, spec) end  -- prints help or the error
+  experiment.check_calls(opts)
   return opts
+end
+
+-- Every call of an evaluation has inputs of its own, 64 at most.
+function experiment.check_calls(opts)
+  if opts and opts.warmup and opts.runs then
+    local calls = opts.warmup + math.max(opts.runs, opts.max_runs or 0)
+    if calls > 64 then
+      experiment.fail(string.format("--warmup=%d with --runs=%d and --max_runs=%d make %d calls of each "
+                                    .. "kernel: at most 64", opts.warmup, opts.runs, opts.max_runs or 0, calls))
+    end
+  end
 end
 
 -- True when the calling file is the script the engine was asked to run (not loaded by a
@@ -261,7 +277,7 @@ end
 -- the prompts say it must be fully overwritten, and a kernel that only adds into it fails.
 function experiment.bench_opts(opts, config)
   local b = {opt = config.opt, timeout = opts.timeout, warmup = opts.warmup, runs = opts.runs,
-             verify = opts.verify,
+             max_runs = opts.max_runs, cov_target = opts.cov_target, verify = opts.verify,
              problem = {M = opts.size, N = opts.size, K = opts.size, c_init = "nan"}}
   if opts.threads > 0 then b.threads = opts.threads end
   return b
@@ -356,7 +372,23 @@ function experiment.session(run, opts, config, deps, pol)
   if deps.bench.machine and run:get("machine") == nil then
     run:set("machine", deps.bench.machine())
   end
+  if deps.bench.reference and run:get("reference") == nil then self:measure_reference() end
   return self
+end
+
+-- OpenBLAS on the run's problem, measured once when the run starts (its fastest thread
+-- count unless --threads fixes one): the yardstick the report sets the kernels against.
+function Session:measure_reference()
+  local b = self.bench_opts
+  local r = self.deps.bench.reference{problem = b.problem, threads = b.threads, verify = b.verify}
+  if r.status ~= "ok" then
+    log.warn("OpenBLAS could not be measured: the report will not compare against it",
+             {status = r.status, message = r.message})
+    return
+  end
+  local flops = 2.0 * b.problem.M * b.problem.N * b.problem.K
+  self.run:set("reference", {gflops = r.gflops, best = flops / r.min * 1e-9, median = flops / r.median * 1e-9,
+                             threads = r.options.threads, calls = #r.times})
 end
 
 function Session:restore(updates)

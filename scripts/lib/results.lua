@@ -55,7 +55,7 @@ function results.load(dir)
       local identity = run:config()
       local cfg = {name = name, dir = path, identity = identity,
                    config = identity.config or {}, metrics = run:metrics(),
-                   machine = run:get("machine")}
+                   machine = run:get("machine"), reference = run:get("reference")}
       exp.kind = exp.kind or identity.experiment
       -- The best kernel is the best confirmed one (re-measured by a second evaluation;
       -- runs made before re-measuring have only first measurements).
@@ -142,13 +142,14 @@ function results.final_reward(cfg)
   return sum / n
 end
 
--- Table II: best GFLOPS, peak ratio and the learning gain against lr = 0 (the ratio of
--- best GFLOPS), with the final mean reward and its difference from lr = 0.
+-- Table II: best GFLOPS, peak ratio, the ratio to OpenBLAS measured at the run's start,
+-- the learning gain against lr = 0 (the ratio of best GFLOPS), with the final mean reward
+-- and its difference from lr = 0.
 function results.table2(exp)
   local rows = {
-    "| configuration | best GFLOPS | peak ratio | learning gain | final mean reward | "
+    "| configuration | best GFLOPS | peak ratio | vs OpenBLAS | learning gain | final mean reward | "
       .. "reward gain | samples |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   }
   for _, cfg in ipairs(exp.configs) do
     local best = cfg.best and cfg.best.gflops
@@ -169,8 +170,10 @@ function results.table2(exp)
     if best and cfg.best.measured_gflops then
       shown = shown .. " (first " .. fmt(cfg.best.measured_gflops) .. ")"
     end
-    rows[#rows + 1] = string.format("| %s | %s | %s | %s | %s | %s | %d |", cfg.name, shown,
+    local ref = cfg.reference and cfg.reference.gflops
+    rows[#rows + 1] = string.format("| %s | %s | %s | %s | %s | %s | %s | %d |", cfg.name, shown,
                                     (best and p) and string.format("%.1f%%", 100 * best / p) or "-",
+                                    (best and ref and ref > 0) and string.format("%.2fx", best / ref) or "-",
                                     gain, fmt(final), reward_gain, cfg.samples)
   end
   return table.concat(rows, "\n") .. "\n"
@@ -221,6 +224,13 @@ function results.machine_text(exp)
     if m.cores then parts[#parts + 1] = m.cores .. " cores" end
     if peak(exp.configs[1]) then parts[#parts + 1] = string.format("FP64 peak %.1f GFLOPS", peak(exp.configs[1])) end
     if #parts > 0 then lines[2] = "Machine: " .. table.concat(parts, ", ") .. "." end
+  end
+  local ref = exp.configs[1].reference
+  if type(ref) == "table" and ref.gflops then
+    lines[#lines + 1] = string.format("OpenBLAS on the same problem (the yardstick of \"vs OpenBLAS\"): "
+                                      .. "%.1f GFLOPS (mean of its timed calls; best %.1f, median %.1f) "
+                                      .. "with %d threads.", ref.gflops, ref.best or 0, ref.median or 0,
+                                      ref.threads or 0)
   end
   return table.concat(lines, " ") .. "\n"
 end

@@ -127,6 +127,12 @@ function fakes.bench()
   function bench.machine()
     return {cores = 2, peak_gflops = 100.0, formula = "fake"}
   end
+  function bench.reference(opts)
+    bench.references = (bench.references or 0) + 1
+    local t = 2.0 * opts.problem.M * opts.problem.N * opts.problem.K / 40e9  -- 40 GFLOPS
+    return {status = "ok", gflops = 40.0, min = t * 0.9, median = t, times = {t, t, t},
+            options = {threads = opts.threads or 2}}
+  end
   return bench
 end
 

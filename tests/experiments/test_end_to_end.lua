@@ -107,6 +107,9 @@ t.test("experiment 1: two steps fill the run store", function()
     -- the ISA the prompts named is part of the run's identity: the machine's
     t.eq(run:config().isa, simd)
     t.contains(first.prompt, stages.name("simd", simd):gsub(" SIMD intrinsics", ""))
+    -- OpenBLAS on the run's problem, measured when the run started
+    local ref = run:get("reference")
+    t.ok(ref.gflops > 0 and ref.best >= ref.median * 0.999 and ref.threads >= 1, ref)
     run:close()
   end
   if primitives.fake then
@@ -119,7 +122,11 @@ t.test("experiment 1: two steps fill the run store", function()
     local o = deps.bench.seen_opts[1]
     t.eq(o.opt, "O3")
     t.eq(o.problem, {M = 64, N = 64, K = 64, c_init = "nan"})
-    t.eq({o.timeout, o.warmup, o.runs}, {8.0, 1, 3})
+    t.eq({o.timeout, o.warmup, o.runs, o.max_runs, o.cov_target}, {8.0, 1, 3, 10, 0.05})
+    t.eq(deps.bench.references, 2, "once per run")
+    -- a resumed run keeps the figure it started with
+    exp1.run(parse(exp1, "experiment1", {"--out=" .. out, "--steps=3", "--resume", table.unpack(E1)}), deps)
+    t.eq(deps.bench.references, 2)
   end
 end)
 
@@ -308,7 +315,7 @@ t.test("the report: plots, tables, the best kernel and its lineage", function()
     local ok = os.execute(string.format("%q report.lua %q >/dev/null 2>&1", engine_exe, out))
     t.ok(ok, "report.lua ran on " .. out)
     local md = assert(io.open(out .. "/report/report.md")):read("a")
-    t.contains(md, "| configuration | best GFLOPS | peak ratio | learning gain |")
+    t.contains(md, "| configuration | best GFLOPS | peak ratio | vs OpenBLAS | learning gain |")
     t.contains(md, "| configuration | techniques of the best kernel |")
     -- the SIMD column and the header follow the ISA the runs asked for
     t.contains(md, "| " .. stages.name("simd", simd) .. " |")
@@ -317,6 +324,14 @@ t.test("the report: plots, tables, the best kernel and its lineage", function()
       t.contains(md, "vector ISA " .. stages.isa(simd).name .. ", target " .. bench.machine().target)
     end
     t.contains(md, "## Lineage of the best kernel")
+    -- every configuration's best against OpenBLAS, measured when its run started
+    t.contains(md, "OpenBLAS on the same problem")
+    local table2 = md:match("| configuration | best GFLOPS.-\n\n")
+    for row in table2:gmatch("\n(| [^\n]+)") do
+      local cells = {}
+      for cell in row:sub(2):gmatch("([^|]*)|") do cells[#cells + 1] = cell:match("^%s*(.-)%s*$") end
+      if cells[2]:match("^%d") then t.ok(cells[4]:match("^%d+%.%d%dx$"), "a ratio to OpenBLAS: " .. row) end
+    end
     -- the figures need gnuplot (test_figures.lua checks the report without it)
     for _, png in ipairs(require("figures").available() and {"reward.png", "gflops.png"} or {}) do
       local f = assert(io.open(out .. "/report/" .. png, "rb"), png .. " was written")
