@@ -49,9 +49,6 @@ Result check(const std::string& source, const Options& opts);
 // parse gives {"error": "..."} with its diagnostic.
 nlohmann::json features(const std::string& source);
 
-// The names a kernel may call outside itself.
-bool callee_allowed(const std::string& name);
-
 // Macros the target flags imply (__AVX512F__, __FMA__, ...), as the driver would define.
 std::vector<std::pair<std::string, std::string>> target_macros(const std::vector<std::string>& march);
 
