@@ -13,10 +13,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/compiler.hpp"
+
 namespace kernelc {
 
-enum class Status { ok, compile_error, library_violation, unsupported };
-const char* status_name(Status s);
+// The statuses are the evaluation's (bench::CompileStatus, named by bench::to_string):
+// this front end is its "gccjit" back end and reports in its vocabulary.
+using Status = bench::CompileStatus;
 
 struct Options {
   std::string opt = "O3";             // O0 O1 O2 O3 Os
