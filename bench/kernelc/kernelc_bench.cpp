@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
   }
   for (auto& b : builds) {
     if (b.jit.status != kernelc::Status::ok || !b.gcc.ok) {
-      printf("%-28s %-3s  kernelc: %s%s\n", b.name.c_str(), b.opt.c_str(), kernelc::status_name(b.jit.status), b.gcc.ok ? "" : " (gcc failed)");
+      printf("%-28s %-3s  kernelc: %s%s\n", b.name.c_str(), b.opt.c_str(), bench::to_string(b.jit.status), b.gcc.ok ? "" : " (gcc failed)");
       continue;
     }
     double gj = 0, gg = 0;

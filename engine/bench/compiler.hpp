@@ -55,9 +55,25 @@ class Backend {
   virtual nlohmann::json features(const std::string& source) { (void)source; return nullptr; }
 };
 
-// The external symbols a kernel may reference: libm, the OpenMP runtime, memory
-// allocation and memset/memcpy/memmove. Anything else is a library violation.
+// ---- the allowed libraries --------------------------------------------------
+// The one rule for what a kernel may reference outside itself, for every back end, for
+// the evaluation's check of their references, and for the scripts (bench.symbol_allowed):
+// libm (C99, with its float and long double variants, and libmvec's vector variants),
+// memory allocation, memset/memcpy/memmove, abs/labs/llabs, the OpenMP runtime, and what
+// the compiler itself emits for such code. Anything else is a library violation.
+struct AllowedLibrary {
+  std::string name;                   // how diagnostics call it; "": by its symbols
+  std::vector<std::string> symbols;   // the exact names it provides
+  std::vector<std::string> prefixes;  // and every longer name starting with one of these
+  bool shown = true;                  // named in diagnostics (false: compiler-emitted names)
+};
+const std::vector<AllowedLibrary>& allowed_libraries();
 bool symbol_allowed(const std::string& name);
+// The allowed libraries in words, made from the list: "libm, malloc/calloc/..., ...".
+const std::string& allowed_libraries_text();
+// What every back end says of a call outside them, after its "FILE[:LINE:COL]: error: ":
+// "call to 'NAME', which is outside the allowed libraries: libm, ...".
+std::string library_violation_message(const std::string& name);
 
 // ---- back ends by name ------------------------------------------------------
 // Kernels are compiled in the evaluation process (engine-sandbox), which registers the

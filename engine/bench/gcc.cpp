@@ -183,10 +183,7 @@ class GccBackend final : public Backend {
       if (!library_allowed(l)) libs.push_back(l);
     if (!forbidden.empty() || !libs.empty() || !imp.load_time_code.empty()) {
       k.status = CompileStatus::library_violation;
-      if (!forbidden.empty())
-        k.diagnostics += "kernel.c: error: calls " + join(forbidden) +
-                         ", outside the allowed libraries (libm, OpenMP, memory allocation, "
-                         "memset/memcpy/memmove)\n";
+      for (const auto& s : forbidden) k.diagnostics += "kernel.c: error: " + library_violation_message(s) + "\n";
       if (!libs.empty()) k.diagnostics += "kernel.c: error: depends on " + join(libs) + "\n";
       if (!imp.load_time_code.empty())
         k.diagnostics += "kernel.c: error: defines " + join(imp.load_time_code) +

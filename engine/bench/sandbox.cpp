@@ -299,7 +299,7 @@ void pin_threads(const cpu_set_t& cores) {
         for (const auto& s : k.external_symbols)
           if (!symbol_allowed(s)) {
             k.status = CompileStatus::library_violation;
-            k.diagnostics += "kernel.c: error: calls " + s + ", outside the allowed libraries\n";
+            k.diagnostics += "kernel.c: error: " + library_violation_message(s) + "\n";
             k.entry = nullptr;
           }
       if (k.status == CompileStatus::ok && !k.entry) {

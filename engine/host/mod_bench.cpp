@@ -5,6 +5,8 @@
 //   local rs = bench.evaluate_batch({src1, src2}, {threads = 2})
 //   local blas = bench.reference{problem = {M = 512, N = 512, K = 512}}  -- fastest threads
 //   print(bench.machine().peak_formula)
+//   bench.symbol_allowed("expf")    -- true: what a kernel may call outside itself
+//   bench.allowed_symbols().text    -- "libm, malloc/calloc/..., the OpenMP runtime (...)"
 //
 // Options (all optional; unknown keys are errors): opt "O0".."O3", march (a CPU name,
 // "-m..." flags, or "native"/nil for the host), backend ("gcc", "gccjit" when built),
@@ -211,6 +213,35 @@ static int bench_machine(lua_State* L) {
   return 1;
 }
 
+// bench.symbol_allowed(name): whether a kernel may reference `name` outside itself (the
+// allowed libraries every back end checks against).
+static int bench_symbol_allowed(lua_State* L) {
+  lua_pushboolean(L, bench::symbol_allowed(check_string(L, 1, "bench.symbol_allowed", "name")));
+  return 1;
+}
+
+// bench.allowed_symbols(): the allowed libraries as data, {libraries = {{name =,
+// symbols = {...}, prefixes = {...}, shown =}, ...}, text = "libm, malloc/..., ..."}.
+static int bench_allowed_symbols(lua_State* L) {
+  const auto& libs = bench::allowed_libraries();
+  lua_createtable(L, 0, 2);
+  lua_createtable(L, static_cast<int>(libs.size()), 0);
+  for (size_t i = 0; i < libs.size(); ++i) {
+    lua_createtable(L, 0, 4);
+    set_string(L, "name", libs[i].name);
+    push_strings(L, libs[i].symbols);
+    lua_setfield(L, -2, "symbols");
+    push_strings(L, libs[i].prefixes);
+    lua_setfield(L, -2, "prefixes");
+    lua_pushboolean(L, libs[i].shown);
+    lua_setfield(L, -2, "shown");
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "libraries");
+  set_string(L, "text", bench::allowed_libraries_text());
+  return 1;
+}
+
 static int bench_backends(lua_State* L) {
   push_strings(L, bench::backend_names());
   return 1;
@@ -220,7 +251,9 @@ int open_bench(lua_State* L) {
   lua_newtable(L);
   set_functions(L, {HOST_FN("evaluate", bench_evaluate), HOST_FN("evaluate_batch", bench_evaluate_batch),
                     HOST_FN("reference", bench_reference), HOST_FN("machine", bench_machine),
-                    HOST_FN("backends", bench_backends), HOST_FN("features", bench_features)});
+                    HOST_FN("backends", bench_backends), HOST_FN("features", bench_features),
+                    HOST_FN("symbol_allowed", bench_symbol_allowed),
+                    HOST_FN("allowed_symbols", bench_allowed_symbols)});
   return 1;
 }
 

@@ -30,7 +30,7 @@ static int kernelc_compile_check(lua_State* L) {
   opt.get("front_only", front_only);
   opt.done();
   kernelc::Result r = front_only ? kernelc::check(src, o) : kernelc::compile(src, o);
-  Json j = {{"status", kernelc::status_name(r.status)},
+  Json j = {{"status", bench::to_string(r.status)},
             {"diagnostics", r.diagnostics},
             {"compile_ms", r.compile_ms},
             {"frontend_ms", r.frontend_ms},

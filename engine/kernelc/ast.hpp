@@ -185,6 +185,7 @@ struct Obj {
   bool always_inline = false;
   bool from_prelude = false;
   bool is_definition = false;
+  bool implicit = false;     // a function declared by its first call (no prototype)
   bool address_taken = false;
   bool referenced = false;
   bool is_vla = false;

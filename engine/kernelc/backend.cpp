@@ -12,12 +12,7 @@ bench::CompiledKernel GccJitBackend::compile(const std::string& source, const be
   o.entry = opts.entry;
   Result r = kernelc::compile(source, o);
   bench::CompiledKernel k;
-  switch (r.status) {
-    case Status::ok: k.status = bench::CompileStatus::ok; break;
-    case Status::compile_error: k.status = bench::CompileStatus::compile_error; break;
-    case Status::library_violation: k.status = bench::CompileStatus::library_violation; break;
-    case Status::unsupported: k.status = bench::CompileStatus::unsupported; break;
-  }
+  k.status = r.status;
   k.backend = name();
   k.diagnostics = r.diagnostics;
   k.entry = r.entry;

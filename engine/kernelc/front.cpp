@@ -8,16 +8,6 @@
 
 namespace kernelc {
 
-const char* status_name(Status s) {
-  switch (s) {
-    case Status::ok: return "ok";
-    case Status::compile_error: return "compile_error";
-    case Status::library_violation: return "library_violation";
-    case Status::unsupported: return "unsupported";
-  }
-  return "?";
-}
-
 // Diagnostics hold `const char*` file names; they live for the process.
 const char* intern(const std::string& s) {
   static std::mutex mu;

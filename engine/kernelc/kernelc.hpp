@@ -13,10 +13,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/compiler.hpp"
+
 namespace kernelc {
 
-enum class Status { ok, compile_error, library_violation, unsupported };
-const char* status_name(Status s);
+// The statuses are the evaluation's (bench::CompileStatus, named by bench::to_string):
+// this front end is its "gccjit" back end and reports in its vocabulary.
+using Status = bench::CompileStatus;
 
 struct Options {
   std::string opt = "O3";             // O0 O1 O2 O3 Os
@@ -48,9 +51,6 @@ Result check(const std::string& source, const Options& opts);
 // accumulators, unrolled bodies), loop orders of the loop nests. A source that does not
 // parse gives {"error": "..."} with its diagnostic.
 nlohmann::json features(const std::string& source);
-
-// The names a kernel may call outside itself.
-bool callee_allowed(const std::string& name);
 
 // Macros the target flags imply (__AVX512F__, __FMA__, ...), as the driver would define.
 std::vector<std::pair<std::string, std::string>> target_macros(const std::vector<std::string>& march);

@@ -384,6 +384,7 @@ Node* Parser::call(Token name) {
     Obj* fn = new_obj(name.text, func_type(ty_int), l);
     fn->ty->old_style = true;
     fn->is_function = true;
+    fn->implicit = true;
     scopes.front().vars[name.text].var = fn;
     prog.globals.push_back(fn);
     skip("(");

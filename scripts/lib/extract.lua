@@ -236,20 +236,76 @@ function extract.kernel(text, spec)
   return nil, none
 end
 
--- Calls into a BLAS/LAPACK library (the kernel must compute the product itself): the
--- name of the first one found, or nil. The evaluator's symbol check is the authority;
--- this catches the obvious cases before anything is compiled.
-extract.library_patterns = {
-  "%f[%w_](cblas_[%w_]+)%s*%(", "%f[%w_]([sdcz]gemm_?)%s*%(", "%f[%w_](mkl_[%w_]+)%s*%(",
-  "%f[%w_](LAPACKE_[%w_]+)%s*%(", "#%s*include%s*<(cblas%.h)>", "#%s*include%s*<(mkl[%w_]*%.h)>",
-  "#%s*include%s*<(lapacke%.h)>",
-}
+-- Calls outside the allowed libraries (the kernel must compute the product itself, and
+-- may call libm, memory allocation, memset/memcpy/memmove, abs and the OpenMP runtime):
+-- the name of the first one found, or nil. The rule is the engine's own
+-- (bench.symbol_allowed, the list every back end checks against); this finds the calls
+-- in the source so that a violation costs no compile. When in doubt a name is left to
+-- the engine: what the kernel defines (functions, macros), what the compiler provides
+-- (names with a leading underscore: intrinsics, builtins), what the kernel declares
+-- itself, and the words below.
+local engine_bench = require "engine.bench"
+
+-- Words followed by "(" that call nothing outside the kernel: C's keywords and the
+-- standard headers' function-like macros that expand to operators or builtins.
+extract.not_calls = {}
+for word in ([[if for while switch return sizeof case else do goto
+               void char short int long float double signed unsigned const volatile restrict
+               struct union enum typeof asm inline static extern register
+               alignof alignas static_assert offsetof assert defined
+               va_start va_arg va_end va_copy
+               isnan isinf isfinite isnormal signbit fpclassify isgreater isgreaterequal
+               isless islessequal islessgreater isunordered]]):gmatch("%S+") do
+  extract.not_calls[word] = true
+end
+
+-- The words after which a name and "(" are still a call.
+local calls_after = {["return"] = true, ["else"] = true, ["do"] = true}
+
+-- The names the source calls, in order, that it neither defines nor declares: each once.
+function extract.external_calls(code)
+  local src = stages.strip(code)
+  local defined, declared, seen, calls = {}, {}, {}, {}
+  -- Preprocessor lines (with their continuations) call nothing; their macros are the kernel's.
+  src = src:gsub("\\\n", " ")
+  src = ("\n" .. src):gsub("\n[ \t]*#[^\n]*", function(line)
+    local name = line:match("^\n[ \t]*#%s*define%s+([%a_][%w_]*)")
+    if name then defined[name] = true end
+    return "\n"
+  end)
+  -- Attributes name no functions: __attribute__((aligned(64))).
+  src = src:gsub("__attribute__%s*%b()", " "):gsub("__declspec%s*%b()", " ")
+  for name in src:gmatch("%f[%w_]([%a_][%w_]*)%s*%b()%s*{") do defined[name] = true end
+  local pos = 1
+  while true do
+    local s, e, name = src:find("%f[%w_]([%a_][%w_]*)%s*%(", pos)
+    if not s then break end
+    pos = s + #name
+    local window = src:sub(math.max(1, s - 64), s - 1)
+    local word = window:match("([%w_]+)%s*$")
+    -- "double f(...)": a declaration ("return f(...)" is a call); "a.f(...)", "p->f(...)":
+    -- members, not functions
+    if word and not calls_after[word] then
+      declared[name] = true
+    elseif not (window:match("%.%s*$") or window:match("%->%s*$") or seen[name]) then
+      seen[name] = true
+      calls[#calls + 1] = name
+    end
+  end
+  -- A function the kernel declares itself is its own, even undefined (gcc: an undefined
+  -- reference); the engine judges it.
+  local out = {}
+  for _, name in ipairs(calls) do
+    if not (defined[name] or declared[name] or extract.not_calls[name] or name:match("^_")) then
+      out[#out + 1] = name
+    end
+  end
+  return out
+end
 
 function extract.library_call(code)
-  local src = stages.strip(code)
-  for _, pattern in ipairs(extract.library_patterns) do
-    local name = src:match(pattern)
-    if name then return name end
+  for _, name in ipairs(extract.external_calls(code)) do
+    if not engine_bench.symbol_allowed(name) then return name end
   end
   return nil
 end

@@ -17,13 +17,32 @@
 using namespace bench;
 
 TEST_CASE("the allow-list admits libm OpenMP allocation and memory functions only") {
-  for (const char* ok : {"sqrt", "expf", "fmal", "GOMP_parallel", "GOMP_barrier", "omp_get_thread_num",
-                         "malloc", "free", "posix_memalign", "aligned_alloc", "memcpy", "memset",
-                         "memmove", "_ZGVdN4v_exp"})
+  for (const char* ok : {"sqrt", "expf", "fmal", "lround", "lroundf", "GOMP_parallel", "GOMP_barrier",
+                         "omp_get_thread_num", "malloc", "free", "posix_memalign", "aligned_alloc", "memcpy",
+                         "memset", "memmove", "abs", "labs", "llabs", "_ZGVdN4v_exp"})
     CHECK(symbol_allowed(ok));
-  for (const char* no : {"cblas_dgemm", "dgemm_", "system", "fopen", "printf", "socket", "fork", "exit",
-                         "abort", "dlopen", "syscall", "pthread_create", "", "sqrtx"})
+  for (const char* no : {"cblas_dgemm", "dgemm_", "system", "fopen", "printf", "fprintf", "socket", "fork",
+                         "exit", "abort", "dlopen", "syscall", "pthread_create", "", "sqrtx", "omp_", "GOMP_",
+                         "_ZGV"})
     CHECK_FALSE(symbol_allowed(no));
+}
+
+TEST_CASE("the allowed libraries are described from the list itself") {
+  const std::string& text = allowed_libraries_text();
+  CHECK(text.rfind("libm, ", 0) == 0);
+  CHECK_THAT(text, Catch::Contains("malloc/calloc/realloc"));
+  CHECK_THAT(text, Catch::Contains("memset/memcpy/memmove"));
+  CHECK_THAT(text, Catch::Contains("the OpenMP runtime (omp_*, GOMP_*)"));
+  CHECK_THAT(text, !Catch::Contains("__stack_chk_fail"));  // emitted by the compiler, not written
+  // Every name the description shows is allowed.
+  for (const auto& lib : allowed_libraries())
+    for (const auto& s : lib.symbols) {
+      INFO(s);
+      CHECK(symbol_allowed(s));
+      if (lib.shown && lib.name.empty()) CHECK_THAT(text, Catch::Contains(s));
+    }
+  CHECK(library_violation_message("printf") ==
+        "call to 'printf', which is outside the allowed libraries: " + text);
 }
 
 TEST_CASE("compile statuses have their wire names") {

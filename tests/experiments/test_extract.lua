@@ -107,15 +107,95 @@ t.test("another function's spec", function()
 end)
 
 t.test("library calls are found, not in comments", function()
-  t.eq(extract.library_call("#include <cblas.h>\n" .. KERNEL), "cblas.h")
   t.eq(extract.library_call(SIG .. " { cblas_dgemm(101, 111, 111, M, N, K); }"), "cblas_dgemm")
   t.eq(extract.library_call(SIG .. " { dgemm_(\"N\", \"N\"); }"), "dgemm_")
   t.eq(extract.library_call(SIG .. " { mkl_free(p); }"), "mkl_free")
   t.eq(extract.library_call(SIG .. " { /* faster than cblas_dgemm( */ }"), nil)
+  t.eq(extract.library_call(SIG .. " { const char *s = \"printf(\"; }"), nil)
   t.eq(extract.library_call(KERNEL), nil)
+  -- a header alone calls nothing: both back ends compile it
+  t.eq(extract.library_call("#include <cblas.h>\n" .. KERNEL), nil)
   local shared = assert(os.getenv("ENGINE_SHARED_DIR"), "ENGINE_SHARED_DIR is not set")
   local blas = assert(io.open(shared .. "/kernels/k12_calls_blas.c")):read("a")
   t.eq(extract.library_call(code_of(blas)), "cblas_dgemm")
+end)
+
+t.test("what the kernel defines or the compiler provides is not a library call", function()
+  local src = [[
+#include <immintrin.h>
+#define IDX(i, j, ld) ((i) * (ld) + (j))
+#define BLOCK(x) min_block(x)
+static inline int min_block(int x) __attribute__((always_inline));
+double helper(double x);
+struct S { void (*f)(int); } s;
+typedef double v4d __attribute__((vector_size(32), aligned(32)));
+]] .. SIG .. [[ {
+  double buf[8] __attribute__((aligned(64)));
+  #pragma omp parallel for num_threads(4) schedule(static)
+  for (int i = 0; i < M; i++) C[IDX(i, 0, N)] = helper(A[i]) + sizeof(double) + BLOCK(i);
+  __m256d v = _mm256_setzero_pd(); _mm_prefetch((const char *)A, _MM_HINT_T0);
+  __builtin_prefetch(B); assert(M > 0); if (isnan(C[0])) return;
+  s.f(1); (&s)->f(2);
+}
+static inline int min_block(int x) { return x < 64 ? x : 64; }
+double helper(double x) { return x; }
+]]
+  t.eq(extract.external_calls(src), {})
+  -- declared by the kernel and never defined: its own function (gcc: an undefined reference)
+  t.eq(extract.library_call("void helper_missing(double *C);\n" .. SIG .. " { helper_missing(C); }"), nil)
+  t.eq(extract.library_call(src), nil)
+  t.eq(extract.external_calls(SIG .. " { double t = sqrt(A[0]) + expf(1.0f); C[0] = t; "
+                              .. "if (t) return fabs(t); else memcpy(C, A, 8); }"),
+       {"sqrt", "expf", "fabs", "memcpy"})
+end)
+
+-- The engine's rule (bench.symbol_allowed, the allowed libraries every back end checks
+-- against) is the only one: extract finds the calls and asks it.
+t.test("extract agrees with the engine's allowed libraries", function()
+  local function calling(name) return "#include <stdio.h>\n" .. SIG .. " {\n  " .. name .. "(A);\n}" end
+  local allowed = bench.allowed_symbols()
+  t.ok(#allowed.libraries > 0)
+  t.contains(allowed.text, "libm")
+  for _, lib in ipairs(allowed.libraries) do
+    for _, name in ipairs(lib.symbols) do
+      t.ok(bench.symbol_allowed(name), name)
+      if not name:match("^_") then t.eq(extract.library_call(calling(name)), nil, name) end
+    end
+    for _, prefix in ipairs(lib.prefixes) do
+      t.ok(bench.symbol_allowed(prefix .. "x"), prefix)
+      if not prefix:match("^_") then t.eq(extract.library_call(calling(prefix .. "get_thread_num")), nil) end
+    end
+  end
+  for _, name in ipairs{"printf", "fprintf", "cblas_dgemm", "dlopen", "syscall", "fopen",
+                        "pthread_create", "system", "exit", "sqrtx", "omp"} do
+    t.eq(bench.symbol_allowed(name), false, name)
+    t.eq(extract.library_call(calling(name)), name)
+  end
+  -- what the engine allows, extract allows, and the first call it refuses is named
+  t.eq(extract.library_call(SIG .. " { double *t = aligned_alloc(64, 64); t[0] = lroundf(1.5f) + abs(M);"
+                            .. " memcpy(C, t, 8); C[1] = omp_get_thread_num(); free(t); printf(\"x\");"
+                            .. " system(\"ls\"); }"), "printf")
+end)
+
+t.test("the labelled kernels: extract refuses only what the engine refuses", function()
+  local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+  local shared = assert(os.getenv("ENGINE_SHARED_DIR"), "ENGINE_SHARED_DIR is not set")
+  local seen = 0
+  for _, dir in ipairs{shared .. "/kernels", here .. "/../bench/hostile"} do
+    for _, f in ipairs(sys.listdir(dir)) do
+      if f:match("%.c$") then
+        local src = assert(io.open(dir .. "/" .. f)):read("a")
+        local expect = src:match("expect:%s*([%w_]+)")
+        local call = extract.library_call(src)
+        if call then t.eq(expect, "library_violation", f .. " calls " .. call) end
+        if expect == "library_violation" and not src:find("constructor") then
+          t.ok(call, f .. ": a library violation that extract misses")
+        end
+        seen = seen + 1
+      end
+    end
+  end
+  t.ok(seen > 20)
 end)
 
 t.run()

@@ -1,4 +1,4 @@
-/* expect: library_violation | message: calls abort */
+/* expect: library_violation | message: call to 'abort' */
 #include <stdlib.h>
 void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
     abort();

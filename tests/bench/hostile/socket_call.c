@@ -1,4 +1,4 @@
-/* expect: library_violation | message: calls connect, socket */
+/* expect: library_violation | message: call to 'socket' */
 #include <netinet/in.h>
 #include <sys/socket.h>
 void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {

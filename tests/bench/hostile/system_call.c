@@ -1,4 +1,4 @@
-/* expect: library_violation | message: calls system */
+/* expect: library_violation | message: call to 'system' */
 #include <stdlib.h>
 void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
     system("touch /tmp/engine-hostile-system");
