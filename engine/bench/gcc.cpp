@@ -143,10 +143,13 @@ class GccBackend final : public Backend {
     }
     // -nostartfiles: no crt init/fini code, so any constructor in the object is the
     // kernel's own and is refused below instead of running at load time.
-    std::vector<std::string> argv = {"gcc", "-shared", "-fPIC", "-nostartfiles", "-" + opts.opt,
+    // -U_FORTIFY_SOURCE: Ubuntu's gcc fortifies by default, turning printf into
+    // __printf_chk and memcpy into __memcpy_chk; the same source must reference the same
+    // names (and get the same verdict) on every distribution.
+    std::vector<std::string> argv = {"gcc", "-shared", "-fPIC", "-nostartfiles", "-U_FORTIFY_SOURCE", "-" + opts.opt,
                                      "-fdiagnostics-color=never", "-MD", "-MF", "kernel.d",
                                      "-o", "kernel.so", "kernel.c"};
-    argv.insert(argv.begin() + 5, opts.march.begin(), opts.march.end());
+    argv.insert(argv.begin() + 6, opts.march.begin(), opts.march.end());
     if (opts.openmp) argv.push_back("-fopenmp");
     argv.push_back("-lm");
     ProcessResult r;

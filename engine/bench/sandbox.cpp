@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <malloc.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -331,6 +332,10 @@ void pin_threads(const cpu_set_t& cores) {
     if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
   set_omp_threads(spec.threads);
   install_fault_handlers();
+  // glibc sizes its malloc arenas from the CPU count, read from /sys the first time a
+  // ninth thread allocates (dynamic TLS of a threadprivate variable is enough): fixed
+  // now, or an honest kernel's thread dies at that open under seccomp on a big node.
+  mallopt(M_ARENA_MAX, std::max(8, spec.threads));
   if (spec.reference) pin_threads(every_core);  // the library's pool exists once it is loaded
   else sched_setaffinity(0, sizeof first_place, &first_place);
   tighten(spec, !spec.reference);
