@@ -14,6 +14,7 @@
 #include <random>
 #include <regex>
 #include <sstream>
+#include "files/files.hpp"
 
 namespace kharness {
 
@@ -109,7 +110,7 @@ GccBuild gcc_compile(const std::string& source, const std::string& opt, const st
       b.diagnostics += dlerror();
     }
   }
-  fs::remove_all(dir);
+  files::remove_tree(std::filesystem::path(dir).string());
   return b;
 }
 

@@ -24,7 +24,7 @@ TEST_CASE("hostile kernels are classified and leave nothing behind") {
   o.memory_mb = 256;
   o.problem = {{"M", 64}, {"N", 64}, {"K", 64}};
   for (const auto& f : files) {
-    for (const auto& leftover : bench_test::temp_entries("engine-hostile-")) fs::remove_all(leftover);
+    for (const auto& leftover : bench_test::temp_entries("engine-hostile-")) files::remove_tree(std::filesystem::path(leftover).string());
     std::string src = bench_test::read_file(f);
     std::string want = bench_test::expected_status(src), text = bench_test::expected_message(src);
     REQUIRE(!want.empty());
@@ -68,7 +68,7 @@ TEST_CASE("a hostile batch is classified kernel by kernel") {
   }
   CHECK(results.back().status == "ok");
   CHECK(bench_test::children_of(zygote_pid()).empty());
-  for (const auto& leftover : bench_test::temp_entries("engine-hostile-")) fs::remove_all(leftover);
+  for (const auto& leftover : bench_test::temp_entries("engine-hostile-")) files::remove_tree(std::filesystem::path(leftover).string());
 }
 
 // The reward hacks peers have seen, one kernel of ours for each, through both back ends

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include "files/files.hpp"
 
 namespace {
 
@@ -87,7 +88,7 @@ class Terminal {
 
 std::string temp_home() {
   auto dir = std::filesystem::temp_directory_path() / ("repl_test_" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
+  files::remove_tree(std::filesystem::path(dir).string());
   std::filesystem::create_directories(dir);
   return dir.string();
 }
@@ -156,7 +157,7 @@ TEST_CASE("the REPL evaluates chunks and completes names and survives Ctrl-C", "
   ss << hist.rdbuf();
   CHECK_THAT(ss.str(), Catch::Contains("6 * 7"));
   CHECK_THAT(ss.str(), Catch::Contains("for i = 1, 2 do"));
-  std::filesystem::remove_all(home);
+  files::remove_tree(std::filesystem::path(home).string());
 }
 
 TEST_CASE("the REPL remembers history across sessions", "[repl]") {
@@ -175,5 +176,5 @@ TEST_CASE("the REPL remembers history across sessions", "[repl]") {
   t.type("\n");
   t.type("remembered + 1\n");
   CHECK(t.expect("124"));
-  std::filesystem::remove_all(home);
+  files::remove_tree(std::filesystem::path(home).string());
 }

@@ -10,13 +10,14 @@
 #include <sstream>
 
 #include "store/store.hpp"
+#include "files/files.hpp"
 
 namespace fs = std::filesystem;
 using store::Json;
 
 static fs::path fresh_dir(const std::string& name) {
   fs::path dir = fs::temp_directory_path() / ("store_test_" + std::to_string(getpid())) / name;
-  fs::remove_all(dir);
+  files::remove_tree(std::filesystem::path(dir).string());
   return dir;
 }
 

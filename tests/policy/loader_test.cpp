@@ -7,13 +7,14 @@
 
 #include "policy/config.hpp"
 #include "policy/safetensors.hpp"
+#include "files/files.hpp"
 
 using namespace policy;
 namespace fs = std::filesystem;
 
 static fs::path tmpdir(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("policy_loader_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
+  files::remove_tree(std::filesystem::path(d).string());
   fs::create_directories(d);
   return d;
 }

@@ -7,6 +7,7 @@
 
 #include "policy/model.hpp"
 #include "policy/safetensors.hpp"
+#include "files/files.hpp"
 
 using namespace policy;
 namespace fs = std::filesystem;
@@ -90,7 +91,7 @@ TEST_CASE("every projection is its own Linear module for adapters to wrap") {
 
 static fs::path copy_fixture(const std::string& name, const std::string& tag) {
   fs::path d = fs::temp_directory_path() / ("policy_model_" + tag + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
+  files::remove_tree(std::filesystem::path(d).string());
   fs::copy(kFixtures / name, d);
   return d;
 }

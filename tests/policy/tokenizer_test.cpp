@@ -13,6 +13,7 @@
 #include <atomic>
 #include <random>
 #include <thread>
+#include "files/files.hpp"
 
 using policy::Tokenizer;
 using Json = nlohmann::json;
@@ -31,7 +32,7 @@ static Json fixture(const char* name) {
 
 static std::string tmpdir(const std::string& name) {
   auto d = fs::temp_directory_path() / ("tokenizer_test_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(d);
+  files::remove_tree(std::filesystem::path(d).string());
   fs::create_directories(d);
   return d.string();
 }
@@ -98,7 +99,7 @@ TEST_CASE("stop ids join generation_config and config eos ids", "[tokenizer]") {
   CHECK(Tokenizer::load(dir).stop_ids() == std::vector<int>{151643, 151645});
   std::ofstream(dir + "/generation_config.json") << "{broken";
   CHECK_THROWS_WITH(Tokenizer::load(dir), Catch::Contains("generation_config.json: malformed JSON"));
-  fs::remove_all(dir);
+  files::remove_tree(std::filesystem::path(dir).string());
 }
 
 TEST_CASE("concurrent encodes share the cache safely", "[tokenizer]") {
@@ -222,7 +223,7 @@ TEST_CASE("a saved qwen3 tokenizer loads back identically", "[tokenizer]") {
   const Json ref = fixture("tokenizer_qwen3_ref.json");
   for (const auto& c : ref["cases"])
     CHECK(back.encode(c["text"].get<std::string>()) == c["ids"].get<std::vector<int>>());
-  fs::remove_all(dir);
+  files::remove_tree(std::filesystem::path(dir).string());
 }
 
 // ---- errors name the problem -------------------------------------------------------

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include "files/files.hpp"
 
 using policy::Tokenizer;
 using Json = nlohmann::json;
@@ -72,14 +73,14 @@ TEST_CASE("special tokens are atomic and never learned from", "[tokenizer][train
 TEST_CASE("a trained tokenizer saves and loads back identically", "[tokenizer][train]") {
   Tokenizer tok = policy::train_bpe(training_texts(), options(600));
   auto dir = fs::temp_directory_path() / ("tokenizer_train_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
+  files::remove_tree(std::filesystem::path(dir).string());
   tok.save(dir);
   CHECK(fs::exists(dir / "tokenizer_config.json"));
   Tokenizer back = Tokenizer::load(dir);
   CHECK(back.vocab_size() == tok.vocab_size());
   CHECK(back.stop_ids() == tok.stop_ids());
   for (const auto& t : corpus_texts()) CHECK(back.encode(t) == tok.encode(t));
-  fs::remove_all(dir);
+  files::remove_tree(std::filesystem::path(dir).string());
 }
 
 TEST_CASE("training rejects bad options by name", "[tokenizer][train]") {
@@ -111,14 +112,14 @@ TEST_CASE("training is deterministic and reproduces the parity fixture", "[token
   o.special_tokens = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
   Tokenizer tok = policy::train_bpe(fixture_training_texts(), o);
   auto dir = fs::temp_directory_path() / ("tokenizer_fixture_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
+  files::remove_tree(std::filesystem::path(dir).string());
   tok.save(dir);
   fs::path ref = fs::path(TOKENIZER_FIXTURE_DIR) / "tokenizer_trained";
   for (const char* f : {"tokenizer.json", "tokenizer_config.json"}) {
     INFO(f);
     CHECK(policy::read_text_file(dir / f) == policy::read_text_file(ref / f));
   }
-  fs::remove_all(dir);
+  files::remove_tree(std::filesystem::path(dir).string());
 }
 
 TEST_CASE("a trained tokenizer encodes as Hugging Face tokenizers does", "[tokenizer][train]") {

@@ -11,6 +11,7 @@
 #include "policy/policy_impl.hpp"
 #include "policy/safetensors.hpp"
 #include "train/trainer.hpp"
+#include "files/files.hpp"
 
 namespace fs = std::filesystem;
 
@@ -20,7 +21,7 @@ const fs::path kBase = fs::path(ENGINE_TRAIN_FIXTURE) / "base";
 
 fs::path scratch(const std::string& name) {
   fs::path p = fs::temp_directory_path() / ("ckpt_test_" + std::to_string(getpid())) / name;
-  fs::remove_all(p);
+  files::remove_tree(std::filesystem::path(p).string());
   return p;
 }
 

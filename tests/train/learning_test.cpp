@@ -13,6 +13,7 @@
 #include "policy/policy.hpp"
 #include "policy/safetensors.hpp"
 #include "train/trainer.hpp"
+#include "files/files.hpp"
 
 namespace fs = std::filesystem;
 
@@ -116,5 +117,5 @@ TEST_CASE("GRPO raises a toy reward and lr 0 does not", "[train][learning]") {
     auto adapted = train_run(dir, 5e-2, true);
     CHECK(mean_of_last(adapted, 3) > adapted.front() + 0.5);
   }
-  fs::remove_all(dir);
+  files::remove_tree(std::filesystem::path(dir).string());
 }
