@@ -352,10 +352,9 @@ void pin_threads(const cpu_set_t& cores) {
       send_record(kPong, "", 0);
       continue;
     }
-    // The library's pool awake, as in a user's loop of calls (its own code: the kernel's
-    // pool is pinned and needs no help, and running a kernel untimed could warm it with
-    // the answer).
-    if (spec.reference) spec.task->wake_reference(entry);
+    // The library as in a user's loop: its pool awake, its inputs cached. A kernel's
+    // pool is pinned and needs no help, and an untimed call could hand it the answer.
+    if (spec.reference) spec.task->wake_reference(entry, *spec.stage);
     const double t0 = now();
     task.invoke(entry, *spec.stage);
     const double t1 = now();

@@ -97,9 +97,10 @@ class Task {
   // In the child: the library routine measured by bench.reference (loaded there, so
   // neither the zygote nor kernel children ever map it). Throws when unavailable.
   virtual void* reference_entry(int threads) = 0;
-  // In the child, before each call of the library routine (untimed): wakes its thread
-  // pool on a small problem of its own, as a user's loop of calls keeps it awake.
-  virtual void wake_reference(void* entry) = 0;
+  // In the child, before each call of the library routine (untimed): the same call into
+  // memory of its own, so that the pool is awake and the inputs cached, as in a user's
+  // loop over the same buffers. Kernels get no such call (it would hand them the answer).
+  virtual void wake_reference(void* entry, Stage& stage) = 0;
   // In the zygote, while the kernel's process is stopped: call `c`'s output against its
   // reference. `secret` draws sampled points (mode "paper").
   virtual Check verify(const Stage& stage, int c, const std::string& mode, uint64_t secret) const = 0;

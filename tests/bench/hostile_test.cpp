@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -125,7 +126,7 @@ TEST_CASE("threads left running after the call are refused even within the pool'
 }
 
 TEST_CASE("a kernel cannot read host files into its code or its diagnostics") {
-  const std::string data = files::temp_base() + "/engine-hostile-data.h";
+  const std::string data = files::temp_base() + "/engine-host-data-" + std::to_string(getpid()) + ".h";
   {
     std::ofstream f(data);
     f << "\"the host's secret\"\n";
