@@ -5,6 +5,8 @@
 //
 // This file depends on nothing but the standard library: the kernel-C front end's fuzz
 // target compiles it without the rest of the evaluation.
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <unordered_set>
 
@@ -66,6 +68,14 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
 const std::vector<AllowedLibrary>& allowed_libraries() {
   static const std::vector<AllowedLibrary> libs = make_libraries();
   return libs;
+}
+
+bool provided_by_a_library(const std::string& name) {
+  for (const char* p : {"cblas_", "openblas_", "LAPACKE_", "mkl_", "goto_", "bli_"})
+    if (name.rfind(p, 0) == 0) return true;
+  // Fortran BLAS names: dgemm_, sgemm_, ...
+  if (name.size() > 1 && name.back() == '_' && name.find("gemm") != std::string::npos) return true;
+  return dlsym(RTLD_DEFAULT, name.c_str()) != nullptr;
 }
 
 bool symbol_allowed(const std::string& name) {

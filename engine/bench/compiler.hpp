@@ -71,6 +71,9 @@ const std::vector<AllowedLibrary>& allowed_libraries();
 bool symbol_allowed(const std::string& name);
 // The allowed libraries in words, made from the list: "libm, malloc/calloc/..., ...".
 const std::string& allowed_libraries_text();
+// Whether a name outside them is a library's (calling it is a library violation) or
+// nobody's (an undefined reference: the kernel's own error). Every back end asks this.
+bool provided_by_a_library(const std::string& name);
 // What every back end says of a call outside them, after its "FILE[:LINE:COL]: error: ":
 // "call to 'NAME', which is outside the allowed libraries: libm, ...".
 std::string library_violation_message(const std::string& name);

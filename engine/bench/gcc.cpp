@@ -29,16 +29,6 @@ bool library_allowed(const std::string& soname) {
   return false;
 }
 
-// A symbol a known library provides (so calling it is a library violation) rather than
-// a function nobody defines (a link error of the kernel itself).
-bool provided_by_a_library(const std::string& name) {
-  for (const char* p : {"cblas_", "openblas_", "LAPACKE_", "mkl_", "goto_", "bli_"})
-    if (name.rfind(p, 0) == 0) return true;
-  // Fortran BLAS names: dgemm_, sgemm_, ...
-  if (name.size() > 1 && name.back() == '_' && name.find("gemm") != std::string::npos) return true;
-  return dlsym(RTLD_DEFAULT, name.c_str()) != nullptr;
-}
-
 // Where a kernel's #include may lead: the compiler's and the C library's headers.
 bool standard_header(const std::string& path) {
   for (const char* dir : {"/usr/include/", "/usr/lib/gcc/", "/usr/local/include/"})

@@ -12,8 +12,11 @@ void check_calls(const Program& prog) {
     walk(fn->body, [&](Node* n) {
       if (n->kind == Nd::call && n->var && !n->var->is_definition) {
         const std::string& name = n->var->name;
-        if (!bench::symbol_allowed(name))
-          throw Error(Status::library_violation, n->loc, bench::library_violation_message(name));
+        if (!bench::symbol_allowed(name)) {
+          if (bench::provided_by_a_library(name))
+            throw Error(Status::library_violation, n->loc, bench::library_violation_message(name));
+          throw Error(Status::compile_error, n->loc, "undefined reference to `" + name + "'");
+        }
         // An allowed function no header of ours declares (exp10, lroundf, ...): called
         // through an implicit int declaration it would be miscompiled, where gcc knows
         // its type; gcc compiles it instead.

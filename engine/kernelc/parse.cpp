@@ -121,6 +121,9 @@ Attrs Parser::attributes() {
           }
         }
       }
+      // Code run when the object is loaded: gcc compiles it, and the evaluation refuses it.
+      if (name == "constructor" || name == "destructor")
+        unsupported_at(nloc, "the '" + name + "' attribute");
       if (name == "aligned") {
         int64_t v = args.empty() ? 16 : eval(args[0]);
         if (v <= 0 || (v & (v - 1))) error_at(nloc, "requested alignment is not a positive power of 2");

@@ -12,7 +12,7 @@ namespace kernelc {
 
 namespace {
 
-constexpr size_t kMaxTokens = 500'000;  // a macro bomb ends as an error, not a hang
+constexpr size_t kMaxTokens = 500'000;  // a macro bomb ends here, not in a hang
 constexpr int kMaxIncludeDepth = 32;
 
 using Hideset = std::shared_ptr<const std::set<std::string>>;
@@ -69,8 +69,10 @@ struct Preprocessor {
 
   void count(size_t n) {
     produced += n;
+    // Past this, gcc decides (and meets the compile timeout where the expansion is a
+    // bomb), so a kernel gets the same verdict from both back ends.
     if (produced > kMaxTokens)
-      error_at(in.empty() ? Loc{} : in.front().loc, "macro expansion is too large");
+      unsupported_at(in.empty() ? Loc{} : in.front().loc, "macro expansion beyond the front end's limit");
   }
 
   // ---- #define ----------------------------------------------------------------------
@@ -405,7 +407,9 @@ struct Preprocessor {
       error_at(at, "#include expects \"FILENAME\" or <FILENAME>");
     }
     const char* text = builtin_header(name);
-    if (!text) throw Error(Status::compile_error, nloc, name + ": No such file or directory");
+    // A header of the system's that ours do not cover: gcc compiles the kernel (and says
+    // "No such file or directory" where the system has none either).
+    if (!text) unsupported_at(nloc, "<" + name + "> is not among the front end's headers");
     if (included.count(name)) return;  // every header has a guard
     included.insert(name);
     if (++include_depth > kMaxIncludeDepth) error_at(at, "#include nested too deeply");

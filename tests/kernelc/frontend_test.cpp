@@ -55,8 +55,23 @@ TEST_CASE("kernelc type errors", "[kernelc]") {
   CHECK(diag(std::string(kSig) + " {\n  double v = sqrt(1.0, 2.0);\n}").find("kernel.c:2:14: error: too many arguments to function 'sqrt'") == 0);
 }
 
-TEST_CASE("kernelc unknown headers are an error like gcc's", "[kernelc]") {
-  CHECK(diag("#include <mkl.h>\n") == "kernel.c:1:10: error: mkl.h: No such file or directory");
+TEST_CASE("kernelc leaves headers it lacks to gcc", "[kernelc]") {
+  auto r = check("#include <mkl.h>\n");
+  CHECK(r.status == kernelc::Status::unsupported);
+  CHECK(r.diagnostics.find("kernel.c:1:10: sorry, unimplemented: <mkl.h> is not among the front end's headers") == 0);
+}
+
+TEST_CASE("kernelc: a function nobody defines is an undefined reference, a library's a violation", "[kernelc]") {
+  auto r = check(std::string("void helper(double *C);\n") + kSig + " {\n  helper(C);\n}");
+  CHECK(r.status == kernelc::Status::compile_error);
+  CHECK(r.diagnostics.find("kernel.c:3:3: error: undefined reference to `helper'") == 0);
+  r = check(std::string("void cblas_dscal(int n, double a, double *x, int inc);\n") + kSig + " {\n  cblas_dscal(1, 2.0, C, 1);\n}");
+  CHECK(r.status == kernelc::Status::library_violation);
+}
+
+TEST_CASE("kernelc leaves code run at load time to gcc", "[kernelc]") {
+  auto r = check(std::string("__attribute__((constructor)) static void early(void) {}\n") + kSig + " {}\n");
+  CHECK(r.status == kernelc::Status::unsupported);
 }
 
 TEST_CASE("kernelc library violations name the function", "[kernelc]") {
