@@ -146,6 +146,9 @@ TEST_CASE("the REPL evaluates chunks and completes names and survives Ctrl-C", "
   CHECK(t.expect("bad thing"));
   CHECK(t.expect("stack traceback"));
 
+  // Ctrl-D only at the prompt: typed while the terminal is still in cooked mode (the REPL
+  // printing), the line discipline can swallow it, and the REPL waits on for input.
+  REQUIRE(t.expect("> "));
   t.type("\x04");  // Ctrl-D leaves
   int status = t.wait_exit();
   REQUIRE(status != -1);
@@ -166,6 +169,7 @@ TEST_CASE("the REPL remembers history across sessions", "[repl]") {
     Terminal t(home);
     REQUIRE(t.expect("> "));
     t.type("remembered = 123\n");
+    REQUIRE(t.expect("> "));  // Ctrl-D at the prompt, as above
     t.type("\x04");
     REQUIRE(t.wait_exit() != -1);
   }
