@@ -1,6 +1,6 @@
 // The zygote: single-threaded, holds each problem's inputs and reference, forks one
 // child per kernel, schedules compiles in parallel and timed runs one at a time, kills
-// on timeout, verifies outputs and reports.
+// on timeout, checks every call's output and time. The verdict is verdict.cpp's.
 #include "bench/zygote.hpp"
 
 #include <execinfo.h>
@@ -30,9 +30,11 @@
 #include <vector>
 
 #include "bench/compiler.hpp"
+#include "bench/job.hpp"
 #include "bench/proc.hpp"
 #include "bench/sandbox.hpp"
 #include "bench/task.hpp"
+#include "bench/verdict.hpp"
 #include "files/files.hpp"
 
 namespace bench::detail {
@@ -82,58 +84,11 @@ double mono() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-// Standard deviation over mean (sample deviation; 0 for fewer than two).
-double coefficient_of_variation(const std::vector<double>& t) {
-  if (t.size() < 2) return 0;
-  double sum = 0, sq = 0;
-  for (double x : t) sum += x;
-  const double mean = sum / static_cast<double>(t.size());
-  for (double x : t) sq += (x - mean) * (x - mean);
-  return mean > 0 ? std::sqrt(sq / static_cast<double>(t.size() - 1)) / mean : 0.0;
-}
-
 std::string fmt(const char* f, double x) {
   char b[64];
   std::snprintf(b, sizeof b, f, x);
   return b;
 }
-
-struct Job {
-  size_t index = 0;
-  std::string source;
-  pid_t pid = -1;
-  int from = -1, to = -1;
-  std::string workdir;
-  std::unique_ptr<Stage> stage;
-  enum State { pending, compiling, ready, running, finished } state = pending;
-  double deadline = 0;
-  double run_start = 0, run_end = 0;  // the zygote's clock: first command, child gone
-  std::string inbuf;
-  bool eof = false, exited = false;
-  int wstatus = 0;
-  rusage ru{};
-  std::optional<json> compiled;
-  std::optional<FaultRecord> fault;
-  // The calls: pings first (the round trip of a command and its answer), then the
-  // calls, each stopped, checked and timed by the zygote.
-  char awaiting = 0;        // kPing or kCall while a command is out
-  double sent_at = 0;       // when it went out
-  int pings = 0, call = 0;  // answered pings; calls made
-  double rtt = 1e300;       // the fastest round trip
-  uint64_t secret = 0;      // draws the points checked in "paper" mode
-  std::vector<double> times;  // timed calls, as accepted
-  std::vector<double> elapsed;  // the same calls by the zygote's clock (command to answer)
-  double max_rel_error = 0;
-  bool checked = false;     // at least one call's output was checked
-  double check_s = 0;       // time the process spent stopped for checks
-  bool done = false;        // every call made and checked
-  std::string wrong;        // a call's output failed its check
-  std::string rejected;     // a measurement refused, and why
-  std::string protocol_error;
-  std::string timeout_msg;
-  bool reference = false;   // the library routine, not a kernel
-  json result;
-};
 
 constexpr int kPings = 5;
 
@@ -155,7 +110,6 @@ class Zygote {
   void reap();
   void wait_for(Job& job);
   void finish(Job& job, const json& opts);
-  std::string describe_fault(const Job& job, const json& opts) const;
   [[noreturn]] void exit_now();
 
   int sock_;
@@ -571,143 +525,8 @@ void Zygote::wait_for(Job& job) {
   }
 }
 
-std::string Zygote::describe_fault(const Job& job, const json& opts) const {
-  const FaultRecord& f = *job.fault;
-  const uintptr_t a = f.addr;
-  char hex[32];
-  std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(a));
-  const std::string where = f.main_thread ? "" : " (in an OpenMP thread)";
-  switch (f.sig) {
-    case SIGSYS:
-      return "the kernel made the forbidden system call '" + syscall_name(f.syscall_nr) + "'" + where +
-             ": kernels may only compute (no processes, files, sockets, signals or exec)";
-    case SIGSEGV:
-    case SIGBUS: {
-      if (f.code == SI_KERNEL)  // no faulting address: a general protection fault
-        return "the kernel caused a general protection fault" + where +
-               " (a privileged instruction, a non-canonical address, or int $0x80 on a system "
-               "without the 32-bit ABI)";
-      const bool write = f.sig == SIGSEGV && f.code == SEGV_ACCERR;
-      std::string loc = job.stage ? task_->locate(*job.stage, a, write) : "";
-      if (!loc.empty()) return "the kernel " + loc + where + " (" + signal_name(f.sig) + " at " + hex + ")";
-      const GuardedBuffer* out = job.stage ? &job.stage->output : nullptr;
-      if (out && out->in_guard(a)) {
-        auto d = reinterpret_cast<uintptr_t>(out->data());
-        return a < d ? "the kernel accessed " + std::to_string(d - a) + " bytes before the start of C" + where
-                     : "the kernel accessed " + std::to_string(a - d - out->bytes()) +
-                           " bytes past the end of C" + where;
-      }
-      if (a < 65536)
-        return std::string("the kernel dereferenced a null pointer") + where + " (" + signal_name(f.sig) + " at " +
-               hex + "); an allocation fails (returns NULL) beyond the memory limit of " +
-               std::to_string(opts.at("memory_mb").get<int64_t>()) + " MB";
-      if (a >= stack_lo_ && a < stack_hi_)
-        return "the kernel overflowed the stack (" + signal_name(f.sig) + " at " + hex + ", stack limit " +
-               std::to_string((stack_hi_ - stack_lo_ - (1 << 20)) >> 20) + " MB)";
-      if (out) {  // far off the end of C (past its guard page)
-        auto d = reinterpret_cast<uintptr_t>(out->data());
-        uintptr_t end = d + out->bytes();
-        if (a >= end && a - end < (uintptr_t(1) << 30))
-          return "the kernel accessed " + std::to_string(a - end) + " bytes past the end of C" + where + " (" +
-                 signal_name(f.sig) + " at " + hex + ")";
-      }
-      return "the kernel made an invalid memory access" + where + " (" + signal_name(f.sig) + " at " + hex +
-             (f.main_thread ? "" : "; a stack overflow in a thread looks the same") + ")";
-    }
-    case SIGILL:
-      return std::string("the kernel executed an illegal instruction at ") + hex + where +
-             " (an instruction this CPU lacks, or __builtin_trap)";
-    case SIGFPE: return "the kernel raised an arithmetic exception" + where + " (integer division by zero?)";
-    case SIGABRT: return "the kernel aborted" + where;
-    case SIGTRAP: return "the kernel hit a trap instruction" + where;
-    default: return "the kernel raised " + signal_name(f.sig) + where;
-  }
-}
-
 void Zygote::finish(Job& job, const json& opts) {
-  json& r = job.result;
-  r = {{"status", "runtime_error"}, {"gflops", 0.0}, {"times", json::array()}, {"min", 0.0},
-       {"median", 0.0}, {"mean", 0.0}, {"compile_ms", 0.0}, {"message", ""},
-       {"backend", opts.at("backend")}, {"fallback", false}, {"options", opts}};
-  r["options"].erase("march_flags");
-  if (job.run_start > 0) {
-    r["run_start"] = job.run_start;
-    r["run_end"] = job.run_end;
-  }
-  if (job.compiled) {
-    const json& c = *job.compiled;
-    r["backend"] = c.value("backend", r["backend"].get<std::string>());
-    r["compile_ms"] = c.value("compile_ms", 0.0);
-    r["message"] = c.value("diagnostics", "");
-    r["fallback"] = c.value("fallback", false);
-    if (c.contains("fallback_reason")) r["fallback_reason"] = c["fallback_reason"];
-    if (c.contains("external_symbols")) r["external_symbols"] = c["external_symbols"];
-    if (c.contains("features")) r["features"] = c["features"];
-  }
-  const int st = job.wstatus;
-  auto set = [&](const char* status, const std::string& msg) {
-    r["status"] = status;
-    std::string prev = r["message"];
-    r["message"] = prev.empty() ? msg : msg + "\n" + prev;
-  };
-  if (!job.timeout_msg.empty()) {
-    set("timeout", job.timeout_msg);
-  } else if (!job.compiled) {
-    if (!job.protocol_error.empty()) set("runtime_error", "the kernel " + job.protocol_error);
-    else if (WIFSIGNALED(st))
-      set("compile_error", "compiling ended abnormally: the compiler process was killed by " +
-                               signal_name(WTERMSIG(st)));
-    else
-      set("compile_error", "compiling ended abnormally (exit status " + std::to_string(WEXITSTATUS(st)) + ")");
-  } else if (job.compiled->value("status", "") != "ok") {
-    r["status"] = job.compiled->value("status", "compile_error");
-  } else if (job.fault) {
-    set("runtime_error", describe_fault(job, opts));
-  } else if (!job.rejected.empty()) {
-    set("rejected", job.rejected);
-  } else if (!job.protocol_error.empty()) {
-    set("rejected", "the kernel " + job.protocol_error);
-  } else if (!job.wrong.empty()) {
-    set("verification_error", job.wrong);
-  } else if (!job.done && WIFSIGNALED(st)) {
-    int sig = WTERMSIG(st);
-    std::string why = sig == SIGXCPU   ? "exceeded its CPU-time limit (SIGXCPU)"
-                      : sig == SIGSYS  ? "made a system call through a foreign ABI (int $0x80 or x32; SIGSYS)"
-                      : sig == SIGXFSZ ? "tried to write to a file (SIGXFSZ)"
-                                       : "was killed by " + signal_name(sig);
-    set("runtime_error", "the kernel " + why + " (max resident memory " +
-                             std::to_string(job.ru.ru_maxrss / 1024) + " MB)");
-  } else if (!job.done) {
-    set("runtime_error", "the kernel ended its process (exit status " + std::to_string(WEXITSTATUS(st)) +
-                             ") before returning from " + task_->entry());
-  } else {
-    const std::vector<double>& t = job.times;
-    std::vector<double> sorted = t;
-    std::sort(sorted.begin(), sorted.end());
-    double sum = 0;
-    for (double x : t) sum += x;
-    const double mean = sum / static_cast<double>(t.size());
-    const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
-                                            : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
-    r["times"] = t;
-    r["harness_times"] = job.elapsed;
-    r["round_trip"] = job.rtt;
-    r["min"] = sorted.front();
-    r["median"] = median;
-    r["mean"] = mean;
-    r["cov"] = coefficient_of_variation(t);
-    const double gflops = mean > 0 ? task_->flops() / mean * 1e-9 : HUGE_VAL;
-    if (peak_gflops_ > 0 && gflops > 4 * peak_gflops_) {
-      // The last line of defence, not the first: the clock checks above come first.
-      set("rejected", "the timings give " + fmt("%.4g", gflops) +
-                          " GFLOPS, more than 4x the machine's peak: not a measurement");
-    } else {
-      r["status"] = "ok";
-      r["gflops"] = gflops;
-    }
-  }
-  r["check_ms"] = job.check_s * 1e3;
-  if (job.checked) r["max_rel_error"] = std::isfinite(job.max_rel_error) ? job.max_rel_error : 1e308;
+  job.result = verdict(job, opts, {*task_, peak_gflops_, stack_lo_, stack_hi_});
   if (job.from >= 0) close(job.from);
   if (job.to >= 0) close(job.to);
   job.from = job.to = -1;

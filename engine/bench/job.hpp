@@ -1,0 +1,60 @@
+// Inside the engine/bench module only: what the zygote knows of one kernel's evaluation,
+// from its fork to its verdict (the zygote fills it in; verdict.cpp reads it).
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/sandbox.hpp"
+#include "bench/task.hpp"
+
+namespace bench::detail {
+
+using nlohmann::json;
+
+struct Job {
+  size_t index = 0;
+  std::string source;
+  pid_t pid = -1;
+  int from = -1, to = -1;
+  std::string workdir;
+  std::unique_ptr<Stage> stage;
+  enum State { pending, compiling, ready, running, finished } state = pending;
+  double deadline = 0;
+  double run_start = 0, run_end = 0;  // the zygote's clock: first command, child gone
+  std::string inbuf;
+  bool eof = false, exited = false;
+  int wstatus = 0;
+  rusage ru{};
+  std::optional<json> compiled;
+  std::optional<FaultRecord> fault;
+  // The calls: pings first (the round trip of a command and its answer), then the
+  // calls, each stopped, checked and timed by the zygote.
+  char awaiting = 0;        // kPing or kCall while a command is out
+  double sent_at = 0;       // when it went out
+  int pings = 0, call = 0;  // answered pings; calls made
+  double rtt = 1e300;       // the fastest round trip
+  uint64_t secret = 0;      // draws the points checked in "paper" mode
+  std::vector<double> times;  // timed calls, as accepted
+  std::vector<double> elapsed;  // the same calls by the zygote's clock (command to answer)
+  double max_rel_error = 0;
+  bool checked = false;     // at least one call's output was checked
+  double check_s = 0;       // time the process spent stopped for checks
+  bool done = false;        // every call made and checked
+  std::string wrong;        // a call's output failed its check
+  std::string rejected;     // a measurement refused, and why
+  std::string protocol_error;
+  std::string timeout_msg;
+  bool reference = false;   // the library routine, not a kernel
+  json result;
+};
+
+}  // namespace bench::detail

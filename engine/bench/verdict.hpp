@@ -1,0 +1,32 @@
+// Inside the engine/bench module only: the verdict on one evaluation (status, message,
+// timing figures) from what the zygote recorded, and the words for a kernel's fault.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/job.hpp"
+#include "bench/task.hpp"
+
+namespace bench::detail {
+
+struct VerdictContext {
+  const Task& task;
+  double peak_gflops = 0;           // 0: no peak rule
+  uintptr_t stack_lo = 0, stack_hi = 0;  // the kernel's main stack, for overflow messages
+};
+
+// The result record the engine receives (the fields of bench::Result, as JSON). The
+// first failure in this order decides: timeout, compiling, the compile report, a fault,
+// a refused measurement, a protocol breach, a wrong result, an early end; else ok, unless
+// the figure is impossible (the peak rule, the last line of defence).
+nlohmann::json verdict(const Job& job, const nlohmann::json& opts, const VerdictContext& ctx);
+// "the kernel accessed 8 bytes past the end of C (SIGSEGV at 0x...)", ...
+std::string describe_fault(const Job& job, const nlohmann::json& opts, const VerdictContext& ctx);
+// Standard deviation over mean of the timed calls.
+double coefficient_of_variation(const std::vector<double>& t);
+
+}  // namespace bench::detail
