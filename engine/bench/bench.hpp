@@ -98,7 +98,5 @@ std::vector<Result> evaluate_batch(const std::vector<std::string>& sources, cons
 // thread_trials.
 Result reference(const EvalOptions& opts = {});
 
-nlohmann::json to_json(const Result& r);
-Result result_from_json(const nlohmann::json& j);
 
 }  // namespace bench

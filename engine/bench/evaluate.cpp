@@ -195,75 +195,9 @@ nlohmann::json resolve_options(const EvalOptions& o) {
           {"verify", o.verify}};
 }
 
-std::vector<Result> evaluate_batch(const std::vector<std::string>& sources, const EvalOptions& opts) {
-  auto resolved = resolve_options(opts);
-  if (sources.empty()) return {};
-  nlohmann::json req = {{"op", "evaluate"}, {"options", resolved}, {"sources", sources},
-                        {"parallel", machine().cores}, {"peak_gflops", machine().peak_gflops}};
-  auto reply = request(req);
-  std::vector<Result> out;
-  for (const auto& r : reply.at("results")) out.push_back(result_from_json(r));
-  return out;
-}
-
-Result evaluate(const std::string& source, const EvalOptions& opts) {
-  return evaluate_batch({source}, opts).at(0);
-}
-
 namespace {
 
-Result reference_at(const EvalOptions& opts) {
-  auto resolved = resolve_options(opts);
-  nlohmann::json req = {{"op", "reference"}, {"options", resolved}, {"parallel", 1},
-                        {"peak_gflops", machine().peak_gflops}};
-  return result_from_json(request(req).at("results").at(0));
-}
-
-}  // namespace
-
-Result reference(const EvalOptions& opts) {
-  if (opts.threads > 0) return reference_at(opts);
-  resolve_options(opts);  // a bad option fails before anything runs
-  Result best;
-  std::vector<ThreadTrial> trials;
-  for (int threads = machine().cores; threads >= 1; threads /= 2) {
-    EvalOptions o = opts;
-    o.threads = threads;
-    Result r = reference_at(o);
-    if (r.status != "ok") {
-      r.thread_trials = trials;
-      return r;
-    }
-    trials.push_back({threads, r.min, r.median, r.cov});
-    // Speed against thread count rises to one summit: past it, fewer threads lose too.
-    if (best.status.empty() || r.median < best.median) best = std::move(r);
-    else break;
-  }
-  best.thread_trials = std::move(trials);
-  return best;
-}
-
-nlohmann::json to_json(const Result& r) {
-  nlohmann::json j = {{"status", r.status},   {"gflops", r.gflops},
-                      {"times", r.times},     {"min", r.min},
-                      {"median", r.median},   {"mean", r.mean},
-                      {"cov", r.cov}, {"compile_ms", r.compile_ms}, {"check_ms", r.check_ms}, {"message", r.message},
-                      {"run_start", r.run_start}, {"run_end", r.run_end},
-                      {"backend", r.backend}, {"fallback", r.fallback},
-                      {"fallback_reason", r.fallback_reason},
-                      {"external_symbols", r.external_symbols}, {"options", r.options}};
-  if (!r.features.is_null()) j["features"] = r.features;
-  j["harness_times"] = r.harness_times;
-  j["round_trip"] = r.round_trip;
-  if (!r.thread_trials.empty()) {
-    j["thread_trials"] = nlohmann::json::array();
-    for (const auto& t : r.thread_trials)
-      j["thread_trials"].push_back({{"threads", t.threads}, {"min", t.min}, {"median", t.median}, {"cov", t.cov}});
-  }
-  if (r.max_rel_error) j["max_rel_error"] = std::isfinite(*r.max_rel_error) ? *r.max_rel_error : 1e308;
-  return j;
-}
-
+// The zygote's record of one evaluation, as a Result.
 Result result_from_json(const nlohmann::json& j) {
   Result r;
   r.status = j.at("status").get<std::string>();
@@ -295,5 +229,53 @@ Result result_from_json(const nlohmann::json& j) {
                                t.at("cov").get<double>()});
   return r;
 }
+
+Result reference_at(const EvalOptions& opts) {
+  auto resolved = resolve_options(opts);
+  nlohmann::json req = {{"op", "reference"}, {"options", resolved}, {"parallel", 1},
+                        {"peak_gflops", machine().peak_gflops}};
+  return result_from_json(request(req).at("results").at(0));
+}
+
+}  // namespace
+
+std::vector<Result> evaluate_batch(const std::vector<std::string>& sources, const EvalOptions& opts) {
+  auto resolved = resolve_options(opts);
+  if (sources.empty()) return {};
+  nlohmann::json req = {{"op", "evaluate"}, {"options", resolved}, {"sources", sources},
+                        {"parallel", machine().cores}, {"peak_gflops", machine().peak_gflops}};
+  auto reply = request(req);
+  std::vector<Result> out;
+  for (const auto& r : reply.at("results")) out.push_back(result_from_json(r));
+  return out;
+}
+
+Result evaluate(const std::string& source, const EvalOptions& opts) {
+  return evaluate_batch({source}, opts).at(0);
+}
+
+
+Result reference(const EvalOptions& opts) {
+  if (opts.threads > 0) return reference_at(opts);
+  resolve_options(opts);  // a bad option fails before anything runs
+  Result best;
+  std::vector<ThreadTrial> trials;
+  for (int threads = machine().cores; threads >= 1; threads /= 2) {
+    EvalOptions o = opts;
+    o.threads = threads;
+    Result r = reference_at(o);
+    if (r.status != "ok") {
+      r.thread_trials = trials;
+      return r;
+    }
+    trials.push_back({threads, r.min, r.median, r.cov});
+    // Speed against thread count rises to one summit: past it, fewer threads lose too.
+    if (best.status.empty() || r.median < best.median) best = std::move(r);
+    else break;
+  }
+  best.thread_trials = std::move(trials);
+  return best;
+}
+
 
 }  // namespace bench
