@@ -94,6 +94,8 @@ bool Parser::is_typename() const {
   return false;
 }
 
+// attributes = ("__attribute__" "(" "(" (attribute ("," attribute)*)? ")" ")")*
+// attribute  = ident ("(" tokens ")")?   (aligned, vector_size and always_inline are read)
 Attrs Parser::attributes() {
   Attrs a;
   while (equal("__attribute__")) {
@@ -141,6 +143,10 @@ Attrs Parser::attributes() {
   return a;
 }
 
+// declspec = ("void" | "char" | "short" | "int" | "long" | "float" | "double" | "signed"
+//             | "unsigned" | "_Bool" | struct-decl | enum-specifier | typedef-name
+//             | "typedef" | "static" | "extern" | "inline" | "const" | "volatile"
+//             | "restrict" | attributes)+
 Type* Parser::declspec(DeclAttr* attr) {
   enum { VOID = 1 << 0, BOOL = 1 << 2, CHAR = 1 << 4, SHORT = 1 << 6, INT = 1 << 8, LONG = 1 << 10,
          FLOAT = 1 << 12, DOUBLE = 1 << 14, OTHER = 1 << 16, SIGNED = 1 << 17, UNSIGNED = 1 << 18 };
@@ -231,6 +237,8 @@ Type* Parser::declspec(DeclAttr* attr) {
   return is_const ? qualified(ty, true) : ty;
 }
 
+// struct-decl = ident? ("{" (declspec declarator ("," declarator)* ";")* "}")?
+//   ("struct" or "union" already read)
 Type* Parser::struct_decl(bool is_union) {
   Attrs pre = attributes();
   (void)pre;
@@ -307,6 +315,8 @@ Type* Parser::struct_decl(bool is_union) {
   return t;
 }
 
+// enum-specifier = ident? "{" ident ("=" const-expr)? ("," ident ("=" const-expr)?)* ","? "}"
+//                | ident
 Type* Parser::enum_specifier() {
   Type* t = new_type(Ty::enum_, 4, 4);
   Loc tl = loc();
@@ -342,6 +352,8 @@ Type* Parser::enum_specifier() {
 
 // ---- declarators --------------------------------------------------------------------
 
+// declarator = ("*" ("const" | "volatile" | "restrict" | attributes)*)* attributes?
+//              ("(" declarator ")" | ident?) type-suffix
 Type* Parser::declarator(Type* ty, std::string* name, Loc* name_loc, std::vector<Obj*>* params) {
   Nest n(*this);
   while (consume("*")) {
@@ -383,6 +395,7 @@ Type* Parser::declarator(Type* ty, std::string* name, Loc* name_loc, std::vector
 
 Type* Parser::abstract_declarator(Type* ty) { return declarator(ty, nullptr, nullptr); }
 
+// typename = declspec abstract-declarator attributes
 Type* Parser::typename_() {
   Type* base = declspec(nullptr);
   Type* t = abstract_declarator(base);
@@ -390,6 +403,7 @@ Type* Parser::typename_() {
   return t;
 }
 
+// array-dims = ("static" | "const" | "restrict")* assign? "]" ("[" array-dims)?   (the "[" read)
 Type* Parser::array_dims(Type* ty) {
   Loc l = loc();
   while (equal("static") || equal("const") || equal("restrict") || equal("__restrict")) pos++;
@@ -414,6 +428,8 @@ Type* Parser::array_dims(Type* ty) {
   return array_of(inner, n);
 }
 
+// func-params = ("void" | param ("," param)* ("," "...")?)? ")"
+// param       = declspec declarator
 Type* Parser::func_params(Type* ret, std::vector<Obj*>* params) {
   if (ret->kind == Ty::array) error_at(loc(), "function returns an array");
   Type* ft = func_type(ret);
@@ -454,12 +470,14 @@ Type* Parser::func_params(Type* ret, std::vector<Obj*>* params) {
   return ft;
 }
 
+// type-suffix = "(" func-params | "[" array-dims | nothing
 Type* Parser::type_suffix(Type* ty, std::vector<Obj*>* params) {
   if (consume("(")) return func_params(ty, params);
   if (consume("[")) return array_dims(ty);
   return ty;
 }
 
+// const-expr = conditional, evaluated now
 int64_t Parser::const_expr() {
   Node* e = conditional();
   if (!is_integer(e->ty) || !is_constant(e)) error_at(e->loc, "expression is not an integer constant expression");
@@ -468,6 +486,7 @@ int64_t Parser::const_expr() {
 
 // ---- initializers -------------------------------------------------------------------
 
+// initializer-list = "{" (designation? initializer ("," designation? initializer)* ","?)? "}"
 Initializer* Parser::initializer_list(Type* ty, Type** new_ty) {
   Initializer* in = &prog.inits.emplace_back();
   in->ty = ty;
@@ -522,6 +541,7 @@ Initializer* Parser::initializer_list(Type* ty, Type** new_ty) {
   return in;
 }
 
+// initializer = initializer-list | assign
 Initializer* Parser::initializer(Type* ty, Type** new_ty) {
   *new_ty = ty;
   if (equal("{")) return initializer_list(ty, new_ty);
@@ -537,6 +557,7 @@ Initializer* Parser::initializer(Type* ty, Type** new_ty) {
 
 // ---- file scope ---------------------------------------------------------------------
 
+// function = declspec declarator (";" | compound-stmt)   (declspec and declarator read)
 void Parser::function(Type* ty, const std::string& name, Loc l, DeclAttr& attr, std::vector<Obj*>& params) {
   VarScope* prev = scopes.back().vars.count(name) ? &scopes.back().vars[name] : nullptr;
   Obj* fn = nullptr;
@@ -642,6 +663,7 @@ void Parser::parse_lazy_body(Obj* fn) {
   }
 }
 
+// global-variables = declarator ("=" initializer)? ("," declarator ("=" initializer)?)* ";"
 void Parser::global_variables(Type* base, DeclAttr& attr) {
   bool first = true;
   while (!consume(";")) {
@@ -696,6 +718,7 @@ void Parser::global_variables(Type* base, DeclAttr& attr) {
   }
 }
 
+// program = (typedef | function | global-variables)*
 void Parser::program() {
   enter();
   in_prelude = true;

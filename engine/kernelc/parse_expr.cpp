@@ -7,6 +7,7 @@
 
 namespace kernelc {
 
+// expr = assign ("," assign)*
 Node* Parser::expr() {
   Node* n = assign();
   while (equal(",")) {
@@ -21,6 +22,8 @@ Node* Parser::expr() {
   return n;
 }
 
+// assign = conditional (("=" | "+=" | "-=" | "*=" | "/=" | "%=" | "&=" | "|=" | "^="
+//                       | "<<=" | ">>=") assign)?
 Node* Parser::assign() {
   Nest nest(*this);
   Node* n = conditional();
@@ -34,6 +37,7 @@ Node* Parser::assign() {
   return n;
 }
 
+// conditional = binary ("?" expr ":" conditional)?
 Node* Parser::conditional() {
   Node* c = binary(0);
   if (!equal("?")) return c;
@@ -57,6 +61,8 @@ static const BinOp kBinOps[] = {
     {">>", Nd::shr, 7}, {"+", Nd::add, 8}, {"-", Nd::sub, 8}, {"*", Nd::mul, 9},
     {"/", Nd::div, 9}, {"%", Nd::mod, 9}};
 
+// binary(p) = binary(p + 1) (op(p) binary(p + 1))*   for p = 0 ("||") .. 9 ("*" "/" "%"),
+// the levels of kBinOps; binary(10) = cast
 Node* Parser::binary(int prec) {
   if (prec > 9) return cast();
   Node* n = binary(prec + 1);
@@ -79,6 +85,7 @@ Node* Parser::binary(int prec) {
   }
 }
 
+// compound-literal = "(" typename ")" initializer   (the "(" typename ")" already read)
 Node* Parser::compound_literal(Type* ty, Loc l) {
   if (ty->kind == Ty::vector) {
     Node* n = new_node(Nd::vec_lit, l);
@@ -109,6 +116,8 @@ Node* Parser::compound_literal(Type* ty, Loc l) {
   return n;
 }
 
+// cast = "(" typename ")" (cast | compound-literal)
+//      | unary
 Node* Parser::cast() {
   Nest nest(*this);
   bool paren = equal("(");
@@ -145,6 +154,10 @@ Node* Parser::cast() {
   return unary();
 }
 
+// unary = ("+" | "-" | "!" | "~" | "&" | "*") cast
+//       | ("++" | "--") unary
+//       | ("sizeof" | "_Alignof") ("(" typename ")" | unary)
+//       | postfix
 Node* Parser::unary() {
   Loc l = loc();
   if (consume("+")) {
@@ -183,6 +196,7 @@ Node* Parser::unary() {
   return postfix();
 }
 
+// func-args = (assign ("," assign)*)? ")"   (the "(" already read)
 std::vector<Node*> Parser::func_args(Loc l) {
   std::vector<Node*> args;
   (void)l;
@@ -194,6 +208,7 @@ std::vector<Node*> Parser::func_args(Loc l) {
   }
 }
 
+// postfix = primary ("[" expr "]" | ("." | "->") ident | "++" | "--")*
 Node* Parser::postfix() {
   Node* n = primary();
   while (true) {
@@ -243,6 +258,7 @@ static int64_t char_value(const std::string& s, Loc l) {
   }
 }
 
+// number = an integer or floating constant with its suffix (u, l, ll, f, ...)
 Node* Parser::number(const Token& t) {
   const std::string& s = t.text;
   bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
@@ -287,6 +303,7 @@ Node* Parser::number(const Token& t) {
   return new_num((int64_t)v, ty, t.loc);
 }
 
+// builtin-call = "__builtin_" ident "(" func-args   (the builtins kernels use)
 Node* Parser::builtin_call(Token name) {
   Loc l = name.loc;
   std::string n = name.text;
@@ -374,6 +391,7 @@ Node* Parser::builtin_call(Token name) {
   unsupported_at(l, "'" + n + "'");
 }
 
+// call = ident "(" func-args   (an undeclared ident is declared implicitly, as gcc 12 does)
 Node* Parser::call(Token name) {
   Loc l = name.loc;
   VarScope* s = find(name.text);
@@ -398,6 +416,7 @@ Node* Parser::call(Token name) {
   return new_call(s->var, func_args(l), l);
 }
 
+// primary = "(" expr ")" | number | char | string+ | call | ident
 Node* Parser::primary() {
   Nest nest(*this);
   const Token& t = tok();

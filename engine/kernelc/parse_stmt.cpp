@@ -5,6 +5,7 @@
 
 namespace kernelc {
 
+// compound-stmt = "{" (declaration | stmt)* "}"
 Node* Parser::compound_stmt() {
   Nest n(*this);
   Node* blk = new_node(Nd::block, loc());
@@ -24,6 +25,8 @@ Node* Parser::compound_stmt() {
   return blk;
 }
 
+// declaration = declspec (declarator ("=" initializer)? ("," declarator ("=" initializer)?)*)? ";"
+//   (declspec already read)
 Node* Parser::declaration(Type* base, DeclAttr& attr) {
   Node* blk = new_node(Nd::block, loc());
   bool first = true;
@@ -95,6 +98,16 @@ Node* Parser::declaration(Type* base, DeclAttr& attr) {
   return blk;
 }
 
+// stmt = pragma-stmt
+//      | compound-stmt | ";"
+//      | "if" "(" expr ")" stmt ("else" stmt)?
+//      | "while" "(" expr ")" stmt
+//      | "do" stmt "while" "(" expr ")" ";"
+//      | "for" "(" (declaration | expr? ";") expr? ";" expr? ")" stmt
+//      | "switch" "(" expr ")" stmt | "case" const-expr ":" stmt | "default" ":" stmt
+//      | "break" ";" | "continue" ";" | "goto" ident ";" | "return" expr? ";"
+//      | ident ":" stmt
+//      | expr ";"
 Node* Parser::stmt() {
   Nest nest(*this);
   Loc l = loc();
@@ -290,6 +303,9 @@ static std::vector<std::vector<Token>> split_commas(const std::vector<Token>& v)
   return out;
 }
 
+// omp-directive = ("parallel" "for"? | "for" | "simd" | "parallel" "for" "simd" | "barrier" | ...)
+//                 clause*,
+// clause = ident ("(" (reduction-op ":")? argument ("," argument)* ")")?
 OmpClauses* Parser::omp_clauses(std::vector<Token> w, Loc at) {
   OmpClauses* c = &prog.omps.emplace_back();
   size_t i = 0;
@@ -456,6 +472,8 @@ OmpClauses* Parser::omp_clauses(std::vector<Token> w, Loc at) {
   return c;
 }
 
+// pragma-stmt = "#pragma" "omp" omp-directive stmt?   (barrier, taskwait, flush take none)
+//             | "#pragma" other-words stmt            (a hint: the statement alone)
 Node* Parser::pragma_stmt() {
   Token p = tok();
   pos++;
