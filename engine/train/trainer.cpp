@@ -3,11 +3,9 @@
 #include <torch/torch.h>
 
 #include <chrono>
-#include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "policy/policy_impl.hpp"
-#include "policy/safetensors.hpp"
+#include "train/checkpoint.hpp"
 #include "train/lora.hpp"
 #include "train/objective.hpp"
 
@@ -393,143 +391,23 @@ StepStats Trainer::step(const std::vector<Example>& examples) {
   return st;
 }
 
-// ---- checkpoints ----------------------------------------------------------
+// ---- checkpoints and exports (checkpoint.cpp) ----------------------------------
 
-namespace {
-
-policy::DType safetensors_dtype(torch::Dtype t) {
-  switch (t) {
-    case torch::kFloat32: return policy::DType::F32;
-    case torch::kBFloat16: return policy::DType::BF16;
-    case torch::kFloat16: return policy::DType::F16;
-    default: throw std::runtime_error("train: cannot save tensors of this dtype");
-  }
+TrainedParts Trainer::parts() const {
+  const Impl& m = *impl_;
+  return {m.model, m.lora.get(), m.optim.get(), m.pol->dir()};
 }
-
-torch::Dtype torch_dtype(policy::DType t) {
-  switch (t) {
-    case policy::DType::F32: return torch::kFloat32;
-    case policy::DType::BF16: return torch::kBFloat16;
-    case policy::DType::F16: return torch::kFloat16;
-    default: throw std::runtime_error(std::string("train: cannot load tensors of dtype ") +
-                                      policy::dtype_name(t));
-  }
-}
-
-void write_tensors(const fs::path& path,
-                   const std::vector<std::pair<std::string, Tensor>>& named,
-                   const std::map<std::string, std::string>& metadata = {}) {
-  std::vector<Tensor> keep;
-  std::vector<policy::TensorData> data;
-  for (const auto& [name, t] : named) {
-    Tensor c = t.detach().to(torch::kCPU).contiguous();
-    keep.push_back(c);
-    std::vector<int64_t> shape(c.sizes().begin(), c.sizes().end());
-    data.push_back({name, safetensors_dtype(c.scalar_type()), shape, c.data_ptr(),
-                    static_cast<size_t>(c.numel() * c.element_size())});
-  }
-  policy::write_safetensors(path, data, metadata);
-}
-
-std::vector<std::pair<std::string, Tensor>> read_tensors(const fs::path& path) {
-  policy::SafetensorsFile file(path);
-  std::vector<std::pair<std::string, Tensor>> out;
-  for (const auto& [name, v] : file.tensors()) {
-    auto opts = torch::TensorOptions().dtype(torch_dtype(v.dtype));
-    Tensor t = torch::from_blob(const_cast<void*>(v.data), v.shape, opts).clone();
-    out.emplace_back(name, t);
-  }
-  return out;
-}
-
-// The model's parameter names are Hugging Face's without the leading "model.".
-std::string hf_name(const std::string& name) {
-  return name.rfind("lm_head.", 0) == 0 ? name : "model." + name;
-}
-
-void copy_if_present(const fs::path& from, const fs::path& to) {
-  std::error_code ec;
-  if (fs::exists(from, ec)) fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-}
-
-}  // namespace
 
 void Trainer::save(const fs::path& dir) const {
   const Impl& m = *impl_;
-  fs::create_directories(dir);
-  std::vector<std::pair<std::string, Tensor>> weights;
-  if (m.lora) weights = m.lora->named_tensors();
-  else
-    for (const auto& item : m.model->named_parameters()) weights.emplace_back(item.key(), item.value());
-  write_tensors(dir / "weights.safetensors", weights);
-  torch::save(*m.optim, (dir / "optimizer.pt").string());
-  nlohmann::json state = {{"kind", m.grpo_mode ? "grpo" : "sft"},
-                          {"step", m.step},
-                          {"lora", static_cast<bool>(m.lora)},
-                          {"lr", m.o.lr}};
-  std::ofstream(dir / "trainer.json") << state.dump(2) << "\n";
+  save_checkpoint(dir, parts(), {m.grpo_mode ? "grpo" : "sft", m.step, m.o.lr});
 }
 
 void Trainer::load(const fs::path& dir) {
-  // A malformed checkpoint is the user's to fix: one line that names it, never libtorch's
-  // backtrace (c10::Error's what()).
-  auto load_state = [&] {
-    Impl& m = *impl_;
-    std::ifstream in(dir / "trainer.json");
-    if (!in) throw std::runtime_error("train: no trainer state in " + dir.string());
-    nlohmann::json state;
-    try {
-      state = nlohmann::json::parse(in);
-    } catch (const std::exception& e) {
-      throw std::runtime_error("train: corrupt " + (dir / "trainer.json").string() + ": " + e.what());
-    }
-    std::string kind = state.value("kind", "");
-    if (kind != (m.grpo_mode ? "grpo" : "sft"))
-      throw std::runtime_error("train: " + dir.string() + " holds a " + kind +
-                               " trainer's state, not a " + (m.grpo_mode ? "grpo" : "sft") + " one");
-    if (state.value("lora", false) != static_cast<bool>(m.lora))
-      throw std::runtime_error("train: " + dir.string() +
-                               (m.lora ? " holds full weights but this trainer uses LoRA"
-                                       : " holds LoRA adapters but this trainer trains fully"));
-    auto tensors = read_tensors(dir / "weights.safetensors");
-    if (m.lora) {
-      m.lora->load(tensors);
-    } else {
-      auto params = m.model->named_parameters();
-      torch::NoGradGuard no_grad;
-      for (const auto& [name, t] : tensors) {
-        auto* p = params.find(name);
-        if (!p) throw std::runtime_error("train: checkpoint tensor " + name + " is not in the model");
-        if (p->sizes() != t.sizes())
-          throw std::runtime_error("train: checkpoint tensor " + name + " has the wrong shape");
-        p->copy_(t);
-      }
-      if (tensors.size() != params.size())
-        throw std::runtime_error("train: the checkpoint lacks some of the model's weights");
-    }
-    torch::load(*m.optim, (dir / "optimizer.pt").string());
-    m.step = state.value("step", int64_t{0});
-    if (state.contains("lr")) set_lr(state["lr"].get<double>());
-  };
-  try {
-    load_state();
-  } catch (const c10::Error& e) {
-    std::string msg = e.what_without_backtrace();
-    msg = msg.substr(0, msg.find('\n'));
-    throw std::runtime_error("train: cannot load the checkpoint " + dir.string() + ": " + msg);
-  }
-}
-
-static std::optional<torch::Dtype> export_dtype(const std::string& name) {
-  if (name.empty()) return std::nullopt;
-  if (name == "fp32") return torch::kFloat32;
-  if (name == "bf16") return torch::kBFloat16;
-  if (name == "fp16") return torch::kFloat16;
-  throw std::invalid_argument("train: export dtype must be fp32, bf16 or fp16, not '" + name + "'");
-}
-
-static const char* hf_dtype_name(torch::Dtype t) {
-  return t == torch::kBFloat16 ? "bfloat16" : t == torch::kFloat16 ? "float16" : "float32";
+  Impl& m = *impl_;
+  SavedState s = load_checkpoint(dir, parts(), m.grpo_mode ? "grpo" : "sft");
+  m.step = s.step;
+  if (s.lr) set_lr(*s.lr);
 }
 
 void Trainer::set_lr(double lr) {
@@ -541,44 +419,7 @@ void Trainer::set_lr(double lr) {
 }
 
 void Trainer::export_hf(const fs::path& dir, bool adapter_only, const std::string& dtype) const {
-  const Impl& m = *impl_;
-  const auto cast = export_dtype(dtype);
-  fs::create_directories(dir);
-  if (adapter_only) {
-    if (!m.lora) throw std::runtime_error("train: adapter_only export needs a LoRA trainer");
-    const auto& lo = m.lora->options();
-    write_tensors(dir / "adapter_model.safetensors", m.lora->named_tensors(), {{"format", "pt"}});
-    nlohmann::json cfg = {{"peft_type", "LORA"},       {"task_type", "CAUSAL_LM"},
-                          {"r", lo.r},                  {"lora_alpha", lo.alpha},
-                          {"lora_dropout", lo.dropout}, {"target_modules", lo.targets},
-                          {"bias", "none"},             {"fan_in_fan_out", false},
-                          {"inference_mode", true},     {"base_model_name_or_path", m.pol->dir()}};
-    std::ofstream(dir / "adapter_config.json") << cfg.dump(2) << "\n";
-    return;
-  }
-  // Full weights: adapters merged in, so the export loads without peft.
-  std::vector<std::pair<std::string, Tensor>> weights;
-  {
-    torch::NoGradGuard no_grad;
-    std::map<std::string, Tensor> merged;
-    if (m.lora)
-      for (const auto& [name, t] : m.lora->merged_weights()) merged[name] = t;
-    for (const auto& item : m.model->named_parameters()) {
-      auto it = merged.find(item.key());
-      Tensor w = it != merged.end() ? it->second : item.value();
-      weights.emplace_back(hf_name(item.key()), cast ? w.to(*cast) : w);
-    }
-  }
-  write_tensors(dir / "model.safetensors", weights, {{"format", "pt"}});
-  fs::path src = m.pol->dir();
-  for (const char* f : {"config.json", "generation_config.json", "tokenizer.json",
-                        "tokenizer_config.json", "special_tokens_map.json"})
-    copy_if_present(src / f, dir / f);
-  if (cast && fs::exists(dir / "config.json")) {  // the config names the stored dtype
-    nlohmann::json config = nlohmann::json::parse(std::ifstream(dir / "config.json"));
-    config["torch_dtype"] = hf_dtype_name(*cast);
-    std::ofstream(dir / "config.json") << config.dump(2) << "\n";
-  }
+  train::export_hf(dir, parts(), adapter_only, dtype);
 }
 
 }  // namespace train

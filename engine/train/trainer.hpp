@@ -15,6 +15,8 @@
 
 namespace train {
 
+struct TrainedParts;  // checkpoint.hpp
+
 struct LoraSettings {
   int64_t r = 32;
   double alpha = 64;
@@ -99,6 +101,7 @@ class Trainer {
 
  private:
   explicit Trainer(std::unique_ptr<Impl> impl);
+  TrainedParts parts() const;  // what checkpoints and exports read and write
   std::unique_ptr<Impl> impl_;
 };
 
