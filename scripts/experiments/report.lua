@@ -71,7 +71,7 @@ function M.main(argv)
   local opts = args.parse(argv, M.spec)
   local dir = opts._[1]
   if not dir then
-    io.stderr:write("usage: engine report.lua RUN_DIR [--out=DIR] (see --help)\n")
+    io.stderr:write("usage: engine report.lua RUN_DIR [BASELINE_DIR] [--out=DIR] (see --help)\n")
     os.exit(2)
   end
   dir = dir:gsub("/+$", "")

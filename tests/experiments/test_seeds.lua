@@ -138,4 +138,25 @@ t.test("experiment 2: seeds make distinct runs", function()
   end
 end)
 
+t.test("the report of a sweep over seeds: one row per configuration, drawn with bands", function()
+  local out = t.tmpdir()
+  local made = os.execute(string.format(
+    "%q %q experiment1 --out=%q --steps=2 --seeds=2 %s >/dev/null 2>&1", engine_exe,
+    here .. "/run_experiment.lua", out, table.concat(E1, " ")))
+  t.ok(made, "the runs were made")
+  local text, ok = engine("report.lua", out)
+  t.ok(ok, text)
+  local md = assert(io.open(out .. "/report/report.md")):read("a")
+  t.contains(md, "4 runs: 2 configurations over seeds.")
+  t.contains(md, "| samples | seeds |")
+  t.ok(md:find("\n| beta=0,lr=0,opt=O3 | [^\n]* | 2 %(1,2%) |\n"), "the baseline's row: " .. md)
+  t.ok(md:find("\n| beta=0,lr=5e%-07,opt=O3 | [^\n]* | 2 %(1,2%) |\n"), "the learning row: " .. md)
+  t.contains(md, "- `beta=0,lr=5e-07,opt=O3` against `beta=0,lr=0,opt=O3` (2 paired seeds): learning gain ")
+  t.contains(assert(io.open(out .. "/report/gflops.gp")):read("a"), "filledcurves")
+  if require("figures").available() then
+    local png = assert(io.open(out .. "/report/reward.png", "rb")):read("a")
+    t.eq(png:sub(1, 8), "\137PNG\r\n\26\n", "gnuplot drew the bands")
+  end
+end)
+
 t.run()
