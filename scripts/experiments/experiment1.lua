@@ -9,6 +9,7 @@
 --   engine experiment1.lua --model=DIR --configs=opt=O3,lr=5e-7,beta=0
 --   engine experiment1.lua --opt=O3 --lr=5e-7 --beta=0.0   # one configuration
 --   engine experiment1.lua --resume                        # continue a killed run
+--   engine experiment1.lua --seeds=3                       # each configuration with seeds 1, 2, 3
 --   engine report.lua runs/experiment1                     # plots and tables
 --
 -- Each configuration writes runs/experiment1/<config>/ (see README.md, "Experiments").
@@ -48,7 +49,7 @@ function M.configs(opts)
   local all = sweep.product{{"opt", opts.opt}, {"lr", opts.lr}, {"beta", opts.beta}}
   local ok, selected = pcall(sweep.select, all, opts.configs)
   if not ok then experiment.fail("--configs: " .. tostring(selected)) end
-  return selected
+  return experiment.with_seeds(selected, opts)  -- once per seed of --seeds
 end
 
 -- The fixed prompts of a step: prompts_per_step of the eight, in turn.
@@ -74,6 +75,7 @@ end
 -- Runs one configuration from its last committed step to opts.steps.
 function M.run_config(opts, config, deps)
   local name = sweep.name(config)
+  opts = experiment.run_opts(opts, config)  -- a run of --seeds samples with its own seed
   -- the model loads before the run directory is made: a model that fails leaves none
   local pol = experiment.load_policy(opts, deps)
   local run <close> = experiment.open_run(opts.out .. "/" .. name,

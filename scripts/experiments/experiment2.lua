@@ -12,6 +12,7 @@
 --   engine experiment2.lua --model=DIR                 # the paper's sweep, 9 iterations
 --   engine experiment2.lua --model=DIR --configs=opt=O3,lr=5e-7
 --   engine experiment2.lua --resume                    # continue a killed run
+--   engine experiment2.lua --seeds=3                   # each configuration with seeds 1, 2, 3
 --   engine report.lua runs/experiment2
 
 local sweep = require "engine.sweep"
@@ -49,7 +50,7 @@ function M.configs(opts)
   local all = sweep.product{{"opt", opts.opt}, {"lr", opts.lr}}
   local ok, selected = pcall(sweep.select, all, opts.configs)
   if not ok then experiment.fail("--configs: " .. tostring(selected)) end
-  return selected
+  return experiment.with_seeds(selected, opts)  -- once per seed of --seeds
 end
 
 -- The pools of the next iteration as nodes, from the ids the run store keeps.
@@ -154,6 +155,7 @@ end
 
 function M.run_config(opts, config, deps)
   local name = sweep.name(config)
+  opts = experiment.run_opts(opts, config)  -- a run of --seeds samples with its own seed
   -- the model loads before the run directory is made: a model that fails leaves none
   local pol = experiment.load_policy(opts, deps)
   local run <close> = experiment.open_run(opts.out .. "/" .. name,

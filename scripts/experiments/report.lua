@@ -3,6 +3,7 @@
 --   engine report.lua runs/experiment1          # writes runs/experiment1/report/
 --   engine report.lua runs/experiment2 --out=/tmp/r
 --   engine report.lua runs/experiment2/lr=5e-07,opt=O3 --lineage=42   # one kernel's ancestry
+--   engine report.lua runs/new runs/baseline    # compare two run directories: compare.md
 --
 -- Writes reward.png (mean reward per step or SQD iteration, one line per configuration:
 -- Fig. 3 / Fig. 7), gflops.png (max GFLOPS: Fig. 4 / Fig. 8), report.md (Table II: best
@@ -13,6 +14,20 @@
 -- Without gnuplot the figures are not drawn: report.md and best_kernel.c are written all
 -- the same, with the figures' data (reward.dat, gflops.dat) and gnuplot scripts, and
 -- report.md and the console say how to get the pictures (install gnuplot, run again).
+--
+-- Seeds (runs of --seeds, or any runs that differ only in their seed): they form one
+-- configuration. Table II then gives each figure as "mean ± h", h the half-width of its 95%
+-- interval over the seeds (Student t, n - 1 degrees of freedom), with a last column of
+-- the seeds; learning and reward gains are the per-seed differences from the lr = 0 run
+-- of the same seed, and a list under the table says for each learning configuration
+-- whether that interval excludes 0 (a gain beyond seed noise). The figures draw the mean
+-- over the seeds with a band of mean ± h. With one seed per configuration all is as it was.
+--
+-- Two directories, A and B (e.g. a new strategy and its baseline): compare.md (in --out,
+-- default A/report) and the console give, for each configuration both hold (matched by
+-- name without the seed; a directory of one configuration matches the other's one), each
+-- figure of Table II in A and in B (mean ± h over seeds) and A - B with its 95% interval
+-- (Welch's, the two sides being independent runs), and whether it excludes 0.
 
 local args = require "engine.args"
 local experiment = require "experiment"
@@ -23,7 +38,7 @@ local M = {}
 
 M.spec = {
   description = "Plots and tables of an experiment's runs (experiment1.lua, experiment2.lua).",
-  positional = "RUN_DIR",
+  positional = "RUN_DIR [BASELINE_DIR]",
   options = {
     {"out", "", "where to write the report [default: RUN_DIR/report]"},
     {"lineage", 0, "print the lineage of sample ID of a configuration's RUN_DIR, and stop",
@@ -56,23 +71,36 @@ function M.main(argv)
   local opts = args.parse(argv, M.spec)
   local dir = opts._[1]
   if not dir then
-    io.stderr:write("usage: engine report.lua RUN_DIR [--out=DIR] (see --help)\n")
+    io.stderr:write("usage: engine report.lua RUN_DIR [BASELINE_DIR] [--out=DIR] (see --help)\n")
     os.exit(2)
   end
   dir = dir:gsub("/+$", "")
   if opts.lineage > 0 then return lineage(dir, opts.lineage) end
+  if opts._[2] then return M.compare(dir, opts._[2]:gsub("/+$", ""), opts) end
+  if opts._[3] then
+    io.stderr:write("usage: engine report.lua RUN_DIR [BASELINE_DIR] [--out=DIR] (see --help)\n")
+    os.exit(2)
+  end
 
   local exp = experiment.try(nil, results.load, dir)
   local out = opts.out ~= "" and opts.out or (dir .. "/report")
   sys.mkdir(out)
   local title = exp.kind == "experiment2" and "Experiment 2 (SQD)" or "Experiment 1 (fixed prompts)"
   local xlabel = results.x_label(exp)
+  local groups = results.groups(exp)
 
   local missing  -- why the figures were not drawn
   local function plot(file, field, what)
     local series = {}
-    for i, cfg in ipairs(exp.configs) do
-      series[i] = {name = cfg.name, points = results.series(cfg, field)}
+    if exp.seeded then  -- one line per configuration: the mean over its seeds, and a band
+      for i, g in ipairs(groups) do
+        series[i] = {name = g.name .. (#g.runs > 1 and string.format(" (%d seeds)", #g.runs) or ""),
+                     points = results.band_series(g, field), band = #g.runs > 1}
+      end
+    else
+      for i, cfg in ipairs(exp.configs) do
+        series[i] = {name = cfg.name, points = results.series(cfg, field)}
+      end
     end
     local drawn, why = figures.lines{file = out .. "/" .. file,
                                      title = title .. ": " .. what .. " per " .. xlabel,
@@ -86,8 +114,13 @@ function M.main(argv)
 
   local md = {}
   local function add(...) for _, s in ipairs{...} do md[#md + 1] = s end end
-  add("# " .. title, "", "Runs: `" .. dir .. "`, " .. #exp.configs .. " configurations.", "",
-      results.machine_text(exp))
+  if exp.seeded then
+    add("# " .. title, "", "Runs: `" .. dir .. "`, " .. #exp.configs .. " runs: " .. #groups
+        .. " configurations over seeds.", "", results.machine_text(exp))
+  else
+    add("# " .. title, "", "Runs: `" .. dir .. "`, " .. #exp.configs .. " configurations.", "",
+        results.machine_text(exp))
+  end
   if missing then
     add("**The figures were not drawn**: " .. missing .. ". To get them, " .. figures.install_hint
         .. " and run `" .. rerun .. "` again. Their data are in `reward.dat` and `gflops.dat` "
@@ -95,7 +128,20 @@ function M.main(argv)
   else
     add("![mean reward](reward.png)", "", "![max GFLOPS](gflops.png)", "")
   end
-  add("## Best kernels (Table II)", "", results.table2(exp))
+  if exp.seeded then
+    add("## Best kernels (Table II)", "",
+        "Each figure is the mean ± the half-width of its 95% interval over the seeds (Student t, "
+        .. "n - 1 degrees of freedom); the gains are per-seed differences from the lr = 0 run of "
+        .. "the same seed. The figures draw the mean with a band of that interval.", "",
+        results.table2_seeds(exp))
+    local gains = results.gains_text(exp)
+    if gains then
+      add("Learning against lr = 0 (95% interval of the per-seed differences, paired by seed):", "",
+          gains)
+    end
+  else
+    add("## Best kernels (Table II)", "", results.table2(exp))
+  end
   add("## Techniques of the best kernels (Table III)", "", results.table3(exp))
   if exp.kind == "experiment2" then
     add("## SQD pools (kernels kept per stage after each iteration)", "", results.pools_table(exp))
@@ -124,6 +170,23 @@ function M.main(argv)
   if missing then
     print("figures not drawn: " .. missing .. "; to get them, " .. figures.install_hint
           .. " and run again: " .. rerun)
+  end
+end
+
+-- report.lua A B: A's figures against B's, with the intervals of their differences.
+function M.compare(a_dir, b_dir, opts)
+  local a = experiment.try(nil, results.load, a_dir)
+  local b = experiment.try(nil, results.load, b_dir)
+  local text, matched = results.compare(a, b)
+  local out = opts.out ~= "" and opts.out or (a_dir .. "/report")
+  sys.mkdir(out)
+  local f = assert(io.open(out .. "/compare.md", "w"))
+  f:write(text)
+  f:close()
+  io.stdout:write(text, "\n")
+  print("comparison written to " .. out .. "/compare.md")
+  if matched == 0 then
+    experiment.fail(string.format("%s and %s hold no configuration in common", a_dir, b_dir))
   end
 end
 

@@ -75,7 +75,14 @@ experiment.options = {
    end},
   {"template", "chatml", "prompt format: chatml (Qwen2/2.5), or model (the policy's own "
    .. "pol:chat(messages))", choices = {"chatml", "model"}},
-  {"seed", 1, "seed of sampling and of SQD's random choices"},
+  {"seed", 1, "seed of sampling and of SQD's random choices (one run per configuration)"},
+  {"seeds", "", "run every configuration once per seed: a list '1,2,3', or a count N "
+   .. "(seeds 1..N); several seeds add ',seed=S' to each run's directory name (empty: --seed)",
+   check = function(v)
+     local seeds, why = experiment.parse_seeds(v)
+     if seeds or v == "" then return true end
+     return nil, why
+   end},
   {"isa", "auto", "vector ISA the prompts ask for: auto (the machine's, bench.machine().simd), "
    .. "avx512 (the paper's prompts) or avx2", choices = {"auto", "avx512", "avx2"}},
   {"checkpoint_every", 1, "save the trainer every N updates (1: --resume is exact; 0: never)",
@@ -87,7 +94,76 @@ experiment.options = {
 -- so a run can be resumed or extended with different values.
 experiment.runtime_options = {out = true, configs = true, resume = true, profile = true,
                               device = true, steps = true, iterations = true, _ = true,
-                              _given = true, checkpoint_every = true, debug = true}
+                              _given = true, checkpoint_every = true, debug = true,
+                              seeds = true, seed_list = true}
+
+-- --seeds: "" (none: --seed alone), a count "N" (seeds 1..N) or a list "4,7,9" of distinct
+-- integers. Returns the list of seeds (nil for ""), or nil and why the text is not one.
+function experiment.parse_seeds(text)
+  if text == nil or text == "" then return nil end
+  if text:match("^%s*%d+%s*$") then
+    local n = math.tointeger(tonumber(text))
+    if n < 1 then return nil, "a count of seeds must be at least 1, got '" .. text .. "'" end
+    if n > 1000 then return nil, "at most 1000 seeds, got '" .. text .. "'" end
+    local seeds = {}
+    for i = 1, n do seeds[i] = i end
+    return seeds
+  end
+  local seeds, seen = {}, {}
+  for item in (text .. ","):gmatch("([^,]*),") do
+    local s = math.tointeger(tonumber(item:match("^%s*(.-)%s*$")))
+    if not s then
+      return nil, "expected a count N or a list of integer seeds like 1,2,3, got '" .. text .. "'"
+    end
+    if seen[s] then return nil, "seed " .. s .. " is listed twice in '" .. text .. "'" end
+    seen[s] = true
+    seeds[#seeds + 1] = s
+  end
+  if #seeds == 0 then return nil, "no seed in '" .. text .. "'" end
+  return seeds
+end
+
+-- The seeds of a sweep after parsing: --seeds, else the one --seed. Giving both is a
+-- user's error (which one should run?). A single seed (--seeds=1, or a list of one) is
+-- --seed: runs keep the directory names they have without seeds.
+function experiment.resolve_seeds(opts)
+  if not opts or opts.seeds == nil then return end
+  local seeds = experiment.parse_seeds(opts.seeds)
+  if seeds and opts._given and opts._given.seed ~= nil then
+    experiment.fail(string.format("--seed=%s and --seeds=%s conflict: --seed runs one seed, "
+                                  .. "--seeds several; give only one of them",
+                                  tostring(opts.seed), opts.seeds))
+  end
+  if seeds and #seeds == 1 then opts.seed = seeds[1]; seeds = nil end
+  opts.seed_list = seeds or {opts.seed}
+end
+
+-- The runs of a sweep: each configuration once per seed of opts.seed_list. With several
+-- seeds each run's configuration holds its seed (its directory name ends in ',seed=S');
+-- with one it does not, and the seed stays an option of the run (as it always was).
+-- Seeds are the outer loop: every configuration's first seed runs before any second.
+function experiment.with_seeds(configs, opts)
+  local seeds = opts.seed_list or {opts.seed}
+  if #seeds <= 1 then return configs end
+  local out = {}
+  for _, seed in ipairs(seeds) do
+    for _, config in ipairs(configs) do
+      local copy = {seed = seed}
+      for k, v in pairs(config) do copy[k] = v end
+      out[#out + 1] = copy
+    end
+  end
+  return out
+end
+
+-- The options one run of a configuration uses: its own seed when the configuration has one.
+function experiment.run_opts(opts, config)
+  if config.seed == nil or config.seed == opts.seed then return opts end
+  local copy = {}
+  for k, v in pairs(opts) do copy[k] = v end
+  copy.seed = config.seed
+  return copy
+end
 
 -- --reward: a scheme of reward.lua (checked when the options are parsed).
 function experiment.check_reward(v)
@@ -172,6 +248,7 @@ function experiment.parse(argv, spec)
     opts = args.parse(argv, spec)  -- prints help or the error
   end
   experiment.check_calls(opts)
+  experiment.resolve_seeds(opts)
   return opts
 end
 

@@ -6,6 +6,10 @@
 --                 ylabel = "mean reward",
 --                 series = {{name = "lr=5e-07", points = {{1, -20.5}, {2, 3.1}}}, ...}}
 --
+-- A series with band = true has points {x, y, lo, hi} (a mean and its interval over seeds):
+-- its data have four columns and the plot shades lo..hi behind the line (filledcurves);
+-- a point without lo/hi has no band there.
+--
 -- A point's y may be nil (nothing to show at that x, e.g. no successful kernel): the line
 -- breaks there. A series with no value at all is left out of the plot (a plot with no
 -- series says "no data").
@@ -60,7 +64,14 @@ function figures.lines(spec)
   for _, s in ipairs(series) do
     if has_values(s) then  -- gnuplot refuses a block without one valid point
       data:write("# ", s.name, "\n")
-      for _, p in ipairs(s.points) do data:write(number(p[1]), " ", number(p[2]), "\n") end
+      for _, p in ipairs(s.points) do
+        if s.band then
+          data:write(number(p[1]), " ", number(p[2]), " ", number(p[3] or p[2]), " ",
+                     number(p[4] or p[2]), "\n")
+        else
+          data:write(number(p[1]), " ", number(p[2]), "\n")
+        end
+      end
       data:write("\n\n")  -- gnuplot's index separator
       plotted[#plotted + 1] = s
     end
@@ -89,7 +100,12 @@ function figures.lines(spec)
     local points = {7, 5, 9, 11, 13}
     for i, s in ipairs(plotted) do
       local round = (i - 1) // 8
-      parts[i] = string.format("%s index %d using 1:2 with linespoints lt %d dt %d pt %d ps 0.7 "
+      if s.band then  -- the band first, so that the lines are drawn over it
+        parts[#parts + 1] = string.format("%s index %d using 1:3:4 with filledcurves lt %d "
+                                          .. "fs transparent solid 0.2 noborder notitle",
+                                          quote(data_path), i - 1, (i - 1) % 8 + 1)
+      end
+      parts[#parts + 1] = string.format("%s index %d using 1:2 with linespoints lt %d dt %d pt %d ps 0.7 "
                                .. "lw 1.5 title %s", quote(data_path), i - 1, (i - 1) % 8 + 1,
                                round + 1, points[round % #points + 1], quote(s.name))
     end

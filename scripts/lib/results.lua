@@ -303,5 +303,343 @@ function results.best(exp)
   return best
 end
 
+---------------------------------------------------------------------------------------
+-- Seeds: runs that differ only in their seed form one group; its figures are given as a
+-- mean and a 95% interval over the seeds (Student t with n - 1 degrees of freedom).
+---------------------------------------------------------------------------------------
+
+local sweep = require "engine.sweep"
+
+-- The 0.975 quantiles of Student's t for 1..30 degrees of freedom, then 40, 60, 120 and
+-- the normal limit: the half-width of a two-sided 95% interval is t * sd / sqrt(n).
+results.t975 = {12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622,
+                2.2281, 2.2010, 2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009,
+                2.0930, 2.0860, 2.0796, 2.0739, 2.0687, 2.0639, 2.0595, 2.0555, 2.0518,
+                2.0484, 2.0452, 2.0423}
+local t975_beyond = {{40, 2.0211}, {60, 2.0003}, {120, 1.9799}, {math.huge, 1.9600}}
+
+-- t(0.975, df); between two tabulated degrees of freedom the smaller one's (a slightly
+-- wider, conservative interval).
+function results.t_quantile(df)
+  df = math.floor(df)
+  if df < 1 then return nil end
+  if df <= #results.t975 then return results.t975[df] end
+  local q = results.t975[#results.t975]
+  for _, p in ipairs(t975_beyond) do if df >= p[1] then q = p[2] end end
+  return q
+end
+
+-- Mean and 95% interval of the numbers in values (nils are skipped): {n =, mean =, sd =,
+-- half =, lo =, hi =}; half, lo and hi are nil with fewer than two values.
+function results.interval(values)
+  local xs = {}
+  for _, v in pairs(values) do if type(v) == "number" and v == v then xs[#xs + 1] = v end end
+  local n = #xs
+  local iv = {n = n}
+  if n == 0 then return iv end
+  local sum = 0
+  for _, x in ipairs(xs) do sum = sum + x end
+  iv.mean = sum / n
+  if n < 2 then return iv end
+  local ss = 0
+  for _, x in ipairs(xs) do ss = ss + (x - iv.mean) ^ 2 end
+  iv.sd = math.sqrt(ss / (n - 1))
+  iv.half = results.t_quantile(n - 1) * iv.sd / math.sqrt(n)
+  iv.lo, iv.hi = iv.mean - iv.half, iv.mean + iv.half
+  return iv
+end
+
+-- The interval of a difference of two independent groups' means (Welch: each its own
+-- variance, Welch-Satterthwaite degrees of freedom, rounded down): {n =, mean =, half =,
+-- lo =, hi =}, without half when a side has fewer than two values.
+function results.difference(a_values, b_values)
+  local a, b = results.interval(a_values), results.interval(b_values)
+  local d = {n = math.min(a.n, b.n)}
+  if not (a.mean and b.mean) then return d end
+  d.mean = a.mean - b.mean
+  if not (a.sd and b.sd) then return d end
+  local va, vb = a.sd ^ 2 / a.n, b.sd ^ 2 / b.n
+  local se = math.sqrt(va + vb)
+  if se == 0 then
+    d.half = 0
+  else
+    local df = (va + vb) ^ 2 / (va ^ 2 / (a.n - 1) + vb ^ 2 / (b.n - 1))
+    d.half = results.t_quantile(math.max(1, df)) * se
+  end
+  d.lo, d.hi = d.mean - d.half, d.mean + d.half
+  return d
+end
+
+-- "mean ± half-width" (only the mean with one value, "-" with none).
+function results.pm(iv, pattern)
+  pattern = pattern or "%.2f"
+  if not iv or iv.mean == nil then return "-" end
+  if iv.half == nil then return string.format(pattern, iv.mean) end
+  return string.format(pattern .. " ± %.2f", iv.mean, iv.half)
+end
+
+-- Whether an interval of a difference excludes 0, in words.
+function results.verdict(iv, better, worse, same)
+  if not iv or iv.mean == nil then return "no value" end
+  if iv.half == nil then return "one value: no interval" end
+  local where = string.format("[%+.2f, %+.2f]", iv.lo, iv.hi)
+  if iv.lo > 0 then return "the interval " .. where .. " excludes 0: " .. better end
+  if iv.hi < 0 then return "the interval " .. where .. " excludes 0: " .. worse end
+  return "the interval " .. where .. " includes 0: " .. same
+end
+
+-- The seed of a run: its configuration's (runs of --seeds), else its options'.
+function results.seed_of(cfg)
+  return cfg.config.seed or (cfg.identity and cfg.identity.seed) or 1
+end
+
+local function base_config(config)
+  local base = {}
+  for k, v in pairs(config) do if k ~= "seed" then base[k] = v end end
+  return base
+end
+
+-- The groups of runs that differ only in their seed, in the order of exp.configs: each
+-- {key =, name =, config = (without the seed), runs = (by seed), seeds =}. Sets
+-- exp.groups and exp.seeded (some group has several runs).
+function results.groups(exp)
+  if exp.groups then return exp.groups end
+  local groups, by_key = {}, {}
+  for _, cfg in ipairs(exp.configs) do
+    local base = base_config(cfg.config)
+    local key = next(base) and sweep.name(base) or cfg.name
+    local g = by_key[key]
+    if not g then
+      g = {key = key, name = cfg.config.seed and key or cfg.name, config = base, runs = {}}
+      by_key[key] = g
+      groups[#groups + 1] = g
+    end
+    if cfg.config.seed then g.name = key end
+    g.runs[#g.runs + 1] = cfg
+  end
+  exp.seeded = false
+  for _, g in ipairs(groups) do
+    table.sort(g.runs, function(a, b) return results.seed_of(a) < results.seed_of(b) end)
+    g.seeds = {}
+    for i, cfg in ipairs(g.runs) do g.seeds[i] = results.seed_of(cfg) end
+    if #g.runs > 1 then exp.seeded = true end
+  end
+  exp.groups = groups
+  return groups
+end
+
+-- One run's figures: best GFLOPS, final mean reward, the ratio to OpenBLAS.
+function results.run_figures(cfg)
+  local best = cfg.best and cfg.best.gflops
+  local ref = cfg.reference and cfg.reference.gflops
+  return {best = best, final = results.final_reward(cfg),
+          vs_openblas = (best and ref and ref > 0) and best / ref or nil}
+end
+
+-- The group of the same swept values with lr = 0, if there is one.
+function results.baseline_group(exp, group)
+  if group.config.lr == nil or group.config.lr == 0 then return nil end
+  for _, other in ipairs(results.groups(exp)) do
+    if other ~= group and other.config.lr == 0 then
+      local same = true
+      for k, v in pairs(group.config) do
+        if k ~= "lr" and other.config[k] ~= v then same = false end
+      end
+      for k in pairs(other.config) do
+        if group.config[k] == nil then same = false end
+      end
+      if same then return other end
+    end
+  end
+  return nil
+end
+
+-- Per seed, a figure of a group minus the same figure of its baseline group's run with
+-- the same seed: {[seed] = difference}, over the seeds both have.
+function results.paired(group, base, field)
+  local by_seed = {}
+  for _, cfg in ipairs(base.runs) do by_seed[results.seed_of(cfg)] = results.run_figures(cfg) end
+  local diffs = {}
+  for _, cfg in ipairs(group.runs) do
+    local b = by_seed[results.seed_of(cfg)]
+    local a = results.run_figures(cfg)
+    if b and a[field] and b[field] then diffs[results.seed_of(cfg)] = a[field] - b[field] end
+  end
+  return diffs
+end
+
+-- A group's figures over its seeds: per figure the per-seed values ({[seed] = v}) and
+-- their interval; learning gain (best GFLOPS) and reward gain (final mean reward) are the
+-- per-seed differences from the lr = 0 group's run of the same seed.
+function results.group_figures(exp, group)
+  local f = {values = {}, iv = {}}
+  for _, field in ipairs{"best", "final", "vs_openblas"} do
+    local values = {}
+    for _, cfg in ipairs(group.runs) do values[results.seed_of(cfg)] = results.run_figures(cfg)[field] end
+    f.values[field], f.iv[field] = values, results.interval(values)
+  end
+  local base = results.baseline_group(exp, group)
+  f.base = base
+  if base then
+    f.values.gain = results.paired(group, base, "best")
+    f.values.reward_gain = results.paired(group, base, "final")
+    f.iv.gain, f.iv.reward_gain = results.interval(f.values.gain), results.interval(f.values.reward_gain)
+  end
+  local samples = 0
+  for _, cfg in ipairs(group.runs) do samples = samples + cfg.samples end
+  f.samples = samples
+  return f
+end
+
+local function seeds_text(group)
+  local parts = {}
+  for i, s in ipairs(group.seeds) do parts[i] = tostring(s) end
+  return string.format("%d (%s)", #group.seeds, table.concat(parts, ","))
+end
+
+-- Table II over seeds: each group's figures as mean ± half-width of its 95% interval, the
+-- gains as paired per-seed differences from lr = 0, and a last column of the seeds.
+function results.table2_seeds(exp)
+  local rows = {
+    "| configuration | best GFLOPS | peak ratio | vs OpenBLAS | learning gain | final mean reward | "
+      .. "reward gain | samples | seeds |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+  }
+  for _, g in ipairs(results.groups(exp)) do
+    local f = results.group_figures(exp, g)
+    local best = f.iv.best.mean
+    local p = peak(g.runs[1])
+    local gain, reward_gain = "-", "-"
+    if f.base then
+      local base_best = results.group_figures(exp, f.base).iv.best.mean
+      if f.iv.gain.mean then
+        gain = (best and base_best and base_best > 0) and string.format("%.2fx (", best / base_best) or "("
+        gain = gain .. (f.iv.gain.half and string.format("%+.2f ± %.2f", f.iv.gain.mean, f.iv.gain.half)
+                        or string.format("%+.2f", f.iv.gain.mean)) .. " GFLOPS)"
+      end
+      if f.iv.reward_gain.mean then
+        reward_gain = f.iv.reward_gain.half
+          and string.format("%+.2f ± %.2f", f.iv.reward_gain.mean, f.iv.reward_gain.half)
+          or string.format("%+.2f", f.iv.reward_gain.mean)
+      end
+    elseif g.config.lr == 0 then
+      gain, reward_gain = "(baseline)", "(baseline)"
+    end
+    rows[#rows + 1] = string.format("| %s | %s | %s | %s | %s | %s | %s | %d | %s |", g.name,
+                                    results.pm(f.iv.best),
+                                    (best and p) and string.format("%.1f%%", 100 * best / p) or "-",
+                                    f.iv.vs_openblas.mean and (results.pm(f.iv.vs_openblas) .. "x") or "-",
+                                    gain, results.pm(f.iv.final), reward_gain, f.samples, seeds_text(g))
+  end
+  return table.concat(rows, "\n") .. "\n"
+end
+
+-- For each learning configuration: whether its gains over lr = 0 (paired by seed) lie
+-- outside the 95% interval of no difference, i.e. whether the interval of the per-seed
+-- differences excludes 0. Markdown lines, or nil when there is nothing to compare.
+function results.gains_text(exp)
+  local lines = {}
+  for _, g in ipairs(results.groups(exp)) do
+    local f = results.group_figures(exp, g)
+    if f.base then
+      lines[#lines + 1] = string.format("- `%s` against `%s` (%d paired seeds): learning gain %s "
+                                        .. "GFLOPS, %s; reward gain %s, %s.",
+                                        g.name, f.base.name, f.iv.gain.n, results.pm(f.iv.gain, "%+.2f"),
+                                        results.verdict(f.iv.gain, "better than lr = 0 beyond seed noise",
+                                                        "worse than lr = 0 beyond seed noise",
+                                                        "not distinguishable from lr = 0"),
+                                        results.pm(f.iv.reward_gain, "%+.2f"),
+                                        results.verdict(f.iv.reward_gain, "better than lr = 0 beyond seed noise",
+                                                        "worse than lr = 0 beyond seed noise",
+                                                        "not distinguishable from lr = 0"))
+    end
+  end
+  if #lines == 0 then return nil end
+  return table.concat(lines, "\n") .. "\n"
+end
+
+-- The points of a group's figure: per step (or iteration) the mean over its seeds and the
+-- band mean ± half-width ({x, mean, lo, hi}; lo and hi nil with one value at that x).
+function results.band_series(group, field)
+  local at, xs = {}, {}
+  for _, cfg in ipairs(group.runs) do
+    for _, p in ipairs(results.series(cfg, field)) do
+      if not at[p[1]] then at[p[1]] = {}; xs[#xs + 1] = p[1] end
+      local list = at[p[1]]
+      list[#list + 1] = p[2]
+    end
+  end
+  table.sort(xs)
+  local points = {}
+  for i, x in ipairs(xs) do
+    local iv = results.interval(at[x])
+    points[i] = {x, iv.mean, iv.lo, iv.hi}
+  end
+  return points
+end
+
+-- Two run directories side by side (e.g. a new strategy against a baseline): for each
+-- configuration both hold (by name without the seed; a directory of one configuration
+-- matches the other's one configuration whatever its name), each figure as mean ± half-
+-- width over its seeds in A and in B, and A - B with its 95% interval (Welch: the two
+-- directories' seeds are independent runs). Returns markdown.
+function results.compare(a, b)
+  local ga, gb = results.groups(a), results.groups(b)
+  local pairs_ = {}
+  if #ga == 1 and #gb == 1 then
+    pairs_[1] = {ga[1], gb[1]}
+  else
+    for _, x in ipairs(ga) do
+      for _, y in ipairs(gb) do
+        if x.key == y.key then pairs_[#pairs_ + 1] = {x, y} end
+      end
+    end
+  end
+  local figures_ = {{"best", "best GFLOPS"}, {"final", "final mean reward"},
+                    {"gain", "learning gain (GFLOPS)"}, {"reward_gain", "reward gain"},
+                    {"vs_openblas", "vs OpenBLAS (x)"}}
+  local rows = {"| configuration | figure | A | B | A - B | 95% interval of A - B |",
+                "| --- | --- | ---: | ---: | ---: | --- |"}
+  for _, p in ipairs(pairs_) do
+    local fa, fb = results.group_figures(a, p[1]), results.group_figures(b, p[2])
+    local name = p[1].name == p[2].name and p[1].name or (p[1].name .. " / " .. p[2].name)
+    for _, fig in ipairs(figures_) do
+      local va, vb = fa.values[fig[1]], fb.values[fig[1]]
+      local ia, ib = fa.iv[fig[1]], fb.iv[fig[1]]
+      if (ia and ia.mean) or (ib and ib.mean) then
+        local d = results.difference(va or {}, vb or {})
+        rows[#rows + 1] = string.format("| %s | %s | %s | %s | %s | %s |", name, fig[2],
+                                        results.pm(ia), results.pm(ib), results.pm(d, "%+.2f"),
+                                        results.verdict(d, "A is higher", "A is lower", "no difference shown"))
+      end
+    end
+  end
+  local lines = {"# Comparison", "",
+                 "A: `" .. a.dir .. "`, " .. #a.configs .. " runs; B: `" .. b.dir .. "`, "
+                 .. #b.configs .. " runs.", "",
+                 "Each figure is the mean ± the half-width of its 95% interval over the seeds "
+                 .. "(Student t, n - 1 degrees of freedom); A - B is the difference of the means "
+                 .. "with its 95% interval (Welch). Gains are against each directory's own lr = 0 "
+                 .. "configuration, paired by seed.", ""}
+  if #pairs_ == 0 then
+    lines[#lines + 1] = "No configuration is in both directories."
+  else
+    lines[#lines + 1] = table.concat(rows, "\n")
+  end
+  local function unmatched(groups, side)
+    local names = {}
+    for _, g in ipairs(groups) do
+      local found = false
+      for _, p in ipairs(pairs_) do found = found or p[side] == g end
+      if not found then names[#names + 1] = "`" .. g.name .. "`" end
+    end
+    return names
+  end
+  local only_a, only_b = unmatched(ga, 1), unmatched(gb, 2)
+  if #only_a > 0 then lines[#lines + 1] = "\nOnly in A: " .. table.concat(only_a, ", ") .. "." end
+  if #only_b > 0 then lines[#lines + 1] = "\nOnly in B: " .. table.concat(only_b, ", ") .. "." end
+  return table.concat(lines, "\n") .. "\n", #pairs_
+end
+
 results.sorted_keys = sorted_keys
 return results
