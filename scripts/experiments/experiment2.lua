@@ -189,21 +189,7 @@ function M.run_config(opts, config, deps)
 end
 
 function M.run(opts, deps)
-  local configs = M.configs(opts)
-  deps = experiment.deps(deps)
-  -- the vector ISA the prompts name, made concrete (--isa=auto: the benchmark machine's),
-  -- so each run's config.json records the one it used
-  opts.isa = prompts.isa(opts.isa, deps.bench)
-  log.info("vector ISA", {isa = opts.isa, name = stages.isa(opts.isa).name})
-  local dirs = {}
-  for i, config in ipairs(configs) do dirs[i] = opts.out .. "/" .. sweep.name(config) end
-  experiment.prepare(opts, dirs, deps)
-  local results = {}
-  for i, config in ipairs(configs) do
-    log.info("configuration", {index = i, name = sweep.name(config)})
-    results[i] = M.run_config(opts, config, deps)
-  end
-  return results
+  return experiment.run_sweep(opts, M.configs(opts), deps, M.run_config)
 end
 
 function M.main(argv)

@@ -12,6 +12,8 @@ local progress = require "engine.progress"
 local evaluate = require "evaluate"
 local prompts = require "prompts"
 local reward = require "reward"
+local stages = require "stages"
+local sweep = require "engine.sweep"
 
 local experiment = {}
 
@@ -617,6 +619,25 @@ function experiment.counts_text(counts)
     if counts[status] then parts[#parts + 1] = status .. "=" .. counts[status] end
   end
   return table.concat(parts, " ")
+end
+
+-- Runs every configuration of a sweep in turn with run_config(opts, config, deps): the
+-- vector ISA the prompts name made concrete first (--isa=auto: the benchmark machine's,
+-- so each run's config.json records the one it used), and every run directory checked
+-- before any is made.
+function experiment.run_sweep(opts, configs, deps, run_config)
+  deps = experiment.deps(deps)
+  opts.isa = prompts.isa(opts.isa, deps.bench)
+  log.info("vector ISA", {isa = opts.isa, name = stages.isa(opts.isa).name})
+  local dirs = {}
+  for i, config in ipairs(configs) do dirs[i] = opts.out .. "/" .. sweep.name(config) end
+  experiment.prepare(opts, dirs, deps)
+  local results = {}
+  for i, config in ipairs(configs) do
+    log.info("configuration", {index = i, name = sweep.name(config)})
+    results[i] = run_config(opts, config, deps)
+  end
+  return results
 end
 
 return experiment
