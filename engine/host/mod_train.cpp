@@ -100,29 +100,43 @@ static policy::Policy& trainer_policy(lua_State* L, const char* where) {
   return pol;
 }
 
-// A completion as pol:sample returns it: tokens, logprobs, finish_reason.
-static policy::Completion read_completion(lua_State* L, int idx, const std::string& what) {
+// Calls item(what) with each element of the list at idx on top of the stack, `what`
+// naming it ("groups[2]"); the stack is restored after each.
+template <class F>
+static void each(lua_State* L, int idx, const std::string& what, F&& item) {
   idx = lua_absindex(L, idx);
-  if (!lua_istable(L, idx)) throw Error("trainer:step: " + what + " must be a table");
+  if (!lua_istable(L, idx)) throw Error("trainer:step: " + what + " must be a list");
+  const lua_Integer n = luaL_len(L, idx);
+  for (lua_Integer i = 1; i <= n; ++i) {
+    const int top = lua_gettop(L);
+    lua_geti(L, idx, i);
+    item(what + "[" + std::to_string(i) + "]");
+    lua_settop(L, top);
+  }
+}
+
+// The field `key` of the table on top of the stack, pushed.
+static void field(lua_State* L, const std::string& what, const char* key) {
+  if (!lua_istable(L, -1)) throw Error("trainer:step: " + what + " must be a table");
+  lua_getfield(L, -1, key);
+}
+
+// A completion as pol:sample returns it: tokens, logprobs, finish_reason.
+static policy::Completion read_completion(lua_State* L, const std::string& what) {
   policy::Completion c;
-  lua_getfield(L, idx, "tokens");
+  field(L, what, "tokens");
   if (!lua_istable(L, -1)) throw Error("trainer:step: " + what + ".tokens must be a list of token ids");
   c.tokens = check_ids(L, -1, "trainer:step", what + ".tokens");
   lua_pop(L, 1);
-  lua_getfield(L, idx, "logprobs");
-  if (lua_istable(L, -1)) {
-    lua_Integer n = luaL_len(L, -1);
-    for (lua_Integer i = 1; i <= n; ++i) {
-      lua_geti(L, -1, i);
-      c.logprobs.push_back(static_cast<float>(
-          check_number(L, -1, "trainer:step", (what + ".logprobs[" + std::to_string(i) + "]").c_str())));
-      lua_pop(L, 1);
-    }
-  } else if (!lua_isnil(L, -1)) {
-    throw Error("trainer:step: " + what + ".logprobs must be a list of numbers");
+  lua_getfield(L, -1, "logprobs");
+  if (!lua_isnil(L, -1)) {
+    if (!lua_istable(L, -1)) throw Error("trainer:step: " + what + ".logprobs must be a list of numbers");
+    each(L, -1, what + ".logprobs", [&](const std::string& w) {
+      c.logprobs.push_back(static_cast<float>(check_number(L, -1, "trainer:step", w.c_str())));
+    });
   }
   lua_pop(L, 1);
-  lua_getfield(L, idx, "finish_reason");
+  lua_getfield(L, -1, "finish_reason");
   if (lua_isstring(L, -1)) c.finish_reason = lua_tostring(L, -1);
   lua_pop(L, 1);
   return c;
@@ -131,65 +145,43 @@ static policy::Completion read_completion(lua_State* L, int idx, const std::stri
 static std::vector<train::Group> read_groups(lua_State* L, policy::Policy& pol) {
   check_table(L, 2, "trainer:step", "groups");
   std::vector<train::Group> groups;
-  lua_Integer n = luaL_len(L, 2);
-  for (lua_Integer gi = 1; gi <= n; ++gi) {
-    std::string what = "groups[" + std::to_string(gi) + "]";
-    lua_geti(L, 2, gi);
-    int g = lua_gettop(L);
-    if (!lua_istable(L, g)) throw Error("trainer:step: " + what + " must be a table");
+  each(L, 2, "groups", [&](const std::string& what) {
     train::Group grp;
-    lua_getfield(L, g, "prompt");
+    field(L, what, "prompt");
     grp.prompt = check_text_or_ids(L, -1, pol, "trainer:step", what + ".prompt");
     lua_pop(L, 1);
-    lua_getfield(L, g, "completions");
-    if (!lua_istable(L, -1)) throw Error("trainer:step: " + what + ".completions must be a list");
-    lua_Integer nc = luaL_len(L, -1);
-    for (lua_Integer i = 1; i <= nc; ++i) {
-      lua_geti(L, -1, i);
-      grp.completions.push_back(read_completion(L, -1, what + ".completions[" + std::to_string(i) + "]"));
-      lua_pop(L, 1);
-    }
+    lua_getfield(L, -1, "completions");
+    each(L, -1, what + ".completions", [&](const std::string& w) { grp.completions.push_back(read_completion(L, w)); });
     lua_pop(L, 1);
-    lua_getfield(L, g, "rewards");
-    if (!lua_istable(L, -1)) throw Error("trainer:step: " + what + ".rewards must be a list");
-    lua_Integer nr = luaL_len(L, -1);
-    for (lua_Integer i = 1; i <= nr; ++i) {
-      lua_geti(L, -1, i);
-      grp.rewards.push_back(check_number(L, -1, "trainer:step", (what + ".rewards").c_str()));
-      lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
+    lua_getfield(L, -1, "rewards");
+    each(L, -1, what + ".rewards", [&](const std::string& w) {
+      grp.rewards.push_back(check_number(L, -1, "trainer:step", w.c_str()));
+    });
     for (const auto& c : grp.completions)
       if (c.logprobs.size() != c.tokens.size())
         throw Error("trainer:step: " + what +
                     " has a completion without per-token logprobs (pass what pol:sample returned)");
-    lua_settop(L, g - 1);
     groups.push_back(std::move(grp));
-  }
+  });
   return groups;
 }
 
 static std::vector<train::Example> read_examples(lua_State* L, policy::Policy& pol) {
   check_table(L, 2, "trainer:step", "examples");
   std::vector<train::Example> out;
-  lua_Integer n = luaL_len(L, 2);
-  for (lua_Integer i = 1; i <= n; ++i) {
-    std::string what = "examples[" + std::to_string(i) + "]";
-    lua_geti(L, 2, i);
-    if (!lua_istable(L, -1)) throw Error("trainer:step: " + what + " must be a table");
+  each(L, 2, "examples", [&](const std::string& what) {
     train::Example e;
-    lua_getfield(L, -1, "prompt");
+    field(L, what, "prompt");
     e.prompt = check_text_or_ids(L, -1, pol, "trainer:step", what + ".prompt");
     lua_getfield(L, -2, "completion");
-    bool text = lua_type(L, -1) == LUA_TSTRING;
+    const bool text = lua_type(L, -1) == LUA_TSTRING;
     e.completion = check_text_or_ids(L, -1, pol, "trainer:step", what + ".completion");
-    lua_pop(L, 3);
     // A text completion learns to stop: the tokenizer's end of turn follows it. Token ids
     // are taken as given.
     if (text && pol.codec() && !pol.codec()->stop_tokens().empty())
       e.completion.push_back(pol.codec()->stop_tokens().front());
     out.push_back(std::move(e));
-  }
+  });
   return out;
 }
 
