@@ -117,17 +117,22 @@ local function fmt(v, pattern)
   return string.format(pattern or "%.2f", v)
 end
 
+-- Whether `base` is the lr = 0 configuration of `config`: the same swept values but lr.
+local function is_baseline_of(base, config)
+  if base.lr ~= 0 then return false end
+  for k, v in pairs(config) do
+    if k ~= "lr" and base[k] ~= v then return false end
+  end
+  for k in pairs(base) do
+    if config[k] == nil then return false end
+  end
+  return true
+end
+
 -- The configuration with the same swept values except lr = 0, if the sweep had one.
 local function baseline(exp, cfg)
   for _, other in ipairs(exp.configs) do
-    local c = other.config
-    if c.lr == 0 and other ~= cfg then
-      local same = true
-      for k, v in pairs(cfg.config) do
-        if k ~= "lr" and c[k] ~= v then same = false end
-      end
-      if same then return other end
-    end
+    if other ~= cfg and is_baseline_of(other.config, cfg.config) then return other end
   end
   return nil
 end
@@ -440,16 +445,7 @@ end
 function results.baseline_group(exp, group)
   if group.config.lr == nil or group.config.lr == 0 then return nil end
   for _, other in ipairs(results.groups(exp)) do
-    if other ~= group and other.config.lr == 0 then
-      local same = true
-      for k, v in pairs(group.config) do
-        if k ~= "lr" and other.config[k] ~= v then same = false end
-      end
-      for k in pairs(other.config) do
-        if group.config[k] == nil then same = false end
-      end
-      if same then return other end
-    end
+    if other ~= group and is_baseline_of(other.config, group.config) then return other end
   end
   return nil
 end
