@@ -20,4 +20,26 @@ function M.options()
                                "EXPERIMENTS_TEST_MODEL must name the tiny test model")}
 end
 
+-- Parses an experiment's command line with the primitives' options first, as a user
+-- would type it: parse(exp1, "experiment1", {"--steps=2"}).
+function M.parse(exp, name, options)
+  local experiment = require "experiment"
+  local argv = {[0] = name .. ".lua"}
+  for _, o in ipairs(M.options()) do argv[#argv + 1] = o end
+  for _, o in ipairs(options) do argv[#argv + 1] = o end
+  return experiment.parse(argv, exp.spec)
+end
+
+-- Runs `engine SCRIPT args...` ($ENGINE_TEST_EXE); returns its output (stdout and
+-- stderr), success and exit status.
+function M.engine(script, ...)
+  local exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")
+  local parts = {string.format("%q", exe), string.format("%q", script)}
+  for _, a in ipairs{...} do parts[#parts + 1] = string.format("%q", a) end
+  local pipe = io.popen(table.concat(parts, " ") .. " 2>&1")
+  local out = pipe:read("a")
+  local ok, _, code = pipe:close()
+  return out, ok, code
+end
+
 return M

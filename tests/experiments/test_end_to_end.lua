@@ -23,12 +23,7 @@ local exp2 = dofile(engine.scripts[1] .. "/experiment2.lua")
 local valid_status = {}
 for _, s in ipairs(reward.statuses) do valid_status[s] = true end
 
-local function parse(exp, name, options)
-  local argv = {[0] = name .. ".lua"}
-  for _, o in ipairs(primitives.options()) do argv[#argv + 1] = o end
-  for _, o in ipairs(options) do argv[#argv + 1] = o end
-  return experiment.parse(argv, exp.spec)
-end
+local parse = primitives.parse
 
 -- Runs an experiment in a child engine; returns how it ended.
 local function child(name, options, kill_at)

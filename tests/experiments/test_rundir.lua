@@ -12,15 +12,7 @@ local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not 
 local exp1 = dofile(engine.scripts[1] .. "/experiment1.lua")
 local exp2 = dofile(engine.scripts[1] .. "/experiment2.lua")
 
--- Runs `engine SCRIPT args...`; returns its output (stdout and stderr), success, status.
-local function engine(script, ...)
-  local parts = {string.format("%q", engine_exe), string.format("%q", script)}
-  for _, a in ipairs{...} do parts[#parts + 1] = string.format("%q", a) end
-  local pipe = io.popen(table.concat(parts, " ") .. " 2>&1")
-  local out = pipe:read("a")
-  local ok, _, code = pipe:close()
-  return out, ok, code
-end
+local engine = primitives.engine
 
 local function write(path, text)
   local f = assert(io.open(path, "w"))
@@ -36,12 +28,7 @@ local function one_line(text, out, ok, code)
   t.ok(not out:find("stack traceback", 1, true), "no traceback: " .. out)
 end
 
-local function parse(exp, name, options)
-  local argv = {[0] = name .. ".lua"}
-  for _, o in ipairs(primitives.options()) do argv[#argv + 1] = o end
-  for _, o in ipairs(options) do argv[#argv + 1] = o end
-  return experiment.parse(argv, exp.spec)
-end
+local parse = primitives.parse
 
 local E1 = {"--profile=paper", "--G=2", "--prompts_per_step=1", "--size=32", "--opt=O3",
             "--lr=5e-7", "--beta=0.0"}
