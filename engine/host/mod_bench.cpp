@@ -191,6 +191,14 @@ static int bench_reference(lua_State* L) {
   return 1;
 }
 
+// bench.check_options(opts): true, or an error naming the bad option (the checks of
+// bench.evaluate, for scripts that must refuse options before they make anything).
+static int bench_check_options(lua_State* L) {
+  read_options(L, 1, "bench.check_options");
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 static int bench_machine(lua_State* L) {
   const auto& m = bench::machine();
   lua_createtable(L, 0, 10);
@@ -251,7 +259,7 @@ int open_bench(lua_State* L) {
   lua_newtable(L);
   set_functions(L, {HOST_FN("evaluate", bench_evaluate), HOST_FN("evaluate_batch", bench_evaluate_batch),
                     HOST_FN("reference", bench_reference), HOST_FN("machine", bench_machine),
-                    HOST_FN("backends", bench_backends), HOST_FN("features", bench_features),
+                    HOST_FN("backends", bench_backends), HOST_FN("check_options", bench_check_options), HOST_FN("features", bench_features),
                     HOST_FN("symbol_allowed", bench_symbol_allowed),
                     HOST_FN("allowed_symbols", bench_allowed_symbols)});
   return 1;

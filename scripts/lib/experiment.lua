@@ -249,19 +249,23 @@ function experiment.parse(argv, spec)
   elseif help or not opts then
     opts = args.parse(argv, spec)  -- prints help or the error
   end
-  experiment.check_calls(opts)
+  experiment.check_bench_options(opts)
   experiment.resolve_seeds(opts)
   return opts
 end
 
--- Every call of an evaluation has inputs of its own, 64 at most.
-function experiment.check_calls(opts)
-  if opts and opts.warmup and opts.runs then
-    local calls = opts.warmup + math.max(opts.runs, opts.max_runs or 0)
-    if calls > 64 then
-      experiment.fail(string.format("--warmup=%d with --runs=%d and --max_runs=%d make %d calls of each "
-                                    .. "kernel: at most 64", opts.warmup, opts.runs, opts.max_runs or 0, calls))
-    end
+-- The benchmark options checked by the benchmark's own rules (64 calls at most, the
+-- timeout's range, ...) before anything is made: a bad combination is the user's to fix.
+function experiment.check_bench_options(opts)
+  local engine_bench = rawget(_G, "bench")
+  if not (opts and opts.warmup and engine_bench and engine_bench.check_options) then return end
+  local ok, err = pcall(engine_bench.check_options,
+                        {warmup = opts.warmup, runs = opts.runs, max_runs = opts.max_runs,
+                         cov_target = opts.cov_target, timeout = opts.timeout, verify = opts.verify})
+  if not ok then
+    local why = tostring(err):gsub("^bench%.check_options: ", "")
+    experiment.fail(string.format("--warmup=%s --runs=%s --max_runs=%s --timeout=%s: %s", opts.warmup, opts.runs,
+                                  opts.max_runs, opts.timeout, why))
   end
 end
 

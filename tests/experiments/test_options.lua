@@ -22,6 +22,20 @@ t.test("the paper's values are the defaults with --model", function()
   t.eq({o2.G, o2.iterations, o2.beta, o2.reward}, {64, 9, 0.0, "normalized"})
 end)
 
+t.test("benchmark options are checked by the benchmark's rules before anything is made", function()
+  local o = parse(exp1, {"--model=/m", "--max_runs=20", "--cov_target=0.1"})
+  t.eq({o.max_runs, o.cov_target}, {20, 0.1})
+  for _, case in ipairs{{{"--max_runs=70"}, "at most 64"}, {{"--warmup=60", "--runs=5"}, "at most 64"},
+                        {{"--timeout=5000"}, "timeout must be"}} do
+    local argv = {"--model=/m"}
+    for _, a in ipairs(case[1]) do argv[#argv + 1] = a end
+    local ok, err = pcall(parse, exp1, argv)
+    t.ok(not ok and experiment.is_user_error(err), "a user's mistake: " .. tostring(err))
+    t.contains(tostring(err), case[2])
+    t.contains(tostring(err), "--warmup=")
+  end
+end)
+
 t.test("the trainer gets the paper's GRPO settings, LoRA only when asked", function()
   local o = parse(exp1, {"--model=/m"})
   t.eq(experiment.train_opts(o, {lr = 5e-7, beta = 0.01}),
