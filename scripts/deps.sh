@@ -16,6 +16,7 @@ PACKAGES=(
   libsqlite3-dev         # the run store
   libreadline-dev        # the REPL
   libseccomp-dev         # the kernel sandbox
+  libopenmpi-dev openmpi-bin  # benchmark workers as MPI ranks (mpirun)
   libpcre2-dev           # the tokenizer's pre-tokenizer pattern
   libicu-dev             # the tokenizer's NFC normaliser
   gnuplot-nox            # report plots

@@ -72,6 +72,7 @@ struct Result {
   nlohmann::json options;    // the options used, resolved (march flags, backend, threads)
   nlohmann::json features;   // techniques the source uses (null without a front end)
   std::vector<ThreadTrial> thread_trials;  // reference() with threads 0: the counts tried
+  std::string node;          // the benchmark node that measured it ("" : this process's)
 };
 
 // Starts the evaluation process (idempotent; evaluations also start it on demand).
@@ -98,5 +99,15 @@ std::vector<Result> evaluate_batch(const std::vector<std::string>& sources, cons
 // thread_trials.
 Result reference(const EvalOptions& opts = {});
 
+// The same evaluations as the evaluation process's records (JSON, one per source): the
+// shape that travels between nodes, turned into a Result once, where it is used.
+nlohmann::json evaluate_records(const std::vector<std::string>& sources, const EvalOptions& opts = {});
+nlohmann::json reference_record(const EvalOptions& opts = {});
+Result result_from_record(const nlohmann::json& record);
+
+// Options as sent to another node, unresolved: threads 0 and march "native" mean that
+// node's cores and CPU.
+nlohmann::json options_to_json(const EvalOptions& opts);
+EvalOptions options_from_json(const nlohmann::json& j);
 
 }  // namespace bench

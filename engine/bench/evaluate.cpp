@@ -70,6 +70,9 @@ void start_locked() {
     // fd 3 without close-on-exec, everything else closed by exec.
     if (sv[1] == 3) fcntl(3, F_SETFD, 0);
     else dup2(sv[1], 3);
+    // Nor anything inherited without close-on-exec (an MPI library's sockets and shared
+    // memory): the evaluation process holds its socket and nothing else of the engine's.
+    close_range(4, ~0U, 0);
     execv(argv[0], const_cast<char* const*>(argv));
     _exit(127);
   }
@@ -195,10 +198,8 @@ nlohmann::json resolve_options(const EvalOptions& o) {
           {"verify", o.verify}};
 }
 
-namespace {
-
 // The zygote's record of one evaluation, as a Result.
-Result result_from_json(const nlohmann::json& j) {
+Result result_from_record(const nlohmann::json& j) {
   Result r;
   r.status = j.at("status").get<std::string>();
   r.gflops = j.value("gflops", 0.0);
@@ -227,26 +228,58 @@ Result result_from_json(const nlohmann::json& j) {
   for (const auto& t : j.value("thread_trials", nlohmann::json::array()))
     r.thread_trials.push_back({t.at("threads").get<int>(), t.at("min").get<double>(), t.at("median").get<double>(),
                                t.at("cov").get<double>()});
+  r.node = j.value("node", "");
   return r;
 }
 
-Result reference_at(const EvalOptions& opts) {
+nlohmann::json options_to_json(const EvalOptions& o) {
+  return {{"opt", o.opt},         {"march", o.march},       {"backend", o.backend},
+          {"threads", o.threads}, {"warmup", o.warmup},     {"runs", o.runs},
+          {"max_runs", o.max_runs}, {"cov_target", o.cov_target}, {"timeout", o.timeout},
+          {"compile_timeout", o.compile_timeout}, {"memory_mb", o.memory_mb},
+          {"problem", o.problem}, {"verify", o.verify}};
+}
+
+EvalOptions options_from_json(const nlohmann::json& j) {
+  EvalOptions o;
+  o.opt = j.at("opt").get<std::string>();
+  o.march = j.at("march").get<std::string>();
+  o.backend = j.at("backend").get<std::string>();
+  o.threads = j.at("threads").get<int>();
+  o.warmup = j.at("warmup").get<int>();
+  o.runs = j.at("runs").get<int>();
+  o.max_runs = j.at("max_runs").get<int>();
+  o.cov_target = j.at("cov_target").get<double>();
+  o.timeout = j.at("timeout").get<double>();
+  o.compile_timeout = j.at("compile_timeout").get<double>();
+  o.memory_mb = j.at("memory_mb").get<int64_t>();
+  o.problem = j.at("problem");
+  o.verify = j.at("verify").get<std::string>();
+  return o;
+}
+
+namespace {
+
+nlohmann::json reference_at(const EvalOptions& opts) {
   auto resolved = resolve_options(opts);
   nlohmann::json req = {{"op", "reference"}, {"options", resolved}, {"parallel", 1},
                         {"peak_gflops", machine().peak_gflops}};
-  return result_from_json(request(req).at("results").at(0));
+  return request(req).at("results").at(0);
 }
 
 }  // namespace
 
-std::vector<Result> evaluate_batch(const std::vector<std::string>& sources, const EvalOptions& opts) {
+nlohmann::json evaluate_records(const std::vector<std::string>& sources, const EvalOptions& opts) {
   auto resolved = resolve_options(opts);
-  if (sources.empty()) return {};
+  if (sources.empty()) return nlohmann::json::array();
   nlohmann::json req = {{"op", "evaluate"}, {"options", resolved}, {"sources", sources},
                         {"parallel", machine().cores}, {"peak_gflops", machine().peak_gflops}};
-  auto reply = request(req);
+  return request(req).at("results");
+}
+
+std::vector<Result> evaluate_batch(const std::vector<std::string>& sources, const EvalOptions& opts) {
   std::vector<Result> out;
-  for (const auto& r : reply.at("results")) out.push_back(result_from_json(r));
+  for (const auto& r : evaluate_records(sources, opts)) out.push_back(result_from_record(r));
   return out;
 }
 
@@ -254,28 +287,28 @@ Result evaluate(const std::string& source, const EvalOptions& opts) {
   return evaluate_batch({source}, opts).at(0);
 }
 
-
-Result reference(const EvalOptions& opts) {
+nlohmann::json reference_record(const EvalOptions& opts) {
   if (opts.threads > 0) return reference_at(opts);
   resolve_options(opts);  // a bad option fails before anything runs
-  Result best;
-  std::vector<ThreadTrial> trials;
+  nlohmann::json best, trials = nlohmann::json::array();
   for (int threads = machine().cores; threads >= 1; threads /= 2) {
     EvalOptions o = opts;
     o.threads = threads;
-    Result r = reference_at(o);
-    if (r.status != "ok") {
-      r.thread_trials = trials;
+    nlohmann::json r = reference_at(o);
+    if (r.at("status") != "ok") {
+      r["thread_trials"] = trials;
       return r;
     }
-    trials.push_back({threads, r.min, r.median, r.cov});
+    trials.push_back({{"threads", threads}, {"min", r.value("min", 0.0)}, {"median", r.value("median", 0.0)},
+                      {"cov", r.value("cov", 0.0)}});
     // Speed against thread count rises to one summit: past it, fewer threads lose too.
-    if (best.status.empty() || r.median < best.median) best = std::move(r);
+    if (best.is_null() || r.value("median", 0.0) < best.value("median", 0.0)) best = std::move(r);
     else break;
   }
-  best.thread_trials = std::move(trials);
+  best["thread_trials"] = std::move(trials);
   return best;
 }
 
+Result reference(const EvalOptions& opts) { return result_from_record(reference_record(opts)); }
 
 }  // namespace bench

@@ -5,6 +5,16 @@
 
 namespace host {
 
+void set_number(lua_State* L, const char* key, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, key);
+}
+
+void set_string(lua_State* L, const char* key, const std::string& v) {
+  lua_pushlstring(L, v.data(), v.size());
+  lua_setfield(L, -2, key);
+}
+
 void push_current_exception(lua_State* L) {
   try {
     throw;

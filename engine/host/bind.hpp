@@ -90,6 +90,11 @@ class Options {
   std::vector<std::string> known_;
 };
 
+// ---- results --------------------------------------------------------------
+// Fields of the table on top of the stack.
+void set_number(lua_State* L, const char* key, double v);
+void set_string(lua_State* L, const char* key, const std::string& v);
+
 // ---- userdata -------------------------------------------------------------
 // A C++ object owned by Lua through a shared_ptr, so other C++ objects can keep it alive
 // (a trainer holds its policy even after the script drops the policy). Class<T>::name

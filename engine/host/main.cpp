@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/bench.hpp"
+#include "cluster/cluster.hpp"
 #include "kernelc/backend.hpp"
 #include "host/repl.hpp"
 #include "host/runtime.hpp"
@@ -155,6 +156,8 @@ int main(int argc, char** argv) {
     // The in-memory back end is the default; the evaluation process starts now so that
     // its start-up (a sweep of what crashed ones left behind) overlaps the script's.
     bench::register_backend(std::make_unique<kernelc::GccJitBackend>());
+    // Under mpirun, a benchmark worker rank serves here and never returns.
+    cluster::start(argc, argv);
     try {
       bench::start_zygote();
     } catch (const std::exception&) {

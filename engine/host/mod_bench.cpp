@@ -24,13 +24,15 @@
 // between calls), max_rel_error, message (diagnostics or the cause),
 // backend, fallback (+ fallback_reason), external_symbols, run_start/run_end (the
 // zygote's monotonic clock), options (as used: march as explicit flags), features (the
-// techniques the source uses, read by the front end in the kernel's child).
+// techniques the source uses, read by the front end in the kernel's child), node (the
+// benchmark worker that measured it, "host:rank", under mpirun; engine.cluster).
 // bench.reference takes the same options (warmup 5, runs 20 unless given; threads
 // 0/nil: the fastest count) and adds thread_trials {threads, min, median, cov}.
 #include <cmath>
 
 #include "bench/bench.hpp"
 #include "bench/compiler.hpp"
+#include "cluster/cluster.hpp"
 #include "host/bind.hpp"
 #include "host/luajson.hpp"
 #include "kernelc/kernelc.hpp"
@@ -78,16 +80,6 @@ static bench::EvalOptions read_options(lua_State* L, int idx, const char* where,
   return o;
 }
 
-static void set_number(lua_State* L, const char* k, double v) {
-  lua_pushnumber(L, v);
-  lua_setfield(L, -2, k);
-}
-
-static void set_string(lua_State* L, const char* k, const std::string& v) {
-  lua_pushlstring(L, v.data(), v.size());
-  lua_setfield(L, -2, k);
-}
-
 static void push_strings(lua_State* L, const std::vector<std::string>& v) {
   lua_createtable(L, static_cast<int>(v.size()), 0);
   for (size_t i = 0; i < v.size(); ++i) {
@@ -131,6 +123,7 @@ static void push_result(lua_State* L, const bench::Result& r) {
   lua_pushboolean(L, r.fallback);
   lua_setfield(L, -2, "fallback");
   if (!r.fallback_reason.empty()) set_string(L, "fallback_reason", r.fallback_reason);
+  if (!r.node.empty()) set_string(L, "node", r.node);
   push_strings(L, r.external_symbols);
   lua_setfield(L, -2, "external_symbols");
   push_json(L, r.options);
@@ -164,14 +157,14 @@ static int bench_features(lua_State* L) {
 static int bench_evaluate(lua_State* L) {
   std::string src = check_string(L, 1, "bench.evaluate", "source");
   auto opts = read_options(L, 2, "bench.evaluate");
-  push_result(L, bench::evaluate(src, opts));
+  push_result(L, cluster::evaluate_batch({src}, opts).at(0));
   return 1;
 }
 
 static int bench_evaluate_batch(lua_State* L) {
   auto sources = check_string_list(L, 1, "bench.evaluate_batch", "sources");
   auto opts = read_options(L, 2, "bench.evaluate_batch");
-  auto results = bench::evaluate_batch(sources, opts);
+  auto results = cluster::evaluate_batch(sources, opts);
   lua_createtable(L, static_cast<int>(results.size()), 0);
   for (size_t i = 0; i < results.size(); ++i) {
     push_result(L, results[i]);
@@ -187,7 +180,7 @@ static int bench_reference(lua_State* L) {
   defaults.warmup = 5;
   defaults.runs = defaults.max_runs = 20;
   auto opts = read_options(L, 1, "bench.reference", defaults);
-  push_result(L, bench::reference(opts));
+  push_result(L, cluster::reference(opts));
   return 1;
 }
 

@@ -9,6 +9,7 @@
 namespace host {
 
 int open_bench(lua_State* L);
+int open_cluster(lua_State* L);
 int open_json(lua_State* L);
 int open_kernelc(lua_State* L);
 int open_log(lua_State* L);
@@ -25,6 +26,7 @@ const std::vector<Module>& modules() {
       {"engine.log", "log", guarded<open_log>},
       {"engine.store", "store", guarded<open_store>},
       {"engine.bench", "bench", guarded<open_bench>},
+      {"engine.cluster", "cluster", guarded<open_cluster>},
       {"engine.tokenizer", "tokenizer", guarded<open_tokenizer>},
       {"engine.policy", "policy", guarded<open_policy>},
       {"engine.train", "train", guarded<open_train>},

@@ -24,7 +24,7 @@ local evaluate = {}
 
 -- The fields of a benchmark result kept with a judged kernel.
 local kept = {"status", "gflops", "times", "min", "median", "compile_ms", "max_rel_error",
-              "message", "backend", "features"}
+              "message", "backend", "features", "node"}
 
 -- Applies the stage check to a result; a kernel using a forbidden technique becomes a
 -- format violation. Returns whether it passed.

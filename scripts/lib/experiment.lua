@@ -89,6 +89,10 @@ experiment.options = {
    .. "avx512 (the paper's prompts) or avx2", choices = {"auto", "avx512", "avx2"}},
   {"checkpoint_every", 1, "save the trainer every N updates (1: --resume is exact; 0: never)",
    min = 0},
+  {"mixed_nodes", false, "under mpirun: let benchmark workers of different machine kinds "
+   .. "measure one run (their GFLOPS are not comparable)"},
+  {"worker_timeout", 30.0, "under mpirun: seconds without a heartbeat after which a benchmark "
+   .. "worker is dropped and its kernels go to another", above = 0},
   experiment.debug_option,
 }
 
@@ -97,7 +101,8 @@ experiment.options = {
 experiment.runtime_options = {out = true, configs = true, resume = true, profile = true,
                               device = true, steps = true, iterations = true, _ = true,
                               _given = true, checkpoint_every = true, debug = true,
-                              seeds = true, seed_list = true}
+                              seeds = true, seed_list = true, mixed_nodes = true,
+                              worker_timeout = true}
 
 -- --seeds: "" (none: --seed alone), a count "N" (seeds 1..N) or a list "4,7,9" of distinct
 -- integers. Returns the list of seeds (nil for ""), or nil and why the text is not one.
@@ -251,7 +256,30 @@ function experiment.parse(argv, spec)
   end
   experiment.check_bench_options(opts)
   experiment.resolve_seeds(opts)
+  experiment.configure_cluster(opts)
   return opts
+end
+
+-- Hands the benchmark workers' settings to engine.cluster (a no-op in one process).
+function experiment.configure_cluster(opts)
+  local engine_cluster = rawget(_G, "cluster")
+  if not (opts and opts.worker_timeout and engine_cluster and engine_cluster.configure) then return end
+  engine_cluster.configure{worker_timeout = opts.worker_timeout, mixed_nodes = opts.mixed_nodes}
+end
+
+-- The machine that measures the kernels: the benchmark workers' under mpirun (with the
+-- list of workers), else this one's.
+function experiment.measuring_machine(deps)
+  local engine_cluster = rawget(_G, "cluster")
+  if deps.bench == rawget(_G, "bench") and engine_cluster and engine_cluster.size() > 1 then
+    local nodes, machine = {}, nil
+    for _, w in ipairs(engine_cluster.workers()) do
+      nodes[#nodes + 1] = {node = w.host .. ":" .. w.rank, kind = w.kind, alive = w.alive}
+      if w.alive and not machine then machine = w.machine end
+    end
+    if machine then return machine, nodes end
+  end
+  return deps.bench.machine(), nil
 end
 
 -- The benchmark options checked by the benchmark's own rules (64 calls at most, the
@@ -453,7 +481,9 @@ function experiment.session(run, opts, config, deps, pol)
   self.bench_opts = experiment.bench_opts(opts, config)
   self.task = experiment.task(opts, config)
   if deps.bench.machine and run:get("machine") == nil then
-    run:set("machine", deps.bench.machine())
+    local machine, nodes = experiment.measuring_machine(deps)
+    run:set("machine", machine)
+    if nodes then run:set("nodes", nodes) end
   end
   if deps.bench.reference and run:get("reference") == nil then self:measure_reference() end
   return self
@@ -564,7 +594,7 @@ function Session:record(prompt, completions, results, fields)
   for i, r in ipairs(results) do
     local extra = {message = r.message, reason = r.reason, techniques = r.techniques,
                    finish_reason = completions[i].finish_reason, backend = r.backend,
-                   max_rel_error = r.max_rel_error, features = r.features,
+                   max_rel_error = r.max_rel_error, features = r.features, node = r.node,
                    confirmed_gflops = r.confirmed_gflops, second = r.second}
     for k, v in pairs(fields.extra or {}) do extra[k] = v end
     ids[i] = self.run:add_sample{

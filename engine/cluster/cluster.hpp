@@ -1,0 +1,66 @@
+// Benchmark nodes as MPI ranks (engine/cluster).
+//
+// Under `mpirun -np N engine SCRIPT` (or srun), rank 0 runs the script: it samples,
+// trains and sends the kernels out; every other rank is a benchmark worker that runs its
+// node's evaluation process and evaluates what it is sent with its cores. Workers on one
+// node split its cores between them, so timed runs of different workers never share a
+// core. Evaluations keep their shape: the evaluation process's records travel from the
+// worker to rank 0, tagged with the node that measured them.
+//
+// A worker that dies or goes silent (no heartbeat for `worker_timeout` seconds, or a
+// batch past its deadline) is dropped: its kernels go to another worker, or are
+// evaluated on rank 0 when none is left; a late answer is never counted. mpirun must be
+// told to keep the job alive when a rank dies (`mpirun --enable-recovery`; with srun,
+// `--no-kill`). Built without MPI, or not launched by it, the engine is one process and
+// evaluates on its own node as always.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/bench.hpp"
+
+namespace cluster {
+
+// Called first thing in main. Under an MPI launcher, starts MPI; on a worker rank it
+// serves rank 0 and exits, so it returns only on rank 0 (or with no MPI at all). Throws
+// when launched by mpirun with several processes but built without MPI.
+void start(int& argc, char**& argv);
+// Tells the workers to stop and ends MPI (at exit of rank 0; idempotent).
+void stop();
+
+int size();  // processes in the job: 1 without MPI
+
+struct Worker {
+  int rank = 0;
+  std::string host;        // its node's name
+  int pid = 0;
+  nlohmann::json machine;  // bench.machine() as the worker sees it (its own cores)
+  std::string kind;        // what makes GFLOPS comparable: CPU model, cores, ISA, target
+  bool alive = true;
+  std::string lost;        // why it was dropped
+  int kernels = 0;         // evaluations it answered
+  double busy_seconds = 0; // from a batch's dispatch to its answer
+};
+// The workers, once each has said hello (waits for them on first use).
+std::vector<Worker> workers();
+
+struct Settings {
+  double worker_timeout = 30;  // seconds of silence after which a worker is dropped
+  bool mixed_nodes = false;    // allow workers of different machine kinds in one run
+};
+void configure(const Settings& s);
+Settings settings();
+
+// The machine kind of this process's node (the same key as Worker::kind).
+std::string local_kind();
+
+// bench::evaluate_batch / reference, spread over the workers when there are any (the
+// records say which node measured each), else on this node. Throws when the workers are
+// of different kinds and mixed_nodes is off.
+std::vector<bench::Result> evaluate_batch(const std::vector<std::string>& sources, const bench::EvalOptions& opts);
+bench::Result reference(const bench::EvalOptions& opts);
+
+}  // namespace cluster

@@ -1,0 +1,54 @@
+// What the cluster does the same with or without MPI: settings and machine kinds.
+#include <unistd.h>
+
+#include <mutex>
+
+#include "cluster/cluster.hpp"
+#include "cluster/internal.hpp"
+
+namespace cluster {
+
+namespace {
+std::mutex g_settings_mu;
+Settings g_settings;
+}  // namespace
+
+void configure(const Settings& s) {
+  if (!(s.worker_timeout > 0 && s.worker_timeout <= 86400))
+    throw std::invalid_argument("worker_timeout must be more than 0 and at most 86400 seconds");
+  std::lock_guard lock(g_settings_mu);
+  g_settings = s;
+}
+
+Settings settings() {
+  std::lock_guard lock(g_settings_mu);
+  return g_settings;
+}
+
+std::string local_kind() { return detail::kind_of(detail::machine_json()); }
+
+namespace detail {
+
+nlohmann::json machine_json() {
+  const auto& m = bench::machine();
+  return {{"cores", m.cores},     {"model", m.model},
+          {"simd", m.simd},       {"cpu", m.cpu},
+          {"target", m.target},   {"march", bench::join_flags(m.march)},
+          {"ghz", m.ghz},         {"peak_gflops", m.peak_gflops},
+          {"peak_formula", m.peak_formula}};
+}
+
+// GFLOPS are comparable between nodes with the same CPU, core count and target.
+std::string kind_of(const nlohmann::json& machine) {
+  return machine.value("model", "?") + ", " + std::to_string(machine.value("cores", 0)) + " cores, " +
+         machine.value("simd", "?") + ", target " + machine.value("target", "?");
+}
+
+std::string host_name() {
+  char name[256] = {0};
+  if (gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+}  // namespace detail
+}  // namespace cluster

@@ -1,0 +1,14 @@
+// Shared by the MPI and the single-process implementations of cluster.hpp.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace cluster::detail {
+
+nlohmann::json machine_json();                        // bench::machine() as data
+std::string kind_of(const nlohmann::json& machine);   // the comparability key
+std::string host_name();
+
+}  // namespace cluster::detail
