@@ -101,12 +101,14 @@ t.test("a batch spread over two workers gets the statuses it gets in one process
   t.eq(got.reference.threads, got.workers[1].cores)
 end)
 
--- Enough work that a kill after two seconds lands in the middle: 32 naive kernels at
--- 256^3, unoptimised, 5 calls each (about 4 s a worker on a 2-core EPYC).
+-- Enough work that a kill after two seconds lands in the middle on any machine: 32 naive
+-- kernels at 256^3, unoptimised, 9 calls each. Timed calls on a worker are one at a
+-- time whatever its cores, so each worker has 16 x 9 single-threaded calls to make
+-- (about 7 s on a 2-core EPYC, 4 s on a 16-core Xeon).
 local function slow_batch()
   local list = {}
   for i = 1, 32 do list[i] = honest .. "// " .. i end
-  return list, {problem = {M = 256, N = 256, K = 256}, opt = "O0", runs = 4, max_runs = 4}
+  return list, {problem = {M = 256, N = 256, K = 256}, opt = "O0", threads = 1, runs = 8, max_runs = 8}
 end
 
 t.test("a worker killed mid-batch loses no kernel and counts none twice", function()
