@@ -315,8 +315,9 @@ void check_kinds(bool local) {
   std::map<std::string, std::string> kinds;  // kind -> who
   {
     std::lock_guard lock(g_roster.mu);
+    // Every worker that said hello, lost ones too: their kind is what the run measures on.
     for (const auto& w : g_roster.workers)
-      if (w.alive || w.kernels > 0) kinds.emplace(w.kind, "worker " + std::to_string(w.rank) + " (" + w.host + ")");
+      if (!w.kind.empty()) kinds.emplace(w.kind, "worker " + std::to_string(w.rank) + " (" + w.host + ")");
   }
   if (local) kinds.emplace(local_kind(), "rank 0 (" + detail::host_name() + ")");
   if (kinds.size() <= 1) return;
