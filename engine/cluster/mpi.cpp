@@ -419,12 +419,13 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
         if (c.tries >= 3)
           throw std::runtime_error("cluster: a batch failed on three workers (" + c.failures + ")");
       } else if (!pending.empty()) {
-        // Guided: half a worker's share of what is left, at least twice its cores. Large
-        // chunks early let a worker's evaluation process overlap compiles with timed
-        // runs; small ones at the end keep the workers finishing together.
+        // Guided: half a worker's share of what is left, at least twice its cores (never
+        // more than the share itself). Large chunks early let a worker's evaluation
+        // process overlap compiles with timed runs; small ones at the end keep the
+        // workers finishing together.
         size_t cores = static_cast<size_t>(cores_of(w));
-        size_t half_share = (pending.size() + 2 * alive.size() - 1) / (2 * alive.size());
-        size_t take = std::max(half_share, 2 * cores);
+        size_t share = (pending.size() + alive.size() - 1) / alive.size();
+        size_t take = std::min(share, std::max((share + 1) / 2, 2 * cores));
         c.id = next_id++;
         for (size_t k = 0; k < take && !pending.empty(); ++k) {
           c.items.push_back(pending.front());
