@@ -98,7 +98,9 @@ t.test("a batch spread over two workers gets the statuses it gets in one process
   -- OpenBLAS is measured where the kernels are
   t.eq(got.reference.status, "ok")
   t.ok(got.reference.node:match(":[12]$"), got.reference.node)
-  t.eq(got.reference.threads, got.workers[1].cores)
+  -- its fastest thread count, searched on the worker's own share of the cores
+  t.ok(got.reference.threads >= 1 and got.reference.threads <= got.workers[1].cores,
+       "reference threads " .. got.reference.threads)
 end)
 
 -- Enough work that a kill after two seconds lands in the middle on any machine: 32 naive
