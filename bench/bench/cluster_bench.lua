@@ -30,11 +30,15 @@ local function evaluate(sources)
   local rs = bench.evaluate_batch(sources, eval_opts)
   local seconds = sys.now() - t0
   local counts, nodes = {}, {}
-  for _, r in ipairs(rs) do
+  local failures = {}
+  for i, r in ipairs(rs) do
     counts[r.status] = (counts[r.status] or 0) + 1
     if r.node then nodes[r.node] = (nodes[r.node] or 0) + 1 end
+    if r.status ~= "ok" and #failures < 3 then
+      failures[#failures + 1] = {kernel = i, status = r.status, node = r.node, message = r.message}
+    end
   end
-  return {seconds = seconds, rate = #sources / seconds, counts = counts, nodes = nodes}
+  return {seconds = seconds, rate = #sources / seconds, counts = counts, nodes = nodes, failures = failures}
 end
 
 if opts.child ~= "" then
@@ -108,4 +112,11 @@ for _, r in ipairs(results) do
   print(string.format("%d worker%s (%-8s cores)   : %7.1f s, %6.2f kernels/s, %.2fx one process  [%s]", r.n,
                       r.n == 1 and " " or "s", r.cores, r.f.seconds, r.f.rate, r.f.rate / rate,
                       counts_text(r.f.counts)))
+end
+-- A kernel that fails in one layout and not in another needs explaining: show a few.
+for _, r in ipairs(results) do
+  for _, f in ipairs(r.f.failures or {}) do
+    print(string.format("  %d workers: kernel %d %s on %s: %s", r.n, f.kernel, f.status, tostring(f.node),
+                        (f.message or ""):sub(1, 300)))
+  end
 end
