@@ -350,9 +350,11 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
   std::vector<bool> have(n, false);
   size_t remaining = n;
   std::deque<Chunk> queue;
-  std::map<size_t, Chunk> busy;            // worker index -> its chunk
-  std::map<size_t, double> deadline;       // worker index -> when its chunk is presumed lost
-  std::map<size_t, double> dispatched;     // worker index -> when its chunk went out
+  struct Assignment {
+    Chunk chunk;
+    double sent = 0, deadline = 0;  // when it went out; when it is presumed lost
+  };
+  std::map<size_t, Assignment> busy;  // worker index -> what it is evaluating
   static int next_id = 1;
   std::deque<size_t> pending;
   for (size_t i = 0; i < n; ++i) pending.push_back(i);
@@ -363,9 +365,8 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
     return std::max(1, g_roster.workers[w].machine.value("cores", 1));
   };
   auto requeue = [&](size_t w, const std::string& why) {
-    Chunk c = std::move(busy[w]);
+    Chunk c = std::move(busy[w].chunk);
     busy.erase(w);
-    deadline.erase(w);
     c.tries++;
     c.failures += (c.failures.empty() ? "" : "; ") + why;
     queue.push_front(std::move(c));
@@ -386,7 +387,7 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
       if (now() - seen > limit) {
         drop(w, "no heartbeat for " + std::to_string(int(now() - seen)) + " s");
         requeue(w, "worker " + std::to_string(w + 1) + " went silent");
-      } else if (now() > deadline[w]) {
+      } else if (now() > busy[w].deadline) {
         drop(w, "its batch took past its deadline");
         requeue(w, "worker " + std::to_string(w + 1) + " passed its deadline");
       }
@@ -442,9 +443,7 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
       }
       int cores = cores_of(w);
       double limit = chunk_deadline(c, opts, cores, reference);
-      busy[w] = std::move(c);
-      deadline[w] = limit;
-      dispatched[w] = now();
+      busy[w] = {std::move(c), now(), limit};
       if (!send(static_cast<int>(w + 1), kWork, req, now() + settings().worker_timeout)) {
         drop(w, "it did not take a batch");
         requeue(w, "worker " + std::to_string(w + 1) + " did not take it");
@@ -460,7 +459,7 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
         if (w < g_roster.last_seen.size()) g_roster.last_seen[w] = now();
       }
       auto it = busy.find(w);
-      if (it == busy.end() || m->body.value("id", -1) != it->second.id) continue;  // late: never counted
+      if (it == busy.end() || m->body.value("id", -1) != it->second.chunk.id) continue;  // late: never counted
       if (m->body.contains("error")) {
         std::string why = "worker " + std::to_string(w + 1) + ": " + m->body["error"].get<std::string>();
         drop(w, m->body["error"].get<std::string>());
@@ -468,7 +467,7 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
         continue;
       }
       auto& recs = m->body["records"];
-      const Chunk& c = it->second;
+      const Chunk& c = it->second.chunk;
       if (!recs.is_array() || recs.size() != c.items.size()) {
         drop(w, "it answered with the wrong number of records");
         requeue(w, "worker " + std::to_string(w + 1) + " answered wrongly");
@@ -485,10 +484,9 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
         std::lock_guard lock(g_roster.mu);
         auto& wk = g_roster.workers[w];
         wk.kernels += static_cast<int>(c.items.size());
-        wk.busy_seconds += now() - dispatched[w];
+        wk.busy_seconds += now() - it->second.sent;
       }
       busy.erase(it);
-      deadline.erase(w);
     }
     if (idle) nap();
   }
@@ -559,7 +557,7 @@ std::vector<Worker> workers() {
 }
 
 std::vector<bench::Result> evaluate_batch(const std::vector<std::string>& sources, const bench::EvalOptions& opts) {
-  if (alive_workers().empty() && g_size <= 1) return bench::evaluate_batch(sources, opts);
+  if (g_size <= 1) return bench::evaluate_batch(sources, opts);
   bench::resolve_options(opts);  // bad options fail here, before any worker sees them
   if (sources.empty()) return {};
   std::vector<bench::Result> out;
@@ -568,7 +566,7 @@ std::vector<bench::Result> evaluate_batch(const std::vector<std::string>& source
 }
 
 bench::Result reference(const bench::EvalOptions& opts) {
-  if (alive_workers().empty() && g_size <= 1) return bench::reference(opts);
+  if (g_size <= 1) return bench::reference(opts);
   bench::resolve_options(opts);
   return bench::result_from_record(spread({}, opts, true).at(0));
 }

@@ -206,25 +206,20 @@ gcc_jit_rvalue* Lowerer::call(Node* n) {
 // =, op=, ++, --. `want`: the value is used, so it is kept in a temporary.
 gcc_jit_rvalue* Lowerer::assign_expr(Node* n, bool want) {
   gcc_jit_lvalue* dst = lv(n->lhs);
-  if (n->kind == Nd::assign) {
-    gcc_jit_rvalue* v = rv(n->rhs);
-    if (!want) {
-      assign(dst, v, n->loc);
-      return nullptr;
-    }
-    gcc_jit_lvalue* t = temp(type(n->ty), "val");
-    assign(t, v, n->loc);
-    assign(dst, gcc_jit_lvalue_as_rvalue(t), n->loc);
-    return gcc_jit_lvalue_as_rvalue(t);
-  }
-  subst[n->lhs] = dst;
   gcc_jit_lvalue* old = nullptr;
-  if (want && (n->kind == Nd::post_inc || n->kind == Nd::post_dec)) {
-    old = temp(type(n->ty), "old");
-    assign(old, gcc_jit_lvalue_as_rvalue(dst), n->loc);
+  gcc_jit_rvalue* v;
+  if (n->kind == Nd::assign) {
+    v = rv(n->rhs);
+  } else {
+    // op=, ++, --: the right side reads the target through `subst`, evaluated once.
+    subst[n->lhs] = dst;
+    if (want && (n->kind == Nd::post_inc || n->kind == Nd::post_dec)) {
+      old = temp(type(n->ty), "old");
+      assign(old, gcc_jit_lvalue_as_rvalue(dst), n->loc);
+    }
+    v = rv(n->rhs);
+    subst.erase(n->lhs);
   }
-  gcc_jit_rvalue* v = rv(n->rhs);
-  subst.erase(n->lhs);
   if (!want) {
     assign(dst, v, n->loc);
     return nullptr;
