@@ -14,6 +14,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -61,18 +62,53 @@ void send_json(RecordType type, const nlohmann::json& j) {
 // One record, one write (atomic on a pipe), then the whole process ends. The handler
 // cannot be replaced by the kernel: rt_sigaction is outside the seccomp allow-list.
 pid_t g_main_tid = 0;
+// Per thread: two threads may fault at once. The engine's own TLS is static, so reading
+// it in a handler is safe.
+thread_local volatile sig_atomic_t g_reading_path = 0;
+struct FaultMessage {
+  RecordHeader h;
+  FaultRecord f;
+};
+thread_local FaultMessage g_fault;
 
-void on_fault(int sig, siginfo_t* si, void*) {
-  struct {
-    RecordHeader h;
-    FaultRecord f;
-  } rec{};
-  rec.h = {kFault, sizeof(FaultRecord)};
-  rec.f.sig = sig;
-  rec.f.code = si->si_code;
-  rec.f.addr = reinterpret_cast<uint64_t>(si->si_addr);
-  rec.f.syscall_nr = sig == SIGSYS ? si->si_syscall : -1;
-  rec.f.main_thread = static_cast<pid_t>(syscall(SYS_gettid)) == g_main_tid;
+// The path argument of the file system calls a library reaches for, or null.
+const char* path_argument(int nr, const ucontext_t* uc) {
+  const greg_t* r = uc->uc_mcontext.gregs;
+  switch (nr) {
+    case SYS_open: case SYS_stat: case SYS_lstat: case SYS_access: case SYS_readlink:
+    case SYS_execve: case SYS_unlink: case SYS_mkdir: case SYS_creat: case SYS_chdir:
+      return reinterpret_cast<const char*>(r[REG_RDI]);
+    case SYS_openat: case SYS_newfstatat: case SYS_statx: case SYS_faccessat: case SYS_faccessat2:
+    case SYS_readlinkat: case SYS_execveat: case SYS_unlinkat: case SYS_mkdirat: case SYS_openat2:
+      return reinterpret_cast<const char*>(r[REG_RSI]);
+    default:
+      return nullptr;
+  }
+}
+
+void on_fault(int sig, siginfo_t* si, void* context) {
+  FaultMessage& rec = g_fault;
+  // A path pointer that faults while it is read (a hostile kernel's raw system call)
+  // lands here again: the record of the first fault goes out without the path.
+  if (g_reading_path) {
+    rec.f.path[0] = 0;
+  } else {
+    rec.h = {kFault, sizeof(FaultRecord)};
+    rec.f.sig = sig;
+    rec.f.code = si->si_code;
+    rec.f.addr = reinterpret_cast<uint64_t>(si->si_addr);
+    rec.f.syscall_nr = sig == SIGSYS ? si->si_syscall : -1;
+    rec.f.main_thread = static_cast<pid_t>(syscall(SYS_gettid)) == g_main_tid;
+    if (sig == SIGSYS && context) {
+      if (const char* p = path_argument(si->si_syscall, static_cast<ucontext_t*>(context))) {
+        g_reading_path = 1;
+        size_t i = 0;
+        for (; i + 1 < sizeof rec.f.path && p[i]; ++i) rec.f.path[i] = p[i] >= 32 && p[i] < 127 ? p[i] : '?';
+        rec.f.path[i] = 0;
+        g_reading_path = 0;
+      }
+    }
+  }
   ssize_t ignored = write(kToZygoteFd, &rec, sizeof rec);
   (void)ignored;
   syscall(SYS_exit_group, 128 + sig);

@@ -29,10 +29,13 @@ struct DoneRecord {
 // or make the next call.
 constexpr char kPing = 'p', kCall = 'g';
 // Written by the child's signal handlers (async-signal-safe: a fixed binary layout).
+// For a forbidden call that names a file, `path` holds the name (cut to fit, "" when it
+// could not be read): it tells which library code reached for the file system.
 struct FaultRecord {
   int32_t sig, code;
   uint64_t addr;
   int32_t syscall_nr, main_thread;
+  char path[120];
 };
 
 // Compiled kernels waiting for their run at most (the zygote's pool).

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "bench/sandbox.hpp"
 
@@ -41,7 +42,8 @@ std::string describe_fault(const Job& job, const json& opts, const VerdictContex
   const std::string where = f.main_thread ? "" : " (in an OpenMP thread)";
   switch (f.sig) {
     case SIGSYS:
-      return "the kernel made the forbidden system call '" + syscall_name(f.syscall_nr) + "'" + where +
+      return "the kernel made the forbidden system call '" + syscall_name(f.syscall_nr) + "'" +
+             (f.path[0] ? " on \"" + std::string(f.path, strnlen(f.path, sizeof f.path)) + "\"" : "") + where +
              ": kernels may only compute (no processes, files, sockets, signals or exec)";
     case SIGSEGV:
     case SIGBUS: {
