@@ -15,6 +15,7 @@
 // evaluates on its own node as always.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ void start(int& argc, char**& argv);
 void stop();
 
 int size();  // processes in the job: 1 without MPI
+// Whether rank 0 shares its node's cores with a worker (no ENGINE_RANK0_CORES reserve, or
+// a launcher's placement that overlaps): then whatever rank 0 runs while a batch is
+// evaluated disturbs the timings.
+bool rank0_shares_cores();
 
 struct Worker {
   int rank = 0;
@@ -62,5 +67,24 @@ std::string local_kind();
 // of different kinds and mixed_nodes is off.
 std::vector<bench::Result> evaluate_batch(const std::vector<std::string>& sources, const bench::EvalOptions& opts);
 bench::Result reference(const bench::EvalOptions& opts);
+
+// A batch handed to the background: batches submitted are evaluated one after another
+// in submission order (as evaluate_batch, on the workers when there are any) while the
+// caller goes on, for example sampling the next kernels.
+class Submission {
+ public:
+  struct State;
+  explicit Submission(std::shared_ptr<State> s) : state_(std::move(s)) {}
+  bool ready() const;
+  // Blocks until the batch is evaluated; rethrows what evaluate_batch threw.
+  const std::vector<bench::Result>& wait() const;
+  // Drops the batch: one not yet started is skipped; one under way is waited for, so
+  // that nothing of it outlives the caller.
+  void abandon() const;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+Submission submit_batch(const std::vector<std::string>& sources, const bench::EvalOptions& opts);
 
 }  // namespace cluster

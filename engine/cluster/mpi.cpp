@@ -39,6 +39,7 @@ constexpr double kTrainerSilence = 300.0; // a worker that hears nothing this lo
 std::mutex g_mpi;  // one MPI call at a time (MPI_THREAD_SERIALIZED)
 bool g_on = false, g_stopped = false;
 int g_rank = 0, g_size = 1;
+bool g_shares_cores = false;  // rank 0 runs on cores a worker times kernels on
 
 double now() {
   using namespace std::chrono;
@@ -82,6 +83,18 @@ bool send(int to, int tag, const nlohmann::json& msg, double deadline) {
     if (done) return done > 0;
     nap();
   }
+}
+
+// Sends without waiting for the send to complete: the buffer lives until the process ends.
+// For a message whose receipt nobody waits on (a worker's hello: rank 0 may have ended
+// before it takes it in, and the worker must still hear a stop).
+void post(int to, int tag, const nlohmann::json& msg) {
+  auto buf = std::make_shared<Bytes>(nlohmann::json::to_cbor(msg));
+  std::lock_guard lock(g_mpi);
+  MPI_Request req;
+  if (MPI_Isend(buf->data(), static_cast<int>(buf->size()), MPI_BYTE, to, tag, MPI_COMM_WORLD, &req) == MPI_SUCCESS)
+    MPI_Request_free(&req);
+  g_abandoned.push_back(buf);
 }
 
 struct Message {
@@ -129,6 +142,15 @@ void finalize_and_exit(int status) {
 
 // Workers sharing a node (and one CPU set, as mpirun leaves them when it does not bind)
 // take disjoint shares of it, so their timed runs never meet on a core.
+// ENGINE_RANK0_CORES=N: rank 0 keeps the first N cores of a node it shares with workers
+// (for sampling and training while they time kernels: --async); 0 or unset: none.
+int rank0_cores() {
+  const char* v = std::getenv("ENGINE_RANK0_CORES");
+  return v ? std::max(0, std::atoi(v)) : 0;
+}
+
+// Splits the node's cores between the workers on it (and rank 0's reserve). Ranks the
+// launcher already placed on different cores keep their placement.
 void take_share_of_node(MPI_Comm node) {
   cpu_set_t mine;
   CPU_ZERO(&mine);
@@ -139,23 +161,48 @@ void take_share_of_node(MPI_Comm node) {
   std::vector<int> ranks(static_cast<size_t>(n));
   MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, node);
   MPI_Allgather(&g_rank, 1, MPI_INT, ranks.data(), 1, MPI_INT, node);
-  if (g_rank == 0) return;
+  bool rank0_here = false, placed = false;
   int workers = 0, index = 0;
   for (int i = 0; i < n; ++i) {
-    if (ranks[i] == 0) continue;
-    if (!CPU_EQUAL(&all[i], &mine)) return;  // the launcher placed them: keep its placement
+    if (!CPU_EQUAL(&all[i], &all[0])) placed = true;
+    if (ranks[i] == 0) {
+      rank0_here = true;
+      continue;
+    }
     if (ranks[i] < g_rank) ++index;
     ++workers;
   }
   std::vector<int> cpus;
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &mine)) cpus.push_back(c);
-  if (workers <= 1 || static_cast<int>(cpus.size()) < workers) return;
-  size_t from = cpus.size() * index / workers, to = cpus.size() * (index + 1) / workers;
-  cpu_set_t share;
-  CPU_ZERO(&share);
-  for (size_t i = from; i < to; ++i) CPU_SET(cpus[i], &share);
-  sched_setaffinity(0, sizeof share, &share);
+  const int reserve = rank0_here && workers > 0 && !placed ? rank0_cores() : 0;
+  if (reserve > 0 && static_cast<int>(cpus.size()) < reserve + workers)
+    throw std::runtime_error("ENGINE_RANK0_CORES=" + std::to_string(reserve) + " leaves no core for the " +
+                             std::to_string(workers) + " benchmark worker(s) of a " +
+                             std::to_string(cpus.size()) + "-core node");
+  auto pin = [](const std::vector<int>& cs, size_t from, size_t to) {
+    cpu_set_t share;
+    CPU_ZERO(&share);
+    for (size_t i = from; i < to; ++i) CPU_SET(cs[i], &share);
+    sched_setaffinity(0, sizeof share, &share);
+  };
+  if (g_rank == 0) {
+    if (reserve > 0) pin(cpus, 0, static_cast<size_t>(reserve));
+  } else if (!placed) {
+    cpus.erase(cpus.begin(), cpus.begin() + reserve);
+    if ((workers > 1 || reserve > 0) && static_cast<int>(cpus.size()) >= workers)
+      pin(cpus, cpus.size() * index / workers, cpus.size() * (index + 1) / workers);
+  }
+  // Where everyone ended up: rank 0 learns whether a worker times kernels on its cores.
+  sched_getaffinity(0, sizeof mine, &mine);
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, node);
+  if (g_rank != 0) return;
+  for (int i = 0; i < n; ++i) {
+    if (ranks[i] == 0) continue;
+    cpu_set_t both;
+    CPU_AND(&both, &all[i], &mine);
+    if (CPU_COUNT(&both) > 0) g_shares_cores = true;
+  }
 }
 
 nlohmann::json work(const nlohmann::json& req, const std::string& node) {
@@ -176,8 +223,8 @@ nlohmann::json work(const nlohmann::json& req, const std::string& node) {
   const std::string host = detail::host_name();
   const std::string node = host + ":" + std::to_string(g_rank);
   nlohmann::json machine = detail::machine_json();
-  send(0, kHello, {{"host", host}, {"pid", static_cast<int>(getpid())}, {"machine", machine},
-                   {"kind", detail::kind_of(machine)}}, now() + kHelloWait);
+  post(0, kHello, {{"host", host}, {"pid", static_cast<int>(getpid())}, {"machine", machine},
+                   {"kind", detail::kind_of(machine)}});
   std::atomic<bool> done{false};
   std::thread heartbeat([&] {
     static const std::uint8_t beat = 0;
@@ -535,12 +582,39 @@ void start(int& argc, char**& argv) {
   std::atexit(stop);
 }
 
+bool rank0_shares_cores() { return g_shares_cores; }
+
 void stop() {
   if (!g_on || g_stopped || g_rank != 0) return;
   g_stopped = true;
   g_heartbeat_done = true;
   if (g_heartbeat.joinable()) g_heartbeat.join();
-  for (size_t w : alive_workers()) send(static_cast<int>(w + 1), kStop, nlohmann::json::object(), now() + 5);
+  // All at once, then up to 5 s for them to be taken (a worker still starting up takes
+  // a moment before it can receive).
+  std::vector<MPI_Request> reqs;
+  static const Bytes empty = nlohmann::json::to_cbor(nlohmann::json::object());
+  {
+    std::lock_guard lock(g_mpi);
+    for (size_t w : alive_workers()) {
+      MPI_Request r;
+      if (MPI_Isend(empty.data(), static_cast<int>(empty.size()), MPI_BYTE, static_cast<int>(w + 1), kStop,
+                    MPI_COMM_WORLD, &r) == MPI_SUCCESS)
+        reqs.push_back(r);
+    }
+  }
+  for (const double deadline = now() + 5; !reqs.empty();) {
+    int done = 0;
+    {
+      std::lock_guard lock(g_mpi);
+      if (MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) done = 1;
+      if (!done && now() > deadline) {
+        for (auto& r : reqs) MPI_Request_free(&r);
+        done = 1;
+      }
+    }
+    if (done) break;
+    nap();
+  }
   finalize_and_exit(0);
 }
 

@@ -29,6 +29,8 @@ void stop() {}
 
 int size() { return 1; }
 
+bool rank0_shares_cores() { return false; }
+
 std::vector<Worker> workers() { return {}; }
 
 std::vector<bench::Result> evaluate_batch(const std::vector<std::string>& sources, const bench::EvalOptions& opts) {

@@ -39,6 +39,9 @@
 
 namespace host {
 
+template <>
+const char* Class<cluster::Submission>::name = "engine.bench.Batch";
+
 static bench::EvalOptions read_options(lua_State* L, int idx, const char* where,
                                        bench::EvalOptions o = {}) {
   Options t(L, idx, where);
@@ -173,6 +176,42 @@ static int bench_evaluate_batch(lua_State* L) {
   return 1;
 }
 
+// bench.submit_batch(sources, opts): the batch goes to the background and a handle comes
+// back at once; batches are evaluated one after another in submission order.
+//   local b = bench.submit_batch(sources, opts)  -- ... sample the next kernels ...
+//   local rs = b:wait()                          -- as bench.evaluate_batch returns them
+// b:ready() says whether wait() would return at once. A handle dropped before its batch
+// started skips it; dropping one under way waits for it.
+static int bench_submit_batch(lua_State* L) {
+  auto sources = check_string_list(L, 1, "bench.submit_batch", "sources");
+  auto opts = read_options(L, 2, "bench.submit_batch");
+  push_object(L, std::make_shared<cluster::Submission>(cluster::submit_batch(sources, opts)));
+  return 1;
+}
+
+static int batch_ready(lua_State* L) {
+  lua_pushboolean(L, check_object<cluster::Submission>(L, 1, "batch:ready").ready());
+  return 1;
+}
+
+static int batch_wait(lua_State* L) {
+  const auto& results = check_object<cluster::Submission>(L, 1, "batch:wait").wait();
+  lua_createtable(L, static_cast<int>(results.size()), 0);
+  for (size_t i = 0; i < results.size(); ++i) {
+    push_result(L, results[i]);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
+static int batch_release(lua_State* L) {
+  if (auto* box = object_box<cluster::Submission>(L, 1); box && *box) {
+    (*box)->abandon();
+    box->reset();
+  }
+  return 0;
+}
+
 // The library measured as a user would: its pool warm, many calls, the fastest thread
 // count unless one is given.
 static int bench_reference(lua_State* L) {
@@ -249,8 +288,11 @@ static int bench_backends(lua_State* L) {
 }
 
 int open_bench(lua_State* L) {
+  define_class<cluster::Submission>(L, {HOST_FN("ready", batch_ready), HOST_FN("wait", batch_wait)},
+                                    {HOST_FN("__gc", batch_release), HOST_FN("__close", batch_release)});
   lua_newtable(L);
   set_functions(L, {HOST_FN("evaluate", bench_evaluate), HOST_FN("evaluate_batch", bench_evaluate_batch),
+                    HOST_FN("submit_batch", bench_submit_batch),
                     HOST_FN("reference", bench_reference), HOST_FN("machine", bench_machine),
                     HOST_FN("backends", bench_backends), HOST_FN("check_options", bench_check_options), HOST_FN("features", bench_features),
                     HOST_FN("symbol_allowed", bench_symbol_allowed),

@@ -1,6 +1,7 @@
 // engine.cluster: the benchmark workers of an MPI launch (engine/cluster) for scripts.
 //
 //   cluster.size()                 -- processes in the job (1 without mpirun)
+//   cluster.shares_cores()         -- true: a worker times kernels on this process's cores
 //   for _, w in ipairs(cluster.workers()) do print(w.rank, w.host, w.kind, w.alive) end
 //   cluster.configure{worker_timeout = 30, mixed_nodes = false}
 //
@@ -14,6 +15,13 @@ namespace host {
 
 static int cluster_size(lua_State* L) {
   lua_pushinteger(L, cluster::size());
+  return 1;
+}
+
+// cluster.shares_cores(): whether this process (rank 0) runs on cores a worker times
+// kernels on (ENGINE_RANK0_CORES reserves some for it).
+static int cluster_shares_cores(lua_State* L) {
+  lua_pushboolean(L, cluster::rank0_shares_cores());
   return 1;
 }
 
@@ -79,7 +87,7 @@ static int cluster_local_kind(lua_State* L) {
 
 int open_cluster(lua_State* L) {
   lua_newtable(L);
-  set_functions(L, {HOST_FN("size", cluster_size), HOST_FN("workers", cluster_workers),
+  set_functions(L, {HOST_FN("size", cluster_size), HOST_FN("shares_cores", cluster_shares_cores), HOST_FN("workers", cluster_workers),
                     HOST_FN("configure", cluster_configure), HOST_FN("settings", cluster_settings),
                     HOST_FN("local_kind", cluster_local_kind)});
 #ifdef ENGINE_WITH_MPI

@@ -86,48 +86,67 @@ function M.run_config(opts, config, deps)
   local first = run:get("step", 0) + 1
   local bar = experiment.progress(opts.steps - first + 1, name)  -- the steps left to run
 
-  for step = first, opts.steps do
-    -- 1. Sample G completions for each of the step's prompts.
-    local t0 = sys.now()
-    local chosen = step_prompts(fixed, step, opts.prompts_per_step)
-    local texts, completions = session:sample(chosen, opts.seed * 100003 + step)
-
-    -- 2. Extract, benchmark and reward every completion, group by group.
-    local t1 = sys.now()
-    local groups, results, all = {}, {}, {}
-    for g = 1, #texts do
-      local judged, rewards = session:judge(completions[g], nil, opts.reward, reward_ctx)
-      groups[g] = {prompt = texts[g], completions = completions[g], rewards = rewards}
-      results[g] = judged
-      for _, r in ipairs(judged) do all[#all + 1] = r end
-    end
-    session:confirm_best(all)
-
-    -- 3. One GRPO update over the step's groups (none when lr = 0).
-    local t2 = sys.now()
-    local stats = session:update(groups)
-    local t3 = sys.now()
-
-    -- 4. Commit the step: samples, metrics, checkpoint and resume point together.
-    local record = experiment.summary(all)
-    record.kind, record.step, record.config = "step", step, name
-    record.seconds = {sample = t1 - t0, evaluate = t2 - t1, update = t3 - t2}
-    if stats then record.kl, record.loss, record.train = stats.kl, stats.loss, stats end
-    run:atomic(function()
+  -- Each step: sample G completions per prompt, judge them in one batch, one GRPO update
+  -- over the step's groups (none when lr = 0), and commit. --async=1 overlaps the next
+  -- step's sampling and this step's update with evaluation (experiment.pipeline).
+  local last_commit = sys.now()
+  experiment.pipeline(first, opts.steps, opts.async == 1, {
+    sample = function(step)
+      local t0 = sys.now()
+      local chosen = step_prompts(fixed, step, opts.prompts_per_step)
+      local texts, completions = session:sample(chosen, opts.seed * 100003 + step)
+      return {step = step, texts = texts, completions = completions, sample_s = sys.now() - t0,
+              updates = run:get("updates", 0)}
+    end,
+    start = function(item)
+      item.judging = session:start_judging(item.completions, nil, opts.async == 1)
+    end,
+    collect = function(item)
+      local t0 = sys.now()
+      item.results, item.rewards = session:finish_judging(item.judging, opts.reward, reward_ctx)
+      item.all = {}
+      for _, rs in ipairs(item.results) do
+        for _, r in ipairs(rs) do item.all[#item.all + 1] = r end
+      end
+      item.confirm = session:start_confirm(item.all, opts.async == 1)
+      item.wait_s = sys.now() - t0
+    end,
+    settle = function(item)
+      local step, texts, completions = item.step, item.texts, item.completions
+      local groups = {}
       for g = 1, #texts do
-        session:record(texts[g], completions[g], results[g],
-                       {iteration = step, config_id = name, extra = {group = g}})
+        groups[g] = {prompt = texts[g], completions = completions[g], rewards = item.rewards[g]}
       end
-      if stats then
-        local updates = run:get("updates", 0) + 1
-        session:checkpoint(updates)
-        run:set("updates", updates)
-      end
-      run:log(record)
-      run:set("step", step)
-    end)
-    experiment.show(bar, step - first + 1, record)
-  end
+      local t0 = sys.now()
+      local stats = session:update(groups)
+      local t1 = sys.now()
+      item.confirm:finish()
+      local now = sys.now()
+
+      local record = experiment.summary(item.all)
+      record.kind, record.step, record.config = "step", step, name
+      -- evaluate: what the loop waited for the benchmark (all of it without --async)
+      record.seconds = {sample = item.sample_s, evaluate = item.wait_s + (now - t1), update = t1 - t0,
+                        wall = now - last_commit}
+      record.staleness = run:get("updates", 0) - item.updates  -- updates since it was sampled
+      if stats then record.kl, record.loss, record.train = stats.kl, stats.loss, stats end
+      run:atomic(function()
+        for g = 1, #texts do
+          session:record(texts[g], completions[g], item.results[g],
+                         {iteration = step, config_id = name, extra = {group = g}})
+        end
+        if stats then
+          local updates = run:get("updates", 0) + 1
+          session:checkpoint(updates)
+          run:set("updates", updates)
+        end
+        run:log(record)
+        run:set("step", step)
+      end)
+      last_commit = sys.now()
+      experiment.show(bar, step - first + 1, record)
+    end,
+  })
   bar:finish()
 
   local best = run:samples{status = "ok", order_by = "gflops", descending = true, limit = 1}[1]

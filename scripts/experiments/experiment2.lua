@@ -95,43 +95,68 @@ local function iteration_plan(run, opts, it)
   return plan
 end
 
--- Expands one selected kernel into G children: sample, judge, update, record.
-local function expand(run, session, opts, name, it, g, pick)
-  local node = sqd.node(run:sample(pick.id))
-  local messages = sqd.prompt({node = node, action = pick.action, stage = pick.stage},
-                              session.task)
-  local t0 = sys.now()
-  local texts, completions = session:sample({messages}, opts.seed * 100003 + it * 1009 + g)
-  local t1 = sys.now()
-  local results, rewards = session:judge(completions[1], pick.stage, opts.reward,
-                                         {baseline_gflops = node.gflops or 0})
-  session:confirm_best(results)
-  local t2 = sys.now()
-  local stats = session:update({{prompt = texts[1], completions = completions[1],
-                                 rewards = rewards}})
-  local t3 = sys.now()
+-- Expands selected kernels into G children each: sample, judge, update, record; the
+-- stages of experiment.pipeline over the iteration's groups.
+local function expansion(run, session, opts, name, it, plan, on_commit)
+  local last_commit = sys.now()
+  local async = opts.async == 1
+  return {
+    sample = function(g)
+      local pick = plan.picks[g]
+      local node = sqd.node(run:sample(pick.id))
+      local messages = sqd.prompt({node = node, action = pick.action, stage = pick.stage},
+                                  session.task)
+      local t0 = sys.now()
+      local texts, completions = session:sample({messages}, opts.seed * 100003 + it * 1009 + g)
+      return {g = g, pick = pick, node = node, text = texts[1], completions = completions[1],
+              sample_s = sys.now() - t0, updates = run:get("updates", 0)}
+    end,
+    start = function(item)
+      item.judging = session:start_judging({item.completions}, item.pick.stage, async)
+    end,
+    collect = function(item)
+      local t0 = sys.now()
+      local results, rewards = session:finish_judging(item.judging, opts.reward,
+                                                      {baseline_gflops = item.node.gflops or 0})
+      item.results, item.rewards = results[1], rewards[1]
+      item.confirm = session:start_confirm(item.results, async)
+      item.wait_s = sys.now() - t0
+    end,
+    settle = function(item)
+      local g, pick = item.g, item.pick
+      local t0 = sys.now()
+      local stats = session:update({{prompt = item.text, completions = item.completions,
+                                     rewards = item.rewards}})
+      local t1 = sys.now()
+      item.confirm:finish()
+      local now = sys.now()
 
-  local record = experiment.summary(results)
-  record.kind, record.label = "group", "group"
-  record.iteration, record.group, record.action, record.stage = it, g, pick.action, pick.stage
-  record.parent, record.config = pick.id, name
-  record.seconds = {sample = t1 - t0, evaluate = t2 - t1, update = t3 - t2}
-  if stats then record.kl, record.loss, record.train = stats.kl, stats.loss, stats end
-  run:atomic(function()
-    session:record(texts[1], completions[1], results,
-                   {iteration = it, stage = pick.stage, parent_id = pick.id, config_id = name,
-                    extra = {action = pick.action, group = g}})
-    if stats then
-      local updates = run:get("updates", 0) + 1
-      session:checkpoint(updates)
-      run:set("updates", updates)
-    end
-    record.step = run:get("step", 0) + 1
-    run:log(record)
-    run:set("step", record.step)
-    run:set("group", g)
-  end)
-  return record
+      local record = experiment.summary(item.results)
+      record.kind, record.label = "group", "group"
+      record.iteration, record.group, record.action, record.stage = it, g, pick.action, pick.stage
+      record.parent, record.config = pick.id, name
+      record.seconds = {sample = item.sample_s, evaluate = item.wait_s + (now - t1), update = t1 - t0,
+                        wall = now - last_commit}
+      record.staleness = run:get("updates", 0) - item.updates
+      if stats then record.kl, record.loss, record.train = stats.kl, stats.loss, stats end
+      run:atomic(function()
+        session:record(item.text, item.completions, item.results,
+                       {iteration = it, stage = pick.stage, parent_id = pick.id, config_id = name,
+                        extra = {action = pick.action, group = g}})
+        if stats then
+          local updates = run:get("updates", 0) + 1
+          session:checkpoint(updates)
+          run:set("updates", updates)
+        end
+        record.step = run:get("step", 0) + 1
+        run:log(record)
+        run:set("step", record.step)
+        run:set("group", g)
+      end)
+      last_commit = sys.now()
+      on_commit(g, record)
+    end,
+  }
 end
 
 -- Files the iteration's children into the next pools and records the iteration.
@@ -168,10 +193,9 @@ function M.run_config(opts, config, deps)
     local done = run:get("group", 0)  -- groups of this iteration already committed
     local bar = experiment.progress(#plan.picks - done, string.format("%s it %d/%d", name, it,
                                                                       opts.iterations))
-    for g = done + 1, #plan.picks do
-      local record = expand(run, session, opts, name, it, g, plan.picks[g])
-      experiment.show(bar, g - done, record)
-    end
+    experiment.pipeline(done + 1, #plan.picks, opts.async == 1,
+                        expansion(run, session, opts, name, it, plan,
+                                  function(g, record) experiment.show(bar, g - done, record) end))
     bar:finish()
     local summary = close_iteration(run, opts, name, it)
     log.info("iteration", {iteration = it, reward = string.format("%.2f", summary.mean_reward),

@@ -9,6 +9,9 @@
 --     detector = nil,                                -- override the stage's detector
 --     isa = nil,                                     -- the machine's vector ISA: the stage
 --   })                                                  check notes wider vectors (beyond_isa)
+--   local pending = evaluate.start(completions, ctx)  -- with ctx.background: the benchmark
+--   ...                                                   runs while the caller goes on
+--   local results = pending:finish()
 --
 -- The stage check runs before compiling whenever it can: always for the paper's patterns
 -- ("regex"), and for the front end's features when the bench offers bench.features().
@@ -72,6 +75,17 @@ end
 -- completions: a list of {text = ...} (what policy:sample returns for one prompt) or of
 -- plain strings. Returns one result per completion, in order.
 function evaluate.completions(completions, ctx)
+  return evaluate.start(completions, ctx):finish()
+end
+
+local Pending = {}
+Pending.__index = Pending
+
+-- Starts judging: extraction and the checks before compiling now, the benchmark at once,
+-- or in the background when ctx.background is set and the bench can (bench.submit_batch).
+-- Returns a pending judgement; its :finish() waits and returns what evaluate.completions
+-- does.
+function evaluate.start(completions, ctx)
   if type(ctx) ~= "table" or not ctx.bench then
     error("evaluate.completions: ctx.bench is required (the engine's bench module)", 2)
   end
@@ -101,25 +115,39 @@ function evaluate.completions(completions, ctx)
       end
     end
   end
-
+  local p = setmetatable({results = results, slots = slots, deferred = deferred, ctx = ctx,
+                          count = #sources}, Pending)
   if #sources > 0 then
-    local measured = ctx.bench.evaluate_batch(sources, ctx.bench_opts or {})
-    if #measured ~= #sources then
-      error(string.format("evaluate: the benchmark returned %d results for %d kernels",
-                          #measured, #sources))
-    end
-    for j, m in ipairs(measured) do
-      local r = results[slots[j]]
-      for _, k in ipairs(kept) do r[k] = m[k] end
-      r.reason = "bench"
-      if deferred[j] then check_after(r, ctx, m.features) end
-      if not r.techniques and r.status == "ok" then
-        r.techniques = stages.list(m.features and stages.from_features(m.features)
-                                   or stages.detect(r.code))
-      end
+    if ctx.background and ctx.bench.submit_batch then
+      p.batch = ctx.bench.submit_batch(sources, ctx.bench_opts or {})
+    else
+      p.measured = ctx.bench.evaluate_batch(sources, ctx.bench_opts or {})
     end
   end
-  return results
+  return p
+end
+
+-- Waits for the benchmark (when it runs in the background) and completes the results.
+function Pending:finish()
+  if self.done then return self.results end
+  local measured = self.measured or (self.batch and self.batch:wait()) or {}
+  self.batch, self.done = nil, true
+  if #measured ~= self.count then
+    error(string.format("evaluate: the benchmark returned %d results for %d kernels",
+                        #measured, self.count))
+  end
+  local ctx = self.ctx
+  for j, m in ipairs(measured) do
+    local r = self.results[self.slots[j]]
+    for _, k in ipairs(kept) do r[k] = m[k] end
+    r.reason = "bench"
+    if self.deferred[j] then check_after(r, ctx, m.features) end
+    if not r.techniques and r.status == "ok" then
+      r.techniques = stages.list(m.features and stages.from_features(m.features)
+                                 or stages.detect(r.code))
+    end
+  end
+  return self.results
 end
 
 -- Counts per status over a list of results: {ok = 3, compile_error = 1, ...}.

@@ -93,6 +93,11 @@ experiment.options = {
    .. "measure one run (their GFLOPS are not comparable)"},
   {"worker_timeout", 30.0, "under mpirun: seconds without a heartbeat after which a benchmark "
    .. "worker is dropped and its kernels go to another", above = 0},
+  {"async", 0, "1: sample the next step (SQD: group) while this one is evaluated, and evaluate "
+   .. "it while this one trains; its samples come from the policy one update behind the one "
+   .. "that trains on them (the GRPO ratio uses the sampling policy's log-probs). Needs "
+   .. "benchmark workers (mpirun): kernels timed beside the sampler would be mis-measured",
+   min = 0, max = 1},
   experiment.debug_option,
 }
 
@@ -454,6 +459,51 @@ function experiment.prepare(opts, dirs, deps)
   end
 end
 
+-- Runs work items first..last (steps; SQD groups) through four stages:
+--   sample(i) -> item   the policy's completions
+--   start(item)         their evaluation begins (in the background with async)
+--   collect(item)       waits for the evaluation, rewards
+--   settle(item)        the update and the commit
+-- In order without async. With async, item i+1 is sampled while item i is evaluated, and
+-- evaluated while item i is trained on and committed, so the sampler and the trainer
+-- wait only for the benchmark; the policy that samples item i+1 is then one update behind
+-- the one that trains on it.
+function experiment.pipeline(first, last, async, stages)
+  if first > last then return end
+  local item = stages.sample(first)
+  stages.start(item)
+  for i = first, last do
+    local next_item
+    if async and i < last then next_item = stages.sample(i + 1) end  -- overlaps item i's evaluation
+    stages.collect(item)
+    if next_item then stages.start(next_item) end                  -- overlaps item i's update
+    stages.settle(item)
+    if not async and i < last then
+      next_item = stages.sample(i + 1)
+      stages.start(next_item)
+    end
+    item = next_item
+  end
+end
+
+-- --async=1 overlaps sampling with evaluation: the kernels must then be timed on other
+-- cores than the sampler's, by benchmark workers.
+function experiment.check_async(opts, deps)
+  if (opts.async or 0) == 0 then return end
+  local engine_cluster = rawget(_G, "cluster")
+  if deps.bench ~= rawget(_G, "bench") then return end  -- a stand-in bench times nothing
+  if not (engine_cluster and engine_cluster.size() > 1) then
+    experiment.fail("--async=1 evaluates while the policy samples and trains: start benchmark "
+                    .. "workers with mpirun (README, 'On a cluster'), so that no kernel is timed "
+                    .. "on the cores the sampler uses")
+  end
+  if engine_cluster.shares_cores() then
+    experiment.fail("--async=1: a benchmark worker times kernels on this process's cores, where "
+                    .. "sampling and training would run meanwhile; give rank 0 cores of its own "
+                    .. "(ENGINE_RANK0_CORES=N on a shared node) or a node of its own")
+  end
+end
+
 ---------------------------------------------------------------------------------------
 -- A session: the policy, its trainer and the run of one configuration.
 ---------------------------------------------------------------------------------------
@@ -543,11 +593,37 @@ end
 
 -- Judges one group's completions at a stage (nil: no stage rules) and rewards them.
 function Session:judge(completions, stage, scheme, ctx)
-  local results = evaluate.completions(completions, {
-    bench = self.deps.bench, bench_opts = self.bench_opts, stage = stage,
+  local results, rewards = self:finish_judging(self:start_judging({completions}, stage), scheme, ctx)
+  return results[1], rewards[1]
+end
+
+-- Starts judging groups of completions (lists, one per prompt) as one batch, which the
+-- benchmark workers share by load. With `background` the benchmark runs while the
+-- caller goes on (bench.submit_batch). Returns a handle for Session:finish_judging.
+function Session:start_judging(groups, stage, background)
+  local flat, sizes = {}, {}
+  for g, completions in ipairs(groups) do
+    sizes[g] = #completions
+    for _, c in ipairs(completions) do flat[#flat + 1] = c end
+  end
+  local pending = evaluate.start(flat, {
+    bench = self.deps.bench, bench_opts = self.bench_opts, stage = stage, background = background,
     detector = self.opts.detector ~= "" and self.opts.detector or nil})
-  local rewards = reward.scheme(scheme)(results, ctx)
-  for i, r in ipairs(results) do r.reward = rewards[i] end
+  return {sizes = sizes, pending = pending}
+end
+
+-- Waits for the judgement and rewards each group on its own (the rewards are relative
+-- within a group). Returns, per group, the results and the rewards.
+function Session:finish_judging(handle, scheme, ctx)
+  local flat = handle.pending:finish()
+  local results, rewards, at = {}, {}, 0
+  for g, n in ipairs(handle.sizes) do
+    local rs = table.move(flat, at + 1, at + n, 1, {})
+    at = at + n
+    local rw = reward.scheme(scheme)(rs, ctx)
+    for i, r in ipairs(rs) do r.reward = rw[i] end
+    results[g], rewards[g] = rs, rw
+  end
   return results, rewards
 end
 
@@ -556,12 +632,34 @@ end
 -- evaluation fails), and only confirmed figures become a run's best (the progress line's
 -- max, Table II, best_kernel.c). The rewards keep the first measurement.
 function Session:confirm_best(results)
+  return self:start_confirm(results):finish()
+end
+
+local Confirmation = {}
+Confirmation.__index = Confirmation
+
+-- Session:confirm_best in two halves: the second evaluation starts now (in the
+-- background with `background`), :finish() waits for it and returns the best result.
+function Session:start_confirm(results, background)
   local top
   for _, r in ipairs(results) do
     if r.status == "ok" and (top == nil or r.gflops > top.gflops) then top = r end
   end
-  if not top then return nil end
-  local again = self.deps.bench.evaluate_batch({top.code}, self.bench_opts)[1]
+  local c = setmetatable({top = top}, Confirmation)
+  if not top then return c end
+  local bench = self.deps.bench
+  if background and bench.submit_batch then
+    c.batch = bench.submit_batch({top.code}, self.bench_opts)
+  else
+    c.again = bench.evaluate_batch({top.code}, self.bench_opts)[1]
+  end
+  return c
+end
+
+function Confirmation:finish()
+  local top = self.top
+  if not top or top.second then return top end
+  local again = self.again or self.batch:wait()[1]
   top.second = {status = again.status, gflops = again.gflops}
   top.confirmed_gflops = again.status == "ok" and math.min(top.gflops, again.gflops) or 0
   return top
@@ -661,6 +759,7 @@ end
 -- before any is made.
 function experiment.run_sweep(opts, configs, deps, run_config)
   deps = experiment.deps(deps)
+  experiment.check_async(opts, deps)
   opts.isa = prompts.isa(opts.isa, deps.bench)
   log.info("vector ISA", {isa = opts.isa, name = stages.isa(opts.isa).name})
   local dirs = {}

@@ -161,11 +161,14 @@ t.test("workers of different kinds are refused unless mixed nodes are allowed", 
   for i, r in ipairs(got.results) do t.eq(r.status, kernels[i][2], "kernel " .. i) end
 end)
 
+-- The single process gets the cores a worker gets, so both measure on the same kind.
+local share = math.max(1, sys.cpu_count() // 2)
+local common = "--steps=2 --G=4 --prompts_per_step=1 --runs=1 --configs=lr=0 --seed=5"
+local single_dir  -- the single process's run of `common`
+
 t.test("experiment 1 through two workers records what one process records", function()
-  -- The single process gets the cores a worker gets, so both measure on the same kind.
-  local share = math.max(1, sys.cpu_count() // 2)
   local dir = t.tmpdir()
-  local common = "--steps=2 --G=4 --prompts_per_step=1 --runs=1 --configs=lr=0 --seed=5"
+  single_dir = dir .. "/one"
   local ok, log = sh(string.format("taskset -c 0-%d %q experiment1.lua --out=%q %s", share - 1, exe,
                                    dir .. "/one", common))
   t.ok(ok, log)
@@ -192,6 +195,53 @@ t.test("experiment 1 through two workers records what one process records", func
   t.eq(one:get("machine").cores, share)
   one:close()
   mpi:close()
+end)
+
+t.test("experiment 1 with --async=1: the worker evaluates while rank 0 samples on cores of its own", function()
+  local dir = t.tmpdir()
+  -- rank 0 on the cores the workers time on: refused before anything is made (mpirun
+  -- --enable-recovery exits 0 whatever rank 0's status: the message tells)
+  local ok, log = sh(launch(string.format("-np 3 %q experiment1.lua --out=%q %s --async=1", exe, dir .. "/shared",
+                                          common)))
+  t.contains(log, "a benchmark worker times kernels on this process's cores")
+  t.ok(not sys.exists(dir .. "/shared"), "no run directory was made")
+  -- rank 0 keeps `share` cores, the worker gets the others: the same kernels and statuses
+  -- as the single process (lr = 0: the policy never changes, so sampling ahead is exact)
+  local reserve = string.format("-x ENGINE_RANK0_CORES=%d --bind-to none -np 2", share)
+  ok, log = sh(launch(string.format("%s %q experiment1.lua --out=%q %s --async=1", reserve, exe, dir .. "/async",
+                                    common)))
+  t.ok(ok, log)
+  local name = "/beta=0,lr=0,opt=O3"
+  local one = store.open(single_dir .. name, {read_only = true})
+  local run = store.open(dir .. "/async" .. name, {read_only = true})
+  local a, b = one:samples{}, run:samples{}
+  t.eq(#b, #a)
+  for i = 1, #a do
+    t.eq(b[i].completion, a[i].completion, "sample " .. i .. ": the same kernel")
+    t.eq(b[i].status, a[i].status, "sample " .. i .. ": the same status")
+  end
+  t.eq(run:get("machine").cores, sys.cpu_count() - share, "the worker has the cores rank 0 left")
+  for _, m in ipairs(run:metrics()) do
+    if m.kind == "step" then t.eq(m.staleness, 0) end
+  end
+  one:close()
+  run:close()
+  -- learning: the second step trains on samples one update old, with the sampling policy's
+  -- log-probs
+  ok, log = sh(launch(string.format("%s %q experiment1.lua --out=%q %s --async=1", reserve, exe, dir .. "/learn",
+                                    (common:gsub("%-%-configs=lr=0", "--lr=1e-5 --beta=0 --opt=O3")))))
+  t.ok(ok, log)
+  run = store.open(dir .. "/learn/beta=0,lr=1e-05,opt=O3", {read_only = true})
+  local staleness = {}
+  for _, m in ipairs(run:metrics()) do
+    if m.kind == "step" then
+      staleness[#staleness + 1] = m.staleness
+      t.ok(m.train ~= nil, "step " .. m.step .. " was trained on")
+    end
+  end
+  t.eq(staleness, {0, 1})
+  t.eq(run:get("updates"), 2)
+  run:close()
 end)
 
 t.run()

@@ -7,7 +7,8 @@
 --   * the bench reads each kernel's "/* expect: STATUS */" label (none: ok) and gives a GFLOPS
 --     figure that grows with the techniques the label lists;
 --   * the trainer checks the groups it is given, counts updates (the policy's skill),
---     and saves/loads that count as its checkpoint.
+--     and saves/loads that count as its checkpoint; completions carry the skill of the
+--     policy that sampled them, so the trainer knows how stale each batch is.
 
 local fakes = {}
 
@@ -86,7 +87,7 @@ function fakes.policy()
           local k = (base + i // 2) % #list + 1
           if list == good then k = math.min(#good, k + self.skill) end
           out[p][i] = {text = list[k], tokens = {k, i}, logprobs = {-0.5, -0.25},
-                       finish_reason = "stop"}
+                       finish_reason = "stop", skill = self.skill}
         end
       end
       return out
@@ -124,6 +125,12 @@ function fakes.bench()
     end
     return out
   end
+  -- Evaluated at once, handed back at wait(): the order of submissions is what counts.
+  function bench.submit_batch(sources, opts)
+    bench.submits = (bench.submits or 0) + 1
+    local results = bench.evaluate_batch(sources, opts)
+    return {ready = function() return true end, wait = function() return results end}
+  end
   function bench.machine()
     return {cores = 2, peak_gflops = 100.0, formula = "fake"}
   end
@@ -141,8 +148,10 @@ function fakes.train()
   function train.grpo(pol, opts)
     assert(pol and pol.sample, "train.grpo: needs a policy")
     assert(type(opts.lr) == "number" and opts.lr > 0, "train.grpo: lr must be positive")
-    local trainer = {updates = 0, groups = {}, opts = opts, policy = pol}
+    -- staleness[i]: updates between the sampling of update i's completions and update i
+    local trainer = {updates = 0, groups = {}, opts = opts, policy = pol, staleness = {}}
     function trainer:step(groups)
+      self.staleness[#self.staleness + 1] = self.updates - groups[1].completions[1].skill
       for _, g in ipairs(groups) do
         assert(type(g.prompt) == "string", "a group needs its prompt text")
         assert(#g.completions == #g.rewards, "one reward per completion")
