@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <locale.h>
 #include <malloc.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -70,6 +71,7 @@ struct FaultMessage {
   FaultRecord f;
 };
 thread_local FaultMessage g_fault;
+thread_local bool g_writing = false;
 
 // The path argument of the file system calls a library reaches for, or null.
 const char* path_argument(int nr, const ucontext_t* uc) {
@@ -86,12 +88,30 @@ const char* path_argument(int nr, const ucontext_t* uc) {
   }
 }
 
+// Appends a string (len < 0) or len bytes the kernel handed a system call to out,
+// printable only; returns whether a line ended. A bad pointer faults here: the handler
+// runs again and sends the record without the text.
+bool copy_argument(char* out, size_t size, const char* p, long len) {
+  g_reading_path = 1;
+  size_t at = strnlen(out, size);
+  bool line = false;
+  for (long i = 0; at + 1 < size && (len < 0 ? p[i] != 0 : i < len); ++i) {
+    if (p[i] == '\n') {
+      if (at == 0) continue;  // a message may start on a fresh line ("\nlibgomp: ")
+      line = true;
+      break;
+    }
+    out[at++] = p[i] >= 32 && p[i] < 127 ? p[i] : '?';
+  }
+  out[at] = 0;
+  g_reading_path = 0;
+  return line || at + 1 >= size;
+}
+
 void on_fault(int sig, siginfo_t* si, void* context) {
   FaultMessage& rec = g_fault;
-  // A path pointer that faults while it is read (a hostile kernel's raw system call)
-  // lands here again: the record of the first fault goes out without the path.
   if (g_reading_path) {
-    rec.f.path[0] = 0;
+    rec.f.text[0] = 0;
   } else {
     rec.h = {kFault, sizeof(FaultRecord)};
     rec.f.sig = sig;
@@ -99,13 +119,27 @@ void on_fault(int sig, siginfo_t* si, void* context) {
     rec.f.addr = reinterpret_cast<uint64_t>(si->si_addr);
     rec.f.syscall_nr = sig == SIGSYS ? si->si_syscall : -1;
     rec.f.main_thread = static_cast<pid_t>(syscall(SYS_gettid)) == g_main_tid;
+    const bool writing = g_writing;  // a message to stdout/stderr under way
+    g_writing = false;
+    if (!writing) rec.f.text[0] = 0;
+    rec.f.fd = -1;
     if (sig == SIGSYS && context) {
-      if (const char* p = path_argument(si->si_syscall, static_cast<ucontext_t*>(context))) {
-        g_reading_path = 1;
-        size_t i = 0;
-        for (; i + 1 < sizeof rec.f.path && p[i]; ++i) rec.f.path[i] = p[i] >= 32 && p[i] < 127 ? p[i] : '?';
-        rec.f.path[i] = 0;
-        g_reading_path = 0;
+      auto* uc = static_cast<ucontext_t*>(context);
+      greg_t* r = uc->uc_mcontext.gregs;
+      if (si->si_syscall == SYS_write) {
+        rec.f.fd = static_cast<int32_t>(r[REG_RDI]);
+        // A library's message comes in pieces ("libgomp: ", the text, "\n"): the pieces
+        // are taken as written until the line ends, and the line is the verdict's.
+        if (!copy_argument(rec.f.text, sizeof rec.f.text, reinterpret_cast<const char*>(r[REG_RSI]),
+                           static_cast<long>(r[REG_RDX])) &&
+            (rec.f.fd == 1 || rec.f.fd == 2)) {
+          r[REG_RAX] = r[REG_RDX];
+          g_writing = true;
+          return;
+        }
+      } else {
+        if (writing) rec.f.text[0] = 0;
+        if (const char* p = path_argument(si->si_syscall, uc)) copy_argument(rec.f.text, sizeof rec.f.text, p, -1);
       }
     }
   }
@@ -211,12 +245,14 @@ void tighten(const ChildSpec& spec, bool filter) {
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);  // cleared by the change of credentials
     if (getppid() != zygote) _exit(0);
   }
-  // Threads, not processes (seccomp refuses those): what the user already runs, the pool
-  // of compiled kernels waiting beside this one, this kernel's threads, and a margin for
-  // other engines' kernels that start as the same user meanwhile (with 8, a concurrent
-  // evaluation's threads made an honest OpenMP kernel's thread creation fail).
+  // Threads, not processes (seccomp refuses those): what the user already runs, this
+  // kernel's threads, and what other engines' kernels may start as the same user
+  // meanwhile: a pool of compiled kernels waiting (kMaxWaiting) per engine, up to one
+  // engine per core (benchmark workers sharing a node). With a fixed margin of 64, 4
+  // workers on a 16-core node made honest OpenMP kernels' thread creation fail.
   if (getuid() != 0) {
-    const rlim_t n = static_cast<rlim_t>(tasks_of_user(getuid()) + kMaxWaiting + spec.threads + 64);
+    const long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+    const rlim_t n = static_cast<rlim_t>(tasks_of_user(getuid()) + spec.threads + 64 + kMaxWaiting * (cpus + 1));
     set_limit(RLIMIT_NPROC, n, n);
   }
   // CPU time across all threads: a backstop behind the zygote's wall-clock timeout.
@@ -362,6 +398,11 @@ void pin_threads(const cpu_set_t& cores) {
   if (!ok) _exit(0);
 
   for (auto& in : spec.stage->inputs) in.protect_read_only();
+  // An in-process compiler sets the locale from the environment (libgccjit does, for its
+  // diagnostics); libc would then look up the translation of any message it formats for
+  // the kernel's process (libgomp's "Thread creation failed: ...") in a catalogue file,
+  // an open that seccomp ends. The kernel's process speaks C.
+  setlocale(LC_ALL, "C");
   // Handlers a compiler left behind (libgccjit's driver catches SIGINT, SIGTERM, ...):
   // after this, any handler besides ours and glibc's is the kernel's.
   for (int s = 1; s < 32; ++s)

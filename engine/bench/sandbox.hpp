@@ -29,13 +29,15 @@ struct DoneRecord {
 // or make the next call.
 constexpr char kPing = 'p', kCall = 'g';
 // Written by the child's signal handlers (async-signal-safe: a fixed binary layout).
-// For a forbidden call that names a file, `path` holds the name (cut to fit, "" when it
-// could not be read): it tells which library code reached for the file system.
+// For a forbidden call that names a file, `text` holds the name; for a forbidden write,
+// the start of what was written and `fd` the descriptor (a library reporting an error,
+// such as libgomp's failed thread creation). Cut to fit, "" when it could not be read.
 struct FaultRecord {
   int32_t sig, code;
   uint64_t addr;
   int32_t syscall_nr, main_thread;
-  char path[120];
+  int32_t fd;
+  char text[120];
 };
 
 // Compiled kernels waiting for their run at most (the zygote's pool).

@@ -34,6 +34,13 @@ double coefficient_of_variation(const std::vector<double>& t) {
   return mean > 0 ? std::sqrt(sq / static_cast<double>(t.size() - 1)) / mean : 0.0;
 }
 
+// What the forbidden call was given: the file it names, or what it wrote where.
+std::string fault_argument(const FaultRecord& f) {
+  const std::string text(f.text, strnlen(f.text, sizeof f.text));
+  if (f.fd >= 0) return " (to descriptor " + std::to_string(f.fd) + (text.empty() ? "" : ": \"" + text + "\"") + ")";
+  return text.empty() ? "" : " on \"" + text + "\"";
+}
+
 std::string describe_fault(const Job& job, const json& opts, const VerdictContext& ctx) {
   const FaultRecord& f = *job.fault;
   const uintptr_t a = f.addr;
@@ -43,7 +50,7 @@ std::string describe_fault(const Job& job, const json& opts, const VerdictContex
   switch (f.sig) {
     case SIGSYS:
       return "the kernel made the forbidden system call '" + syscall_name(f.syscall_nr) + "'" +
-             (f.path[0] ? " on \"" + std::string(f.path, strnlen(f.path, sizeof f.path)) + "\"" : "") + where +
+             fault_argument(f) + where +
              ": kernels may only compute (no processes, files, sockets, signals or exec)";
     case SIGSEGV:
     case SIGBUS: {

@@ -99,7 +99,9 @@ function M.run_config(opts, config, deps)
               updates = run:get("updates", 0)}
     end,
     start = function(item)
+      local t0 = sys.now()  -- the whole evaluation without --async, a hand-over with it
       item.judging = session:start_judging(item.completions, nil, opts.async == 1)
+      item.start_s = sys.now() - t0
     end,
     collect = function(item)
       local t0 = sys.now()
@@ -126,7 +128,7 @@ function M.run_config(opts, config, deps)
       local record = experiment.summary(item.all)
       record.kind, record.step, record.config = "step", step, name
       -- evaluate: what the loop waited for the benchmark (all of it without --async)
-      record.seconds = {sample = item.sample_s, evaluate = item.wait_s + (now - t1), update = t1 - t0,
+      record.seconds = {sample = item.sample_s, evaluate = item.start_s + item.wait_s + (now - t1), update = t1 - t0,
                         wall = now - last_commit}
       record.staleness = run:get("updates", 0) - item.updates  -- updates since it was sampled
       if stats then record.kl, record.loss, record.train = stats.kl, stats.loss, stats end

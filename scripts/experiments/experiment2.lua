@@ -112,7 +112,9 @@ local function expansion(run, session, opts, name, it, plan, on_commit)
               sample_s = sys.now() - t0, updates = run:get("updates", 0)}
     end,
     start = function(item)
+      local t0 = sys.now()  -- the whole evaluation without --async, a hand-over with it
       item.judging = session:start_judging({item.completions}, item.pick.stage, async)
+      item.start_s = sys.now() - t0
     end,
     collect = function(item)
       local t0 = sys.now()
@@ -135,7 +137,7 @@ local function expansion(run, session, opts, name, it, plan, on_commit)
       record.kind, record.label = "group", "group"
       record.iteration, record.group, record.action, record.stage = it, g, pick.action, pick.stage
       record.parent, record.config = pick.id, name
-      record.seconds = {sample = item.sample_s, evaluate = item.wait_s + (now - t1), update = t1 - t0,
+      record.seconds = {sample = item.sample_s, evaluate = item.start_s + item.wait_s + (now - t1), update = t1 - t0,
                         wall = now - last_commit}
       record.staleness = run:get("updates", 0) - item.updates
       if stats then record.kl, record.loss, record.train = stats.kl, stats.loss, stats end
