@@ -1,4 +1,4 @@
-// The kernel child: compile, inspect, tighten, wait for the zygote's go, run, report.
+// The kernel child: compile, inspect, wait for the zygote's go, tighten, run, report.
 #include "bench/sandbox.hpp"
 
 #include <dirent.h>
@@ -247,12 +247,13 @@ void tighten(const ChildSpec& spec, bool filter) {
   }
   // Threads, not processes (seccomp refuses those): what the user already runs, this
   // kernel's threads, and what other engines' kernels may start as the same user
-  // meanwhile: a pool of compiled kernels waiting (kMaxWaiting) per engine, up to one
-  // engine per core (benchmark workers sharing a node). With a fixed margin of 64, 4
-  // workers on a 16-core node made honest OpenMP kernels' thread creation fail.
+  // meanwhile: one running kernel per engine, at most one thread per core between them
+  // (benchmark workers sharing a node), and a margin. (Counted while kernels waited in
+  // the pools as this user, 4 workers on a 16-core node made honest OpenMP kernels'
+  // thread creation fail.)
   if (getuid() != 0) {
     const long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
-    const rlim_t n = static_cast<rlim_t>(tasks_of_user(getuid()) + spec.threads + 64 + kMaxWaiting * (cpus + 1));
+    const rlim_t n = static_cast<rlim_t>(tasks_of_user(getuid()) + spec.threads + cpus + 64);
     set_limit(RLIMIT_NPROC, n, n);
   }
   // CPU time across all threads: a backstop behind the zygote's wall-clock timeout.
@@ -415,16 +416,23 @@ void pin_threads(const cpu_set_t& cores) {
   mallopt(M_ARENA_MAX, std::max(8, spec.threads));
   if (spec.reference) pin_threads(every_core);  // the library's pool exists once it is loaded
   else sched_setaffinity(0, sizeof first_place, &first_place);
-  tighten(spec, !spec.reference);
 
   // Calls until the zygote closes the command pipe. Between calls the zygote stops this
   // process, checks the output and writes the next call's inputs.
   const Task& task = *spec.task;
+  bool tight = false;
   for (uint32_t call = 0;;) {
     char cmd = 0;
     ssize_t n = read(kFromZygoteFd, &cmd, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n != 1) _exit(0);
+    // Tightened when its turn comes, not while it waits in the pool: the thread limit
+    // counts the user's tasks then, and the kernels waiting in every engine's pool on
+    // the node are not yet the user's (no kernel code has run before this point).
+    if (!tight) {
+      tighten(spec, !spec.reference);
+      tight = true;
+    }
     if (cmd == kPing) {
       send_record(kPong, "", 0);
       continue;
