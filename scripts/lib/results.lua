@@ -55,7 +55,8 @@ function results.load(dir)
       local identity = run:config()
       local cfg = {name = name, dir = path, identity = identity,
                    config = identity.config or {}, metrics = run:metrics(),
-                   machine = run:get("machine"), reference = run:get("reference")}
+                   machine = run:get("machine"), nodes = run:get("nodes"),
+                   reference = run:get("reference")}
       exp.kind = exp.kind or identity.experiment
       -- The best kernel is the best confirmed one (re-measured by a second evaluation;
       -- runs made before re-measuring have only first measurements).
@@ -220,15 +221,38 @@ function results.machine_text(exp)
   local names = {}
   for i, isa in ipairs(isas) do names[i] = stages.isa(isa).name .. " (`" .. isa .. "`)" end
   lines[1] = "Vector ISA the prompts asked for: " .. table.concat(names, ", ") .. "."
-  local m = exp.configs[1].machine
-  if type(m) == "table" then
+  -- Each machine the runs were measured on, with its runs when there are several: GFLOPS
+  -- from different machines are not comparable.
+  local machines, order = {}, {}
+  for _, cfg in ipairs(exp.configs) do
+    local m = cfg.machine
+    if type(m) == "table" then
+      local parts = {}
+      if m.model then parts[#parts + 1] = tostring(m.model) end
+      if m.simd then parts[#parts + 1] = "vector ISA " .. (stages.isas[m.simd] and stages.isas[m.simd].name or m.simd) end
+      if m.target then parts[#parts + 1] = "target " .. tostring(m.target) end
+      if m.cores then parts[#parts + 1] = m.cores .. " cores" end
+      if peak(cfg) then parts[#parts + 1] = string.format("FP64 peak %.1f GFLOPS", peak(cfg)) end
+      if type(cfg.nodes) == "table" and #cfg.nodes > 0 then
+        parts[#parts + 1] = string.format("measured by %d benchmark worker%s", #cfg.nodes, #cfg.nodes == 1 and "" or "s")
+      end
+      local text = table.concat(parts, ", ")
+      if text ~= "" then
+        if not machines[text] then
+          machines[text] = {}
+          order[#order + 1] = text
+        end
+        table.insert(machines[text], cfg.name)
+      end
+    end
+  end
+  if #order == 1 then
+    lines[#lines + 1] = "Machine: " .. order[1] .. "."
+  elseif #order > 1 then
     local parts = {}
-    if m.model then parts[#parts + 1] = tostring(m.model) end
-    if m.simd then parts[#parts + 1] = "vector ISA " .. (stages.isas[m.simd] and stages.isas[m.simd].name or m.simd) end
-    if m.target then parts[#parts + 1] = "target " .. tostring(m.target) end
-    if m.cores then parts[#parts + 1] = m.cores .. " cores" end
-    if peak(exp.configs[1]) then parts[#parts + 1] = string.format("FP64 peak %.1f GFLOPS", peak(exp.configs[1])) end
-    if #parts > 0 then lines[2] = "Machine: " .. table.concat(parts, ", ") .. "." end
+    for _, text in ipairs(order) do parts[#parts + 1] = text .. " (" .. table.concat(machines[text], ", ") .. ")" end
+    lines[#lines + 1] = "Machines (their GFLOPS are not comparable with each other's): "
+                        .. table.concat(parts, "; ") .. "."
   end
   local ref = exp.configs[1].reference
   if type(ref) == "table" and ref.gflops then

@@ -94,4 +94,21 @@ t.test("report.lua writes report.md without gnuplot and says how to get the figu
   png(runs .. "/report/gflops.png")
 end)
 
+t.test("the report names the machine of every run, and says when runs were measured on different ones", function()
+  local results = require "results"
+  local xeon = {model = "Xeon", simd = "avx512", target = "sapphirerapids", cores = 4, peak_gflops = 300}
+  local exp = {configs = {
+    {name = "a", config = {}, identity = {}, machine = xeon, nodes = {{node = "n1:1"}, {node = "n1:2"}}},
+    {name = "b", config = {}, identity = {}, machine = xeon, nodes = {{node = "n1:1"}, {node = "n1:2"}}}}}
+  local text = results.machine_text(exp)
+  t.contains(text, "Machine: Xeon, vector ISA AVX-512, target sapphirerapids, 4 cores, FP64 peak 300.0 GFLOPS, "
+                   .. "measured by 2 benchmark workers.")
+  exp.configs[2].machine = {model = "EPYC", simd = "avx2", target = "znver3", cores = 2}
+  exp.configs[2].nodes = nil
+  text = results.machine_text(exp)
+  t.contains(text, "Machines (their GFLOPS are not comparable with each other's): Xeon, vector ISA AVX-512")
+  t.contains(text, "measured by 2 benchmark workers (a); EPYC, vector ISA AVX2")
+  t.contains(text, "2 cores (b).")
+end)
+
 t.run()
