@@ -65,7 +65,7 @@ void send_json(RecordType type, const nlohmann::json& j) {
 pid_t g_main_tid = 0;
 // Per thread: two threads may fault at once. The engine's own TLS is static, so reading
 // it in a handler is safe.
-thread_local volatile sig_atomic_t g_reading_path = 0;
+thread_local volatile sig_atomic_t g_reading_argument = 0;
 struct FaultMessage {
   RecordHeader h;
   FaultRecord f;
@@ -92,7 +92,7 @@ const char* path_argument(int nr, const ucontext_t* uc) {
 // printable only; returns whether a line ended. A bad pointer faults here: the handler
 // runs again and sends the record without the text.
 bool copy_argument(char* out, size_t size, const char* p, long len) {
-  g_reading_path = 1;
+  g_reading_argument = 1;
   size_t at = strnlen(out, size);
   bool line = false;
   for (long i = 0; at + 1 < size && (len < 0 ? p[i] != 0 : i < len); ++i) {
@@ -104,13 +104,13 @@ bool copy_argument(char* out, size_t size, const char* p, long len) {
     out[at++] = p[i] >= 32 && p[i] < 127 ? p[i] : '?';
   }
   out[at] = 0;
-  g_reading_path = 0;
+  g_reading_argument = 0;
   return line || at + 1 >= size;
 }
 
 void on_fault(int sig, siginfo_t* si, void* context) {
   FaultMessage& rec = g_fault;
-  if (g_reading_path) {
+  if (g_reading_argument) {
     rec.f.text[0] = 0;
   } else {
     rec.h = {kFault, sizeof(FaultRecord)};

@@ -14,7 +14,7 @@ struct Submission::State {
   bench::EvalOptions opts;
   std::mutex mu;
   std::condition_variable done_cv;
-  bool started = false, done = false, abandoned = false;
+  bool done = false, abandoned = false;
   std::vector<bench::Result> results;
   std::exception_ptr error;
 };
@@ -50,7 +50,6 @@ void serve_queue() {
         s->done_cv.notify_all();
         continue;
       }
-      s->started = true;
     }
     std::vector<bench::Result> results;
     std::exception_ptr error;
@@ -97,11 +96,8 @@ const std::vector<bench::Result>& Submission::wait() const {
 }
 
 void Submission::abandon() const {
-  {
-    std::lock_guard lock(state_->mu);
-    state_->abandoned = true;
-  }
   std::unique_lock lock(state_->mu);
+  state_->abandoned = true;
   state_->done_cv.wait(lock, [&] { return state_->done; });
 }
 

@@ -164,15 +164,19 @@ static int bench_evaluate(lua_State* L) {
   return 1;
 }
 
-static int bench_evaluate_batch(lua_State* L) {
-  auto sources = check_string_list(L, 1, "bench.evaluate_batch", "sources");
-  auto opts = read_options(L, 2, "bench.evaluate_batch");
-  auto results = cluster::evaluate_batch(sources, opts);
+// A list of results, in order.
+static void push_results(lua_State* L, const std::vector<bench::Result>& results) {
   lua_createtable(L, static_cast<int>(results.size()), 0);
   for (size_t i = 0; i < results.size(); ++i) {
     push_result(L, results[i]);
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
+}
+
+static int bench_evaluate_batch(lua_State* L) {
+  auto sources = check_string_list(L, 1, "bench.evaluate_batch", "sources");
+  auto opts = read_options(L, 2, "bench.evaluate_batch");
+  push_results(L, cluster::evaluate_batch(sources, opts));
   return 1;
 }
 
@@ -195,12 +199,7 @@ static int batch_ready(lua_State* L) {
 }
 
 static int batch_wait(lua_State* L) {
-  const auto& results = check_object<cluster::Submission>(L, 1, "batch:wait").wait();
-  lua_createtable(L, static_cast<int>(results.size()), 0);
-  for (size_t i = 0; i < results.size(); ++i) {
-    push_result(L, results[i]);
-    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
-  }
+  push_results(L, check_object<cluster::Submission>(L, 1, "batch:wait").wait());
   return 1;
 }
 
