@@ -5,7 +5,7 @@
 -- same stage) and 30% of the erroneous ones (repaired), plus the seed code; expands each
 -- selected kernel into G children with its prompt, benchmarks them under the stage's
 -- rules, rewards them (GFLOPS / group max x 100 on success, Eq. 3 penalties otherwise),
--- makes one GRPO update per group, and files the children into the next pools by stage.
+-- makes one GRPO update per group (--update_groups: per that many groups), and files the children into the next pools by stage.
 -- Every child is stored with its parent, so any kernel's lineage can be printed.
 -- The sweep: compiler level (O0, O1, O3) x learning rate (0, 5e-7), beta = 0.
 --
@@ -34,6 +34,8 @@ M.spec = experiment.spec{
     {"opt", {"O0", "O1", "O3"}, "compiler levels to sweep", choices = {"O0", "O1", "O2", "O3"}},
     {"lr", {0.0, 5e-7}, "learning rates to sweep (0: the no-learning baseline)", min = 0},
     {"beta", 0.0, "KL coefficient", min = 0},
+    {"update_groups", 1, "groups (selected kernels, G children each) one GRPO update sees; "
+     .. "an iteration's last update may see fewer (1: the paper's update per group)", min = 1},
     {"reward", "normalized", "reward scheme of reward.lua: normalized (Experiment 2), "
      .. "gflops (Eq. 3), kernelcompare", check = experiment.check_reward},
   },
@@ -96,10 +98,14 @@ local function iteration_plan(run, opts, it)
 end
 
 -- Expands selected kernels into G children each: sample, judge, update, record; the
--- stages of experiment.pipeline over the iteration's groups.
+-- stages of experiment.pipeline over the iteration's groups. One GRPO update sees
+-- --update_groups groups (fewer at the iteration's end); they are committed together
+-- after it, so a killed run resumes at the first group of an update, from the policy
+-- that sampled it.
 local function expansion(run, session, opts, name, it, plan, on_commit)
   local last_commit = sys.now()
   local async = opts.async == 1
+  local pending = {}  -- groups evaluated, waiting for the update that commits them
   return {
     sample = function(g)
       local pick = plan.picks[g]
@@ -125,38 +131,54 @@ local function expansion(run, session, opts, name, it, plan, on_commit)
       item.wait_s = sys.now() - t0
     end,
     settle = function(item)
-      local g, pick = item.g, item.pick
+      pending[#pending + 1] = item
+      if #pending < opts.update_groups and item.g < #plan.picks then return end
+      local items = pending
+      pending = {}
       local t0 = sys.now()
-      local stats = session:update({{prompt = item.text, completions = item.completions,
-                                     rewards = item.rewards}})
+      local groups = {}
+      for i, it_ in ipairs(items) do
+        groups[i] = {prompt = it_.text, completions = it_.completions, rewards = it_.rewards}
+      end
+      local stats = session:update(groups)
       local t1 = sys.now()
-      item.confirm:finish()
+      for _, it_ in ipairs(items) do it_.confirm:finish() end
       local now = sys.now()
 
-      local record = experiment.summary(item.results)
-      record.kind, record.label = "group", "group"
-      record.iteration, record.group, record.action, record.stage = it, g, pick.action, pick.stage
-      record.parent, record.config = pick.id, name
-      record.seconds = {sample = item.sample_s, evaluate = item.start_s + item.wait_s + (now - t1), update = t1 - t0,
-                        wall = now - last_commit}
-      record.staleness = run:get("updates", 0) - item.updates
-      if stats then record.kl, record.loss, record.train = stats.kl, stats.loss, stats end
+      local records = {}
+      for i, it_ in ipairs(items) do
+        local record = experiment.summary(it_.results)
+        record.kind, record.label = "group", "group"
+        record.iteration, record.group, record.action, record.stage = it, it_.g, it_.pick.action, it_.pick.stage
+        record.parent, record.config = it_.pick.id, name
+        -- the update and the wait for the re-measurements belong to the batch's last group
+        local last = i == #items
+        record.seconds = {sample = it_.sample_s, evaluate = it_.start_s + it_.wait_s + (last and now - t1 or 0),
+                          update = last and t1 - t0 or 0, wall = last and now - last_commit or 0}
+        record.staleness = run:get("updates", 0) - it_.updates
+        if stats and last then record.kl, record.loss, record.train = stats.kl, stats.loss, stats end
+        records[i] = record
+      end
       run:atomic(function()
-        session:record(item.text, item.completions, item.results,
-                       {iteration = it, stage = pick.stage, parent_id = pick.id, config_id = name,
-                        extra = {action = pick.action, group = g}})
+        for i, it_ in ipairs(items) do
+          session:record(it_.text, it_.completions, it_.results,
+                         {iteration = it, stage = it_.pick.stage, parent_id = it_.pick.id, config_id = name,
+                          extra = {action = it_.pick.action, group = it_.g}})
+        end
         if stats then
           local updates = run:get("updates", 0) + 1
           session:checkpoint(updates)
           run:set("updates", updates)
         end
-        record.step = run:get("step", 0) + 1
-        run:log(record)
-        run:set("step", record.step)
-        run:set("group", g)
+        for _, record in ipairs(records) do
+          record.step = run:get("step", 0) + 1
+          run:log(record)
+          run:set("step", record.step)
+        end
+        run:set("group", items[#items].g)
       end)
       last_commit = sys.now()
-      on_commit(g, record)
+      for i, it_ in ipairs(items) do on_commit(it_.g, records[i]) end
     end,
   }
 end

@@ -465,6 +465,39 @@ function kernelgen.kernel(rng, opts)
   return k
 end
 
+-- A neighbour of a kernel in the template space, for a search over it: the params of k
+-- (a kernel of kernelgen.kernel) with one part drawn again (the micro-kernel, the cache
+-- blocks, the OpenMP loop, the prefetch, how C is written) or one technique added or
+-- dropped. `isa` keeps the intrinsics to one vector ISA. Returns params for
+-- kernelgen.kernel(rng, {params = ...}) and what changed.
+function kernelgen.mutate(rng, params, isa)
+  check_isa(isa, "kernelgen.mutate")
+  if type(params) ~= "table" or type(params.tech) ~= "table" or type(params.micro) ~= "table" then
+    error("kernelgen.mutate: params must come from a kernel made by kernelgen", 2)
+  end
+  local q = copy(params)
+  local parts = {"micro", "c_mode", "technique"}
+  if q.cb then parts[#parts + 1] = "cb" end
+  if q.omp then parts[#parts + 1] = "omp" end
+  if q.pf then parts[#parts + 1] = "pf" end
+  local part = rng:pick(parts)
+  local set = set_of(technique_list(q))
+  if part == "micro" then
+    q.micro = sample_micro(rng, set.register_blocking == true, set.simd == true, true, isa)
+  elseif part == "c_mode" then
+    q.c_mode = q.c_mode == "direct" and "accumulate" or "direct"
+    q.zero = rng:weighted({memset = 5, loop = 3, rows = 2})
+  elseif part == "cb" then q.cb = sample_cb(rng)
+  elseif part == "omp" then q.omp = sample_omp(rng)
+  elseif part == "pf" then q.pf = sample_pf(rng)
+  else
+    local t = rng:pick(TECH)
+    set[t] = not set[t] or nil
+    part = (set[t] and "+" or "-") .. t
+  end
+  return complete_params(rng, q, set, true, isa), part
+end
+
 ---------------------------------------------------------------------------------------
 -- Examples and corpora
 ---------------------------------------------------------------------------------------

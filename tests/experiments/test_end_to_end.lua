@@ -271,6 +271,64 @@ kill_test("experiment 2: a run killed mid-iteration resumes exactly", function()
   t.eq(metrics_b, metrics_a)
 end)
 
+-- The groups of each iteration, from a run's metrics; and the updates it recorded.
+local function groups_and_updates(dir)
+  local run = store.open(dir, {log_file = false})
+  local per_iteration, updates_logged = {}, 0
+  for _, m in ipairs(run:metrics()) do
+    if m.kind == "group" then
+      per_iteration[m.iteration] = (per_iteration[m.iteration] or 0) + 1
+      if m.loss then updates_logged = updates_logged + 1 end
+    end
+  end
+  local updates = run:get("updates", 0)
+  run:close()
+  return per_iteration, updates, updates_logged
+end
+
+t.test("experiment 2 --update_groups=3: an update sees three groups, an iteration's last the rest", function()
+  local out = t.tmpdir()
+  local deps = primitives.deps()
+  local s = exp2.run(parse(exp2, "experiment2", {"--out=" .. out, "--iterations=3", "--update_groups=3",
+                                                 "--configs=lr=5e-7", table.unpack(E2)}), deps)[1]
+  t.eq(s.iterations, 3)
+  local per_iteration, updates, logged = groups_and_updates(s.dir)
+  local groups, expected = 0, 0
+  for _, n in pairs(per_iteration) do
+    groups, expected = groups + n, expected + (n + 2) // 3  -- batches never span iterations
+  end
+  t.ok(expected < groups, "some update saw several groups: " .. expected .. " of " .. groups)
+  t.eq(updates, expected)
+  t.eq(logged, expected, "each update's figures are logged once, with its batch's last group")
+  if primitives.fake then
+    local trainer = deps.train.trainers[1]
+    t.eq(trainer.updates, expected)
+    t.eq(#trainer.groups, groups, "every group trained on once")
+  end
+end)
+
+kill_test("experiment 2 --update_groups=3: a run killed inside a batch resumes at the batch's first group", function()
+  local clean, broken = t.tmpdir(), t.tmpdir()
+  local options = {"--iterations=3", "--update_groups=3", "--configs=lr=5e-7", table.unpack(E2)}
+  t.ok(child("experiment2", {"--out=" .. clean, table.unpack(options)}))
+  -- bench calls: the seed (1), iteration 1's group and its re-measurement (2, 3), then two
+  -- a group: killed in iteration 2's second group, before its batch's update
+  local ok, how, code = child("experiment2", {"--out=" .. broken, table.unpack(options)}, 7)
+  t.ok(not ok and killed(how, code), "the first run was killed")
+  local name = "/lr=5e-07,opt=O3"
+  local run = store.open(broken .. name, {log_file = false})
+  t.eq(run:get("iteration"), 1)
+  t.eq(run:get("group", 0), 0, "no group of the unfinished batch was committed")
+  t.eq(run:get("updates"), 1)
+  t.eq(run:count{iteration = 2}, 0)
+  run:close()
+  t.ok(child("experiment2", {"--out=" .. broken, "--resume", table.unpack(options)}))
+  local rows_a, metrics_a = contents(clean .. name)
+  local rows_b, metrics_b = contents(broken .. name)
+  t.eq(rows_b, rows_a, "the resumed run stored exactly what an uninterrupted one did")
+  t.eq(metrics_b, metrics_a)
+end)
+
 t.test("--isa forces the ISA the prompts name, and the run records it", function()
   for _, isa in ipairs{"avx2", "avx512"} do
     local out = t.tmpdir()

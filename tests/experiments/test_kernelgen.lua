@@ -314,6 +314,33 @@ t.test("through the benchmark: correct kernels verify, defects fail as labelled"
   t.eq(statuses(bench.evaluate_batch({bad[1].correct_code}, opts)), {"ok"})
 end)
 
+t.test("a kernel's neighbours (kernelgen.mutate) differ in one part, keep their labels and verify", function()
+  local rng = kernelgen.rng(47)
+  local isa = machine_isa or "avx512"
+  local sources, labels, parts = {}, {}, {}
+  local k = kernelgen.kernel(rng, {fixed = true, isa = isa})
+  for n = 1, 60 do
+    local params, part = kernelgen.mutate(rng, k.params, isa)
+    parts[part:match("^[+-]") and "technique" or part] = true
+    local m = kernelgen.kernel(rng, {params = params})
+    t.ok(same_list(stages.list(stages.detect(m.code)), m.techniques), string.format("%s: label {%s}\n%s", part, table.concat(m.techniques, ","), m.code))
+    local from, to = table.concat(k.techniques, ","), table.concat(m.techniques, ",")
+    if part:match("^[+-]") then t.ne(from, to, part .. " changes the technique set")
+    else t.eq(to, from, part .. " keeps the technique set") end
+    if simd ~= "avx512" then t.ok(not m.code:find("_mm512_", 1, true), "no AVX-512 for this machine") end
+    sources[#sources + 1], labels[#labels + 1] = m.code, part
+    if n % 3 == 0 then k = m end  -- walk on: later neighbours start from other kernels
+  end
+  for _, part in ipairs{"micro", "c_mode", "omp", "cb", "technique"} do t.ok(parts[part], "changed: " .. part) end
+  local results = bench.evaluate_batch(sources, {threads = 2, runs = 1, warmup = 0, timeout = 1.5,
+                                                 problem = {M = 37, N = 53, K = 29, c_init = "nan"}})
+  for i, r in ipairs(results) do
+    t.eq(r.status, "ok", labels[i] .. ": " .. tostring(r.message) .. "\n" .. sources[i])
+  end
+  t.raises(function() kernelgen.mutate(rng, {}, isa) end, "params must come from a kernel")
+  t.raises(function() kernelgen.mutate(rng, k.params, "neon") end, "unknown ISA 'neon'")
+end)
+
 t.test("AVX2 repair examples teach turning AVX-512 intrinsics into AVX2 ones", function()
   local rng = kernelgen.rng(17)
   local list, sources = {}, {}
