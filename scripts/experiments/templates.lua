@@ -1,0 +1,329 @@
+-- The best the templates can do, against the best the model learned to write.
+--
+-- The default model was pretrained on kernelgen's kernels, so a reviewer asks whether RL
+-- finds kernels better than the best the templates can express. This script searches
+-- kernelgen's parameter space with the experiments' own evaluation (the size, compiler
+-- level, timed runs, verification and vector ISA of the given runs), then re-measures its
+-- best kernels and the best kernel of every configuration of the runs together, in
+-- interleaved rounds with OpenBLAS, on this machine.
+--
+--   engine templates.lua runs/experiment1                    # search, then compare
+--   engine templates.lua runs/experiment1 runs/experiment2 --budget=1024
+--   engine templates.lua runs/experiment1 --resume           # continue a stopped search
+--
+-- The search: --budget kernels, half drawn at random from the whole template space (all
+-- five techniques allowed, each kernel a random subset), then rounds of --batch
+-- neighbours (kernelgen.mutate: one part drawn again, or one technique added or dropped)
+-- of the --keep fastest kernels found so far. Every evaluated kernel is stored in --out
+-- (runs/templates: a run store, one transaction a batch), so a stopped search resumes
+-- where it was.
+-- OUT/compare.md and OUT/compare.json hold the re-measurement: per kernel the median
+-- GFLOPS of --repeats rounds (its range beside it), against OpenBLAS and the best
+-- template kernel.
+
+local args = require "engine.args"
+local experiment = require "experiment"
+local kernelgen = require "kernelgen"
+local results = require "results"
+local stages = require "stages"
+
+local M = {}
+
+M.spec = {
+  description = "Searches kernelgen's template space with the runs' evaluation and re-measures "
+    .. "its best kernels with the runs' best, together.",
+  positional = "RUN_DIR [RUN_DIR ...]",
+  options = {
+    {"out", "runs/templates", "the search's run store and the comparison"},
+    {"budget", 512, "kernels the search evaluates", min = 1},
+    {"batch", 32, "kernels evaluated together (one local round of the search)", min = 1},
+    {"keep", 8, "fastest kernels whose neighbours a local round evaluates", min = 1},
+    {"random_share", 0.5, "share of the budget drawn at random before the local rounds",
+     min = 0, max = 1},
+    {"top", 3, "template kernels taken into the re-measurement", min = 1},
+    {"repeats", 5, "rounds of the re-measurement (each kernel once a round, and OpenBLAS)",
+     min = 1},
+    {"seed", 1, "seed of the search"},
+    {"resume", false, "continue the search in --out"},
+    experiment.debug_option,
+  },
+}
+
+-- The evaluation settings every run must share, read from the runs' identities.
+local shared_settings = {"size", "threads", "verify", "isa"}
+
+local function load_runs(dirs)
+  local exps, settings, first = {}, nil, nil
+  for i, dir in ipairs(dirs) do
+    local exp = experiment.try(nil, results.load, dir)
+    exps[i] = exp
+    for _, cfg in ipairs(exp.configs) do
+      local id = cfg.identity
+      local these = {size = id.size, threads = id.threads, verify = id.verify, isa = id.isa,
+                     opt = cfg.config.opt or id.opt}
+      if not settings then
+        settings, first = these, cfg.dir
+        settings.identity = id
+      else
+        for _, k in ipairs(shared_settings) do
+          if these[k] ~= settings[k] then
+            experiment.fail(string.format("%s and %s were evaluated with different --%s (%s, %s): "
+                                          .. "compare runs of one evaluation", first, cfg.dir, k,
+                                          tostring(settings[k]), tostring(these[k])))
+          end
+        end
+        if these.opt ~= settings.opt then
+          experiment.fail(string.format("%s and %s compile at different levels (%s, %s): compare "
+                                        .. "runs of one compiler level", first, cfg.dir,
+                                        tostring(settings.opt), tostring(these.opt)))
+        end
+      end
+    end
+  end
+  return exps, settings
+end
+
+-- The benchmark options of the runs' evaluation (their first run's).
+local function bench_opts(settings)
+  local id = settings.identity
+  return experiment.bench_opts({size = id.size, timeout = id.timeout, warmup = id.warmup,
+                                runs = id.runs, max_runs = id.max_runs, cov_target = id.cov_target,
+                                verify = id.verify, threads = id.threads or 0},
+                               {opt = settings.opt})
+end
+
+-- Evaluates kernels {code =, params =, part =} and stores them as samples of `round`.
+local function evaluate_and_store(run, b, round, kernels)
+  local sources = {}
+  for i, k in ipairs(kernels) do sources[i] = k.code end
+  local out = bench.evaluate_batch(sources, b)
+  run:atomic(function()
+    for i, r in ipairs(out) do
+      local k = kernels[i]
+      run:add_sample{iteration = round, prompt = "", completion = "", code = k.code,
+                     status = r.status, gflops = r.gflops, reward = r.gflops or 0,
+                     timings = {times = r.times, compile_ms = r.compile_ms},
+                     extra = {params = k.params, part = k.part, combo = k.combo,
+                              techniques = k.techniques, message = r.message}}
+    end
+    run:set("evaluated", run:get("evaluated", 0) + #kernels)
+  end)
+  local best
+  for _, r in ipairs(out) do
+    if r.status == "ok" and (best == nil or r.gflops > best) then best = r.gflops end
+  end
+  return best
+end
+
+-- The `n` fastest distinct kernels stored so far.
+local function fastest(run, n)
+  local out, seen = {}, {}
+  for _, s in ipairs(run:samples{status = "ok", order_by = "gflops", descending = true, limit = 50 * n}) do
+    if not seen[s.code] then
+      seen[s.code] = true
+      out[#out + 1] = s
+      if #out == n then break end
+    end
+  end
+  return out
+end
+
+local function random_kernels(rng, n, isa)
+  local out = {}
+  for i = 1, n do
+    local k = kernelgen.kernel(rng, {allowed = stages.techniques, isa = isa,
+                                     richness = rng:uniform()})
+    out[i] = {code = k.code, params = k.params, part = "random", combo = k.combo,
+              techniques = k.techniques}
+  end
+  return out
+end
+
+local function neighbours(rng, parents, n, isa)
+  local out = {}
+  for i = 1, n do
+    local parent = parents[(i - 1) % #parents + 1]
+    local params, part = kernelgen.mutate(rng, parent.extra.params, isa)
+    local k = kernelgen.kernel(rng, {params = params})
+    out[i] = {code = k.code, params = k.params, part = part, combo = k.combo,
+              techniques = k.techniques}
+  end
+  return out
+end
+
+-- The search, from where the store says it stopped. Batches are drawn from seeds of
+-- their own, so a resumed search draws what an uninterrupted one would have.
+function M.search(run, opts, settings, b)
+  local isa = settings.isa
+  local random_n = math.floor(opts.budget * opts.random_share + 0.5)
+  local batch = 0
+  while true do
+    local done = run:get("evaluated", 0)
+    if done >= opts.budget then break end
+    batch = batch + 1
+    local rng = kernelgen.rng(opts.seed * 1000003 + done)
+    local kernels, round
+    if done < random_n or #fastest(run, 1) == 0 then
+      kernels, round = random_kernels(rng, math.min(opts.batch, opts.budget - done), isa), 0
+    else
+      round = 1 + (done - random_n) // opts.batch
+      kernels = neighbours(rng, fastest(run, opts.keep), math.min(opts.batch, opts.budget - done), isa)
+    end
+    local best = evaluate_and_store(run, b, round, kernels)
+    local top = fastest(run, 1)[1]
+    log.info("templates", {evaluated = done + #kernels, budget = opts.budget, round = round,
+                           batch_best = best and string.format("%.2f", best) or "-",
+                           best = top and string.format("%.2f", top.gflops) or "-"})
+  end
+end
+
+-- The kernels to re-measure: the search's top ones and each configuration's best (over its
+-- seeds: the best confirmed kernel of each seed's run).
+local function candidates(run, opts, exps)
+  local list = {}
+  for i, s in ipairs(fastest(run, opts.top)) do
+    list[#list + 1] = {name = "templates #" .. i, source = "templates", code = s.code,
+                       first = s.gflops, techniques = s.extra.techniques, combo = s.extra.combo}
+  end
+  for _, exp in ipairs(exps) do
+    for _, g in ipairs(results.groups(exp)) do
+      for _, cfg in ipairs(g.runs) do
+        if cfg.best then
+          local seed = #g.runs > 1 and (" seed " .. results.seed_of(cfg)) or ""
+          list[#list + 1] = {name = (exp.kind or "run") .. " " .. g.name .. seed,
+                             source = exp.kind or "run", group = g.name, dir = cfg.dir,
+                             code = cfg.best.code, first = cfg.best.gflops,
+                             techniques = results.techniques(cfg.best)}
+        end
+      end
+    end
+  end
+  return list
+end
+
+local function median(values)
+  local v = table.move(values, 1, #values, 1, {})
+  table.sort(v)
+  if #v == 0 then return nil end
+  if #v % 2 == 1 then return v[(#v + 1) // 2] end
+  return 0.5 * (v[#v // 2] + v[#v // 2 + 1])
+end
+
+-- Every candidate once a round, OpenBLAS once a round; a kernel that fails a round is
+-- reported with its status (a best kernel that does not reproduce is a finding).
+function M.remeasure(list, b, repeats)
+  local sources = {}
+  for i, c in ipairs(list) do
+    sources[i], c.gflops, c.failures = c.code, {}, {}
+  end
+  local reference = {}
+  for round = 1, repeats do
+    local out = bench.evaluate_batch(sources, b)
+    for i, r in ipairs(out) do
+      local c = list[i]
+      if r.status == "ok" then c.gflops[#c.gflops + 1] = r.gflops
+      else c.failures[#c.failures + 1] = r.status end
+    end
+    local ref = bench.reference{problem = b.problem, threads = b.threads, verify = b.verify}
+    if ref.status == "ok" then reference[#reference + 1] = ref.gflops end
+    log.info("re-measured", {round = round, of = repeats})
+  end
+  for _, c in ipairs(list) do
+    c.median = median(c.gflops)
+    if #c.gflops > 0 then c.lo, c.hi = math.min(table.unpack(c.gflops)), math.max(table.unpack(c.gflops)) end
+  end
+  return {median = median(reference), values = reference}
+end
+
+local function fmt(v, pattern) return v and string.format(pattern or "%.1f", v) or "-" end
+
+function M.table(list, reference, settings, machine)
+  local best_template
+  for _, c in ipairs(list) do
+    if c.source == "templates" and c.median and (best_template == nil or c.median > best_template) then
+      best_template = c.median
+    end
+  end
+  local rows = {
+    string.format("Re-measured together on %s: %d^3, -%s, %s verification, %s prompts; median "
+                  .. "of the rounds (range), OpenBLAS %s GFLOPS (median of its rounds).", machine,
+                  settings.size, settings.opt, settings.verify, settings.isa, fmt(reference.median)),
+    "",
+    "| kernel | techniques | first measured | re-measured GFLOPS | range | vs OpenBLAS | vs best template |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+  }
+  for _, c in ipairs(list) do
+    local failed = #c.failures > 0 and (" (" .. #c.failures .. " rounds failed: " .. c.failures[1] .. ")") or ""
+    rows[#rows + 1] = string.format("| %s | %s | %s | %s%s | %s-%s | %s | %s |", c.name,
+      table.concat(c.techniques or {}, ", "), fmt(c.first), fmt(c.median), failed, fmt(c.lo), fmt(c.hi),
+      (c.median and reference.median) and fmt(c.median / reference.median, "%.2fx") or "-",
+      (c.median and best_template) and fmt(c.median / best_template, "%.2fx") or "-")
+  end
+  -- the verdict per source: its best re-measured kernel against the best template one
+  local by_source = {}
+  for _, c in ipairs(list) do
+    local key = c.group and (c.source .. " " .. c.group) or nil
+    if key and c.median and (by_source[key] == nil or c.median > by_source[key].median) then
+      by_source[key] = c
+    end
+  end
+  local keys = {}
+  for k in pairs(by_source) do keys[#keys + 1] = k end
+  table.sort(keys)
+  rows[#rows + 1] = ""
+  for _, k in ipairs(keys) do
+    local c = by_source[k]
+    rows[#rows + 1] = string.format("- %s: best kernel %s GFLOPS, %s the best template kernel (%s).",
+      k, fmt(c.median), best_template and fmt(c.median / best_template, "%.2fx") or "-", fmt(best_template))
+  end
+  return table.concat(rows, "\n") .. "\n", best_template
+end
+
+function M.main(argv)
+  local opts = args.parse(argv, M.spec)
+  local dirs = {}
+  for i, d in ipairs(opts._) do dirs[i] = d:gsub("/+$", "") end
+  if #dirs == 0 then
+    io.stderr:write("usage: engine templates.lua RUN_DIR [RUN_DIR ...] [--budget=N] (see --help)\n")
+    os.exit(2)
+  end
+  local exps, settings = load_runs(dirs)
+  local machine = bench.machine()
+  if settings.isa == "avx512" and machine.simd ~= "avx512" then
+    experiment.fail(string.format("the runs' prompts asked for AVX-512, which this machine (%s) "
+                                  .. "lacks: re-measure them where they ran", machine.simd))
+  end
+  local out = opts.out
+  local identity = {experiment = "templates", size = settings.size, opt = settings.opt,
+                    threads = settings.threads, verify = settings.verify, isa = settings.isa,
+                    runs = settings.identity.runs, warmup = settings.identity.warmup,
+                    timeout = settings.identity.timeout, seed = opts.seed, batch = opts.batch,
+                    keep = opts.keep, random_share = opts.random_share}
+  local run <close> = experiment.open_run(out, identity, opts)
+  local b = bench_opts(settings)
+  M.search(run, opts, settings, b)
+
+  local list = candidates(run, opts, exps)
+  local reference = M.remeasure(list, b, opts.repeats)
+  local where = string.format("%s %s (%d cores, %s, target %s)", machine.model or "", machine.cpu or "",
+                              machine.cores, machine.simd, machine.target)
+  local text = M.table(list, reference, settings, where)
+  local f = assert(io.open(out .. "/compare.md", "w"))
+  f:write("# Templates against RL\n\n", string.format("Search: %d kernels (seed %d). Runs: %s.\n\n",
+          run:get("evaluated", 0), opts.seed, table.concat(dirs, ", ")), text)
+  f:close()
+  local rows = {}
+  for i, c in ipairs(list) do
+    rows[i] = {name = c.name, source = c.source, group = c.group, dir = c.dir, first = c.first,
+               median = c.median, lo = c.lo, hi = c.hi, gflops = c.gflops, failures = c.failures,
+               techniques = c.techniques}
+  end
+  json.write(out .. "/compare.json", {kernels = rows, openblas = reference, machine = machine,
+                                      size = settings.size, opt = settings.opt})
+  io.stdout:write(text)
+  print("written to " .. out .. "/compare.md")
+  run:close()
+end
+
+if experiment.is_main() then experiment.main(arg[0], M.main, arg) end
+return M
