@@ -65,6 +65,10 @@ experiment.options = {
   {"clip", 0.2, "GRPO clipping range (delta)", above = 0},
   {"loss", "grpo", "GRPO loss normalisation (grpo: per sequence, as in the paper)",
    choices = {"grpo", "bnpo", "dr_grpo", "dapo"}},
+  {"scale_rewards", "group", "what divides a completion's reward minus its group's mean: group "
+   .. "(its group's std, the paper's GRPO), batch (the std over the update's groups: a group "
+   .. "whose kernels differ by timing noise moves the policy little), none (Dr. GRPO)",
+   choices = {"group", "batch", "none"}},
   {"num_iterations", 1, "optimisation passes over each batch", min = 1},
   {"micro_batch", 0, "completions per forward/backward pass (0: the trainer's default)", min = 0},
   {"lora_r", 0, "LoRA rank (0: full fine-tuning)", min = 0},
@@ -381,7 +385,8 @@ end
 -- The GRPO trainer's options. beta = 0 loads no reference model (the trainer's contract).
 function experiment.train_opts(opts, config)
   local t = {lr = config.lr, beta = config.beta or opts.beta or 0, clip = opts.clip,
-             loss = opts.loss, num_iterations = opts.num_iterations}
+             loss = opts.loss, num_iterations = opts.num_iterations,
+             scale_rewards = opts.scale_rewards}
   if opts.micro_batch > 0 then t.micro_batch = opts.micro_batch end
   if opts.lora_r > 0 then
     t.lora = {r = opts.lora_r, alpha = opts.lora_alpha, dropout = opts.lora_dropout}
@@ -413,6 +418,20 @@ function experiment.identity(name, opts, config)
   return id
 end
 
+-- Options added after runs were made, with the value those runs computed with: a run
+-- stored without one of them resumes when the option keeps that value.
+experiment.introduced = {update_groups = 1, scale_rewards = "group", async = 0}
+
+-- The identity to check against a stored one: without the introduced options the stored
+-- run predates and this one leaves at their old value.
+function experiment.as_stored(identity, stored)
+  local out = {}
+  for k, v in pairs(identity) do
+    if not (stored[k] == nil and experiment.introduced[k] == v) then out[k] = v end
+  end
+  return out
+end
+
 -- Opens the run directory of one configuration. Refuses to write into an existing run
 -- unless --resume is given; with --resume a missing run simply starts. A run another
 -- engine has open, or one made with other options, is refused with what to do.
@@ -422,6 +441,7 @@ function experiment.open_run(dir, identity, opts)
     experiment.fail(string.format("%s already holds a run: pass --resume to continue it, or "
                                   .. "choose another --out", dir))
   end
+  if exists then identity = experiment.as_stored(identity, json.read(dir .. "/config.json")) end
   local ok, run = pcall(store.open, dir, {config = identity})
   if not ok then
     local message = tostring(run):gsub("\n.*", "")

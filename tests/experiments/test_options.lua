@@ -39,11 +39,13 @@ end)
 t.test("the trainer gets the paper's GRPO settings, LoRA only when asked", function()
   local o = parse(exp1, {"--model=/m"})
   t.eq(experiment.train_opts(o, {lr = 5e-7, beta = 0.01}),
-       {lr = 5e-7, beta = 0.01, clip = 0.2, loss = "grpo", num_iterations = 1})
-  local o2 = parse(exp2, {"--model=/m", "--lora_r=32", "--micro_batch=8"})
+       {lr = 5e-7, beta = 0.01, clip = 0.2, loss = "grpo", num_iterations = 1, scale_rewards = "group"})
+  local o2 = parse(exp2, {"--model=/m", "--lora_r=32", "--micro_batch=8", "--scale_rewards=batch"})
   t.eq(experiment.train_opts(o2, {lr = 5e-7}),
        {lr = 5e-7, beta = 0.0, clip = 0.2, loss = "grpo", num_iterations = 1, micro_batch = 8,
-        lora = {r = 32, alpha = 64.0, dropout = 0.1}})
+        scale_rewards = "batch", lora = {r = 32, alpha = 64.0, dropout = 0.1}})
+  local _, err = require("engine.args").try_parse({[0] = "x", "--model=/m", "--scale_rewards=std"}, exp2.spec)
+  t.contains(tostring(err), "--scale_rewards: 'std' is not one of: group, batch, none")
 end)
 
 t.test("experiment 1 sweeps 12 configurations; any subset can be chosen", function()

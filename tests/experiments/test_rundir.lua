@@ -159,4 +159,25 @@ t.test("a damaged checkpoint stops --resume with one line naming it", function()
   t.eq(store.holder(out2 .. "/lr=5e-07,opt=O3"), nil, "the failed run was closed")
 end)
 
+t.test("a run made before an option existed resumes at the option's old value, not at another", function()
+  local out = t.tmpdir()
+  local e2 = {"--out=" .. out, "--profile=paper", "--G=2", "--size=32", "--pool_size=2", "--opt=O3",
+              "--lr=5e-7"}
+  exp2.run(parse(exp2, "experiment2", {"--iterations=1", table.unpack(e2)}), primitives.deps())
+  -- the run as an older engine stored it: without the options added since
+  local path = out .. "/lr=5e-07,opt=O3/config.json"
+  local stored = json.read(path)
+  t.eq(stored.update_groups, 1)
+  stored.update_groups, stored.scale_rewards, stored.async = nil, nil, nil
+  json.write(path, stored)
+  local s = exp2.run(parse(exp2, "experiment2", {"--resume", "--iterations=2", table.unpack(e2)}),
+                     primitives.deps())[1]
+  t.eq(s.iterations, 2, "resumed with the values it computed with")
+  local ok, err = pcall(exp2.run, parse(exp2, "experiment2", {"--resume", "--iterations=3",
+                                                              "--scale_rewards=batch", table.unpack(e2)}),
+                        primitives.deps())
+  t.ok(not ok and experiment.is_user_error(err), tostring(err))
+  t.contains(tostring(err), "they differ in: scale_rewards")
+end)
+
 t.run()
