@@ -18,8 +18,8 @@
 -- (runs/templates: a run store, one transaction a batch), so a stopped search resumes
 -- where it was.
 -- OUT/compare.md and OUT/compare.json hold the re-measurement: per kernel the median
--- GFLOPS of --repeats rounds (its range beside it), against OpenBLAS and the best
--- template kernel.
+-- GFLOPS of --repeats rounds (its range beside it; a round's figure is its median call of
+-- --remeasure_runs), against OpenBLAS and the best template kernel.
 
 local args = require "engine.args"
 local experiment = require "experiment"
@@ -43,6 +43,8 @@ M.spec = {
     {"top", 3, "template kernels taken into the re-measurement", min = 1},
     {"repeats", 5, "rounds of the re-measurement (each kernel once a round, and OpenBLAS)",
      min = 1},
+    {"remeasure_runs", 40, "timed calls of a kernel in a round of the re-measurement (3 warm-up "
+     .. "calls first); its figure is the GFLOPS of the median call", min = 1, max = 61},
     {"seed", 1, "seed of the search"},
     {"resume", false, "continue the search in --out"},
     experiment.debug_option,
@@ -211,21 +213,29 @@ end
 
 -- Every candidate once a round, OpenBLAS once a round; a kernel that fails a round is
 -- reported with its status (a best kernel that does not reproduce is a finding).
-function M.remeasure(list, b, repeats)
+-- A call at 256^3 on 16 cores lasts about 0.1 ms, where an experiment's few timed calls
+-- are at the mercy of thread wake-ups: the re-measurement makes many calls and takes the
+-- median one.
+function M.remeasure(list, b, repeats, calls)
   local sources = {}
   for i, c in ipairs(list) do
     sources[i], c.gflops, c.failures = c.code, {}, {}
   end
+  local many = {}
+  for k, v in pairs(b) do many[k] = v end
+  many.warmup, many.runs, many.max_runs = 3, calls, calls
+  local flops = 2.0 * b.problem.M * b.problem.N * b.problem.K
   local reference = {}
   for round = 1, repeats do
-    local out = bench.evaluate_batch(sources, b)
+    local out = bench.evaluate_batch(sources, many)
     for i, r in ipairs(out) do
       local c = list[i]
-      if r.status == "ok" then c.gflops[#c.gflops + 1] = r.gflops
+      if r.status == "ok" then c.gflops[#c.gflops + 1] = flops / r.median * 1e-9
       else c.failures[#c.failures + 1] = r.status end
     end
-    local ref = bench.reference{problem = b.problem, threads = b.threads, verify = b.verify}
-    if ref.status == "ok" then reference[#reference + 1] = ref.gflops end
+    local ref = bench.reference{problem = b.problem, threads = b.threads, verify = b.verify,
+                                warmup = 3, runs = calls, max_runs = calls}
+    if ref.status == "ok" then reference[#reference + 1] = flops / ref.median * 1e-9 end
     log.info("re-measured", {round = round, of = repeats})
   end
   for _, c in ipairs(list) do
@@ -246,7 +256,8 @@ function M.table(list, reference, settings, machine)
   end
   local rows = {
     string.format("Re-measured together on %s: %d^3, -%s, %s verification, %s prompts; median "
-                  .. "of the rounds (range), OpenBLAS %s GFLOPS (median of its rounds).", machine,
+                  .. "of the rounds (range), a round's figure the median of its calls; OpenBLAS %s "
+                  .. "GFLOPS (likewise).", machine,
                   settings.size, settings.opt, settings.verify, settings.isa, fmt(reference.median)),
     "",
     "| kernel | techniques | first measured | re-measured GFLOPS | range | vs OpenBLAS | vs best template |",
@@ -304,7 +315,7 @@ function M.main(argv)
   M.search(run, opts, settings, b)
 
   local list = candidates(run, opts, exps)
-  local reference = M.remeasure(list, b, opts.repeats)
+  local reference = M.remeasure(list, b, opts.repeats, opts.remeasure_runs)
   local where = string.format("%s %s (%d cores, %s, target %s)", machine.model or "", machine.cpu or "",
                               machine.cores, machine.simd, machine.target)
   local text = M.table(list, reference, settings, where)
