@@ -140,12 +140,15 @@ function experiment.parse_seeds(text)
 end
 
 -- The seeds of a sweep after parsing: --seeds, else the one --seed. Giving both is a
--- user's error (which one should run?). A single seed (--seeds=1, or a list of one) is
--- --seed: runs keep the directory names they have without seeds.
+-- user's error (which one should run?); a --seed given over a profile's seeds runs that
+-- one seed. A single seed (--seeds=1, or a list of one) is --seed: runs keep the
+-- directory names they have without seeds.
 function experiment.resolve_seeds(opts)
   if not opts or opts.seeds == nil then return end
   local seeds = experiment.parse_seeds(opts.seeds)
-  if seeds and opts._given and opts._given.seed ~= nil then
+  local given = opts._given or {}
+  if seeds and given.seed ~= nil and given.seeds == nil then seeds = nil end
+  if seeds and given.seed ~= nil then
     experiment.fail(string.format("--seed=%s and --seeds=%s conflict: --seed runs one seed, "
                                   .. "--seeds several; give only one of them",
                                   tostring(opts.seed), opts.seeds))

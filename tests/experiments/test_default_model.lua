@@ -33,7 +33,7 @@ end)
 
 t.test("experiment 1 runs on it with and without learning, to a report", function()
   local out = t.tmpdir() .. "/e1"
-  local ok, log = sh(string.format("%q experiment1.lua --out=%q --steps=2 --G=4 "
+  local ok, log = sh(string.format("%q experiment1.lua --out=%q --steps=2 --G=4 --seeds=1 "
                                    .. "--prompts_per_step=1 --runs=1", engine_exe, out))
   t.ok(ok, log)
   local base = store.open(out .. "/beta=0,lr=0,opt=O3")
@@ -55,7 +55,7 @@ end)
 
 t.test("experiment 2 runs on it and fills its stage pools", function()
   local out = t.tmpdir() .. "/e2"
-  local ok, log = sh(string.format("%q experiment2.lua --out=%q --iterations=1 --G=4 "
+  local ok, log = sh(string.format("%q experiment2.lua --out=%q --iterations=1 --G=4 --seeds=1 "
                                    .. "--runs=1 --configs=lr=0", engine_exe, out))
   t.ok(ok, log)
   local run = store.open(out .. "/lr=0,opt=O3")

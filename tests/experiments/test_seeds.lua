@@ -41,6 +41,18 @@ t.test("--seeds: a count or a list; one seed is --seed", function()
   t.eq(exp2.configs(o2), {{opt = "O3", lr = 0.0, seed = 2}, {opt = "O3", lr = 0.0, seed = 5}})
 end)
 
+t.test("the small profiles run 3 seeds; --seed or --seeds given by the user win", function()
+  local e = require "experiment"
+  for _, exp in ipairs{exp1, exp2} do
+    t.eq(e.parse({[0] = "x.lua"}, exp.spec).seed_list, {1, 2, 3}, "the default run")
+    local one = e.parse({[0] = "x.lua", "--seed=7"}, exp.spec)
+    t.eq(one.seed_list, {7})
+    t.eq(one.seed, 7)
+    t.eq(e.parse({[0] = "x.lua", "--seeds=4,5"}, exp.spec).seed_list, {4, 5})
+    t.eq(e.parse({[0] = "x.lua", "--model=/m"}, exp.spec).seed_list, {1}, "the paper's: one seed")
+  end
+end)
+
 t.test("bad --seeds values and --seed with --seeds are one-line errors", function()
   local out = t.tmpdir() .. "/runs"
   for _, case in ipairs{{"--seeds=0", "a count of seeds must be at least 1"},
