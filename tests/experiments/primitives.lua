@@ -33,8 +33,16 @@ end
 -- Runs `engine SCRIPT args...` ($ENGINE_TEST_EXE); returns its output (stdout and
 -- stderr), success and exit status.
 function M.engine(script, ...)
+  return M.engine_with({}, script, ...)
+end
+
+-- M.engine with environment variables set for the child: {NAME = "value"}.
+function M.engine_with(env, script, ...)
   local exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")
-  local parts = {string.format("%q", exe), string.format("%q", script)}
+  local parts = {}
+  for name, value in pairs(env) do parts[#parts + 1] = string.format("%s=%q", name, value) end
+  parts[#parts + 1] = string.format("%q", exe)
+  parts[#parts + 1] = string.format("%q", script)
   for _, a in ipairs{...} do parts[#parts + 1] = string.format("%q", a) end
   local pipe = io.popen(table.concat(parts, " ") .. " 2>&1")
   local out = pipe:read("a")

@@ -3,10 +3,12 @@
 -- and said to exclude 0 or not; the figures' data carry the band. One seed per
 -- configuration keeps the report as it was. report.lua A B compares two directories.
 -- The runs are written directly into run stores, with figures chosen per seed.
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+package.path = here .. "/?.lua;" .. package.path
+
 local t = require "engine.test"
 local results = require "results"
-
-local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")
+local primitives = require "primitives"
 
 local function close(a, b, tol, what)
   t.ok(a and b and math.abs(a - b) <= (tol or 1e-9), string.format("%s: %s vs %s", what or "",
@@ -33,13 +35,9 @@ local function make_run(root, config, seed, best, rewards)
   return dir
 end
 
+-- report.lua in a child engine, without gnuplot whatever the machine has
 local function report(...)
-  local parts = {"ENGINE_GNUPLOT=", string.format("%q", engine_exe), "report.lua"}
-  for _, a in ipairs{...} do parts[#parts + 1] = string.format("%q", a) end
-  local pipe = io.popen(table.concat(parts, " ") .. " 2>&1")
-  local out = pipe:read("a")
-  local ok, _, code = pipe:close()
-  return out, ok, code
+  return primitives.engine_with({ENGINE_GNUPLOT = ""}, "report.lua", ...)
 end
 
 local function read(path) return assert(io.open(path)):read("a") end
