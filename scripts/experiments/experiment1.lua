@@ -90,64 +90,30 @@ function M.run_config(opts, config, deps)
   -- Each step: sample G completions per prompt, judge them in one batch, one GRPO update
   -- over the step's groups (none when lr = 0), and commit. --async=1 overlaps the next
   -- step's sampling and this step's update with evaluation (experiment.pipeline).
-  local last_commit = sys.now()
-  experiment.pipeline(first, opts.steps, opts.async == 1, {
+  local async, last_commit = opts.async == 1, sys.now()
+  local how = {
+    describe = function(item, record) record.kind, record.step, record.config = "step", item.step, name end,
+    store = function(item)
+      for g, text in ipairs(item.texts) do
+        session:record(text, item.completions[g], item.results[g],
+                       {iteration = item.step, config_id = name, extra = {group = g}})
+      end
+    end,
+    mark = function(item) run:set("step", item.step) end,
+  }
+  experiment.pipeline(first, opts.steps, async, {
     sample = function(step)
       local t0 = sys.now()
       local chosen = step_prompts(fixed, step, opts.prompts_per_step)
       local texts, completions = session:sample(chosen, opts.seed * 100003 + step)
-      return {step = step, texts = texts, completions = completions, sample_s = sys.now() - t0,
-              updates = run:get("updates", 0)}
+      return session:item({step = step}, texts, completions, sys.now() - t0)
     end,
-    start = function(item)
-      local t0 = sys.now()  -- the whole evaluation without --async, a hand-over with it
-      item.judging = session:start_judging(item.completions, nil, opts.async == 1)
-      item.start_s = sys.now() - t0
-    end,
-    collect = function(item)
-      local t0 = sys.now()
-      item.results, item.rewards = session:finish_judging(item.judging, opts.reward, reward_ctx)
-      item.all = {}
-      for _, rs in ipairs(item.results) do
-        for _, r in ipairs(rs) do item.all[#item.all + 1] = r end
-      end
-      item.confirm = session:start_confirm(item.all, opts.async == 1)
-      item.wait_s = sys.now() - t0
-    end,
+    start = function(item) session:start_item(item, nil, async) end,
+    collect = function(item) session:collect_item(item, opts.reward, reward_ctx, async) end,
     settle = function(item)
-      local step, texts, completions = item.step, item.texts, item.completions
-      local groups = {}
-      for g = 1, #texts do
-        groups[g] = {prompt = texts[g], completions = completions[g], rewards = item.rewards[g]}
-      end
-      local t0 = sys.now()
-      local stats = session:update(groups)
-      local t1 = sys.now()
-      item.confirm:finish()
-      local now = sys.now()
-
-      local record = experiment.summary(item.all)
-      record.kind, record.step, record.config = "step", step, name
-      -- evaluate: what the loop waited for the benchmark (all of it without --async)
-      record.seconds = {sample = item.sample_s, evaluate = item.start_s + item.wait_s + (now - t1), update = t1 - t0,
-                        wall = now - last_commit}
-      record.staleness = run:get("updates", 0) - item.updates  -- updates since it was sampled
-      if stats then record.kl, record.loss, record.train = stats.kl, stats.loss, stats end
-      run:atomic(function()
-        for g = 1, #texts do
-          session:record(texts[g], completions[g], item.results[g],
-                         {iteration = step, config_id = name, extra = {group = g}})
-        end
-        if stats then
-          local updates = run:get("updates", 0) + 1
-          session:checkpoint(updates)
-          run:set("updates", updates)
-        end
-        run:log(record)
-        run:set("step", step)
-      end)
+      local record = session:commit({item}, how, last_commit)[1]
       last_commit = sys.now()
-      experiment.show(bar, step - first + 1, record)
+      experiment.show(bar, item.step - first + 1, record)
     end,
   })
   bar:finish()

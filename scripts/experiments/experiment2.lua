@@ -106,9 +106,26 @@ end
 -- after it, so a killed run resumes at the first group of an update, from the policy
 -- that sampled it.
 local function expansion(run, session, opts, name, it, plan, on_commit)
-  local last_commit = sys.now()
-  local async = opts.async == 1
+  local async, last_commit = opts.async == 1, sys.now()
   local pending = {}  -- groups evaluated, waiting for the update that commits them
+  local step
+  local how = {
+    describe = function(item, record)
+      step = step + 1
+      record.kind, record.label, record.step = "group", "group", step
+      record.iteration, record.group, record.action, record.stage = it, item.g, item.pick.action, item.pick.stage
+      record.parent, record.config = item.pick.id, name
+    end,
+    store = function(item)
+      session:record(item.texts[1], item.completions[1], item.results[1],
+                     {iteration = it, stage = item.pick.stage, parent_id = item.pick.id, config_id = name,
+                      extra = {action = item.pick.action, group = item.g}})
+    end,
+    mark = function(item)
+      run:set("step", step)
+      run:set("group", item.g)
+    end,
+  }
   return {
     sample = function(g)
       local pick = plan.picks[g]
@@ -117,71 +134,20 @@ local function expansion(run, session, opts, name, it, plan, on_commit)
                                   session.task)
       local t0 = sys.now()
       local texts, completions = session:sample({messages}, opts.seed * 100003 + it * 1009 + g)
-      return {g = g, pick = pick, node = node, text = texts[1], completions = completions[1],
-              sample_s = sys.now() - t0, updates = run:get("updates", 0)}
+      return session:item({g = g, pick = pick, node = node}, texts, completions, sys.now() - t0)
     end,
-    start = function(item)
-      local t0 = sys.now()  -- the whole evaluation without --async, a hand-over with it
-      item.judging = session:start_judging({item.completions}, item.pick.stage, async)
-      item.start_s = sys.now() - t0
-    end,
+    start = function(item) session:start_item(item, item.pick.stage, async) end,
     collect = function(item)
-      local t0 = sys.now()
-      local results, rewards = session:finish_judging(item.judging, opts.reward,
-                                                      {baseline_gflops = item.node.gflops or 0})
-      item.results, item.rewards = results[1], rewards[1]
-      item.confirm = session:start_confirm(item.results, async)
-      item.wait_s = sys.now() - t0
+      session:collect_item(item, opts.reward, {baseline_gflops = item.node.gflops or 0}, async)
     end,
     settle = function(item)
       pending[#pending + 1] = item
       if #pending < opts.update_groups and item.g < #plan.picks then return end
       local items = pending
-      pending = {}
-      local t0 = sys.now()
-      local groups = {}
-      for i, it_ in ipairs(items) do
-        groups[i] = {prompt = it_.text, completions = it_.completions, rewards = it_.rewards}
-      end
-      local stats = session:update(groups)
-      local t1 = sys.now()
-      for _, it_ in ipairs(items) do it_.confirm:finish() end
-      local now = sys.now()
-
-      local records = {}
-      for i, it_ in ipairs(items) do
-        local record = experiment.summary(it_.results)
-        record.kind, record.label = "group", "group"
-        record.iteration, record.group, record.action, record.stage = it, it_.g, it_.pick.action, it_.pick.stage
-        record.parent, record.config = it_.pick.id, name
-        -- the update and the wait for the re-measurements belong to the batch's last group
-        local last = i == #items
-        record.seconds = {sample = it_.sample_s, evaluate = it_.start_s + it_.wait_s + (last and now - t1 or 0),
-                          update = last and t1 - t0 or 0, wall = last and now - last_commit or 0}
-        record.staleness = run:get("updates", 0) - it_.updates
-        if stats and last then record.kl, record.loss, record.train = stats.kl, stats.loss, stats end
-        records[i] = record
-      end
-      run:atomic(function()
-        for i, it_ in ipairs(items) do
-          session:record(it_.text, it_.completions, it_.results,
-                         {iteration = it, stage = it_.pick.stage, parent_id = it_.pick.id, config_id = name,
-                          extra = {action = it_.pick.action, group = it_.g}})
-        end
-        if stats then
-          local updates = run:get("updates", 0) + 1
-          session:checkpoint(updates)
-          run:set("updates", updates)
-        end
-        for _, record in ipairs(records) do
-          record.step = run:get("step", 0) + 1
-          run:log(record)
-          run:set("step", record.step)
-        end
-        run:set("group", items[#items].g)
-      end)
+      pending, step = {}, run:get("step", 0)
+      local records = session:commit(items, how, last_commit)
       last_commit = sys.now()
-      for i, it_ in ipairs(items) do on_commit(it_.g, records[i]) end
+      for i, done in ipairs(items) do on_commit(done.g, records[i]) end
     end,
   }
 end

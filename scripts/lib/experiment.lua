@@ -729,6 +729,86 @@ function Session:record(prompt, completions, results, fields)
 end
 
 ---------------------------------------------------------------------------------------
+-- Work items: what experiment.pipeline moves through its stages. An item holds, per
+-- group, the rendered prompt (texts) and the completions; the stages below add the
+-- judgement, the rewards and the re-measurement, and Session:commit trains on items and
+-- stores them. Experiment 1's item is a step (its prompts' groups), experiment 2's one
+-- SQD group.
+---------------------------------------------------------------------------------------
+
+-- The item of sampled groups, and what it needs to know later: when it was sampled (for
+-- its seconds) and how many updates the policy had then (for its staleness).
+function Session:item(fields, texts, completions, sample_s)
+  local item = {texts = texts, completions = completions, sample_s = sample_s,
+                updates = self.run:get("updates", 0)}
+  for k, v in pairs(fields) do item[k] = v end
+  return item
+end
+
+-- Starts judging the item's groups at a stage (nil: no stage rules); in the background
+-- with `async` (without it this is the whole evaluation).
+function Session:start_item(item, stage, async)
+  local t0 = sys.now()
+  item.judging = self:start_judging(item.completions, stage, async)
+  item.start_s = sys.now() - t0
+end
+
+-- Waits for the judgement, rewards each group, and starts re-measuring the item's best
+-- kernel.
+function Session:collect_item(item, scheme, ctx, async)
+  local t0 = sys.now()
+  item.results, item.rewards = self:finish_judging(item.judging, scheme, ctx)
+  item.all = {}
+  for _, rs in ipairs(item.results) do
+    for _, r in ipairs(rs) do item.all[#item.all + 1] = r end
+  end
+  item.confirm = self:start_confirm(item.all, async)
+  item.wait_s = sys.now() - t0
+end
+
+-- One GRPO update over the groups of `items` (none when lr = 0), their re-measurements,
+-- then one transaction: each item's samples (how.store(item)), the update's checkpoint,
+-- a metrics record per item (how.describe(item, record) adds its own fields), and the
+-- resume point (how.mark(item) for the last). The update and the wait for the
+-- re-measurements are the last item's seconds. Returns the records.
+function Session:commit(items, how, since)
+  local groups = {}
+  for _, item in ipairs(items) do
+    for g, text in ipairs(item.texts) do
+      groups[#groups + 1] = {prompt = text, completions = item.completions[g], rewards = item.rewards[g]}
+    end
+  end
+  local t0 = sys.now()
+  local stats = self:update(groups)
+  local t1 = sys.now()
+  for _, item in ipairs(items) do item.confirm:finish() end
+  local now = sys.now()
+
+  local run, records = self.run, {}
+  for i, item in ipairs(items) do
+    local last = i == #items
+    local record = experiment.summary(item.all)
+    record.seconds = {sample = item.sample_s, evaluate = item.start_s + item.wait_s + (last and now - t1 or 0),
+                      update = last and t1 - t0 or 0, wall = last and now - since or 0}
+    record.staleness = run:get("updates", 0) - item.updates  -- updates since it was sampled
+    if stats and last then record.kl, record.loss, record.train = stats.kl, stats.loss, stats end
+    how.describe(item, record)
+    records[i] = record
+  end
+  run:atomic(function()
+    for _, item in ipairs(items) do how.store(item) end
+    if stats then
+      local updates = run:get("updates", 0) + 1
+      self:checkpoint(updates)
+      run:set("updates", updates)
+    end
+    for _, record in ipairs(records) do run:log(record) end
+    how.mark(items[#items])
+  end)
+  return records
+end
+
+---------------------------------------------------------------------------------------
 -- Step figures: what the progress line, the log and metrics.jsonl show.
 ---------------------------------------------------------------------------------------
 
