@@ -32,9 +32,11 @@ Paths find_paths() {
   p.script_dirs = {p.root / "scripts" / "experiments", p.root / "scripts"};
   p.models = p.root / "models";
   const fs::path& r = p.root;
-  p.lua_path = (r / "stdlib" / "?.lua").string() + ";" + (r / "stdlib" / "?" / "init.lua").string() +
-               ";" + (r / "scripts" / "lib" / "?.lua").string() + ";" +
-               (r / "scripts" / "lib" / "?" / "init.lua").string();
+  // the paper's building blocks, then the pretraining tools (kernelgen, tiny_model)
+  for (const fs::path& dir : {r / "stdlib", r / "scripts" / "lib", r / "scripts" / "pretraining"}) {
+    if (!p.lua_path.empty()) p.lua_path += ";";
+    p.lua_path += (dir / "?.lua").string() + ";" + (dir / "?" / "init.lua").string();
+  }
   return p;
 }
 

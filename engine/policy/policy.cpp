@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "policy/policy_impl.hpp"
+#include "policy/torch_side.hpp"
 #include "policy/safetensors.hpp"
 
 namespace policy {
@@ -52,6 +53,9 @@ std::unique_ptr<Policy> Policy::random(const ModelConfig& cfg, const LoadOptions
 }
 
 Policy::~Policy() = default;
+
+Transformer& TorchSide::model(Policy& p) { return p.impl_->model; }
+torch::Device TorchSide::device(const Policy& p) { return p.impl_->device; }
 
 const ModelConfig& Policy::config() const { return impl_->model->cfg; }
 const std::string& Policy::device() const { return impl_->device_name; }

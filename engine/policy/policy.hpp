@@ -88,9 +88,9 @@ class Policy {
   void set_codec(std::shared_ptr<TextCodec> c) { codec_ = std::move(c); }
 
   struct Impl;  // the torch side (policy.cpp, generate.cpp)
-  Impl& impl() { return *impl_; }
 
  private:
+  friend struct TorchSide;  // torch_side.hpp: the model and device, for trainers
   Policy() = default;
   std::unique_ptr<Impl> impl_;
   std::shared_ptr<TextCodec> codec_;

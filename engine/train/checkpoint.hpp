@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "policy/policy_impl.hpp"
+#include "policy/model.hpp"
 
 namespace train {
 

@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "policy/policy_impl.hpp"
+#include "policy/torch_side.hpp"
 #include "train/checkpoint.hpp"
 #include "train/lora.hpp"
 #include "train/objective.hpp"
@@ -110,12 +110,11 @@ struct Trainer::Impl {
 
   void setup(std::shared_ptr<policy::Policy> p, const UpdateOptions& u) {
     pol = std::move(p);
-    auto& pi = pol->impl();
-    model = pi.model;
+    model = policy::TorchSide::model(*pol);
     // Fused q/k/v and gate/up GEMMs (for decoding) bypass the projection modules, so
     // neither their gradients nor LoRA adapters would be seen: train the modules.
     model->unfuse();
-    device = pi.device;
+    device = policy::TorchSide::device(*pol);
     if (u.micro_batch <= 0) throw std::invalid_argument("train: micro_batch must be positive");
     if (u.lr < 0) throw std::invalid_argument("train: lr must not be negative");
     if (u.lora) {

@@ -73,10 +73,10 @@ if has node; then
     cp $RUNS/$e/report/report.md "$OUT/$e-report.md"
     cat $RUNS/$e/*/metrics.jsonl > "$OUT/$e-metrics.jsonl"
   done
-  engine bench/bench/reference_bench.lua 2>&1 | tee "$OUT/reference.txt"
+  engine perf/bench/reference_bench.lua 2>&1 | tee "$OUT/reference.txt"
 fi
 
-bench() { LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/bench/policy/policy_bench" "$@"; }
+bench() { LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/perf/policy/policy_bench" "$@"; }
 if has parity; then
   MODELS=/tmp/parity-models
   bench attention 2>&1 | tee "$OUT/attention.jsonl"  # the fused decode kernel vs float64
@@ -93,7 +93,7 @@ if has parity; then
 fi
 
 if has bench; then
-  CFG=bench/policy/configs/qwen2.5-coder-14b.json
+  CFG=perf/policy/configs/qwen2.5-coder-14b.json
   TMPCFG=/tmp/qwen14b && mkdir -p $TMPCFG && cp $CFG $TMPCFG/config.json
   python3 scripts/device/hf_decode_bench.py $TMPCFG 64 128 256 2>&1 | grep -v Warning | tee "$OUT/bench.jsonl"
   bench decode $CFG --batch 64 --prompt 128 --tokens 256 --device cuda --dtype bf16 2>&1 | tee -a "$OUT/bench.jsonl"
@@ -104,8 +104,8 @@ fi
 # engine against the same step in plain PyTorch; the engine's exports loaded by
 # transformers and peft.
 if has train; then
-  CFG=bench/policy/configs/qwen2.5-coder-14b.json
-  LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/bench/train/train_bench" $CFG --device cuda --dtype bf16 \
+  CFG=perf/policy/configs/qwen2.5-coder-14b.json
+  LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/perf/train/train_bench" $CFG --device cuda --dtype bf16 \
     --completions 64 --tokens 1024 --prompt 128 --micro 8 --lora 32 --steps 2 2>&1 | tee "$OUT/train.jsonl"
   python3 scripts/device/grpo_step_bench.py $CFG 64 1024 128 8 32 2 2>&1 | grep -v Warning | tee -a "$OUT/train.jsonl"
 fi

@@ -1,4 +1,4 @@
-"""The GRPO step of bench/train in plain PyTorch, for the comparison in the same session:
+"""The GRPO step of perf/train in plain PyTorch, for the comparison in the same session:
 a transformers Qwen2 model with random weights, LoRA written by hand (r, alpha = 2r,
 dropout 0.1 on q, k, v, o, gate, up, down), gradient checkpointing, AdamW, micro-batches.
 

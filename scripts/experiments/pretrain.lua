@@ -176,7 +176,7 @@ local function model_readme(opts, figures)
     "# small: the engine's default kernel-writing model",
     "",
     "A Qwen2-architecture causal language model trained from random initialisation on a",
-    "synthetic corpus of double-precision matmul kernels (`scripts/lib/kernelgen.lua`),",
+    "synthetic corpus of double-precision matmul kernels (`scripts/pretraining/kernelgen.lua`),",
     "each paired with the prompt it answers in the experiments' ChatML format: Experiment",
     "1's fixed prompts, SQD's write/improve/advance/repair prompts for every stage of",
     "Table I. It writes varied, mostly compilable kernels that compose loop orders, cache",

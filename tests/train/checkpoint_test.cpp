@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "policy/policy_impl.hpp"
+#include "policy/torch_side.hpp"
 #include "policy/safetensors.hpp"
 #include "train/trainer.hpp"
 #include "files/files.hpp"
@@ -36,7 +36,7 @@ std::vector<train::Example> examples(int shift) {
 torch::Tensor logits_of(policy::Policy& pol) {
   torch::NoGradGuard no_grad;
   auto ids = torch::tensor({3, 4, 5, 10, 11, 12}, torch::kInt64).unsqueeze(0);
-  return pol.impl().model->forward(ids);
+  return policy::TorchSide::model(pol)->forward(ids);
 }
 
 train::UpdateOptions adam(bool lora) {

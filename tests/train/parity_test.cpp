@@ -9,7 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "policy/policy_impl.hpp"
+#include "policy/torch_side.hpp"
 #include "policy/safetensors.hpp"
 #include "train/lora.hpp"
 #include "train/trainer.hpp"
@@ -47,7 +47,7 @@ std::vector<train::Group> groups_of(const json& ref) {
 // The live policy is the reference with perturbed weights (so the KL term is not zero).
 void load_perturbed(policy::Policy& pol) {
   policy::SafetensorsFile file(kFixture + "/perturbed.safetensors");
-  auto params = pol.impl().model->named_parameters();
+  auto params = policy::TorchSide::model(pol)->named_parameters();
   torch::NoGradGuard no_grad;
   for (const auto& [name, view] : file.tensors()) {
     std::string ours = name.rfind("model.", 0) == 0 ? name.substr(6) : name;
@@ -63,7 +63,7 @@ std::shared_ptr<policy::Policy> load_policy() {
 }
 
 void check_gradients(policy::Policy& pol, const json& expected, const json& watch) {
-  auto params = pol.impl().model->named_parameters();
+  auto params = policy::TorchSide::model(pol)->named_parameters();
   double sq = 0;
   for (const auto& item : params)
     if (item.value().grad().defined()) sq += item.value().grad().pow(2).sum().item<double>();
@@ -150,9 +150,9 @@ TEST_CASE("gradient checkpointing gives the same gradients as keeping activation
     torch::manual_seed(11);  // the adapters' dropout draws the same masks in both runs
     auto st = trainer->gradients(groups);
     std::vector<torch::Tensor> grads;
-    for (auto& p : pol->impl().model->parameters())
+    for (auto& p : policy::TorchSide::model(*pol)->parameters())
       if (p.grad().defined()) grads.push_back(p.grad().clone());
-    for (auto& m : pol->impl().model->modules())
+    for (auto& m : policy::TorchSide::model(*pol)->modules())
       if (auto lin = std::dynamic_pointer_cast<policy::LinearImpl>(m); lin && lin->adapter)
         for (auto& t : static_cast<train::LoraAdapter&>(*lin->adapter).parameters())
           grads.push_back(t.grad().clone());

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     for (int i = 2; i < argc; ++i) docs.push_back(policy::read_text_file(argv[i]));
   } else {
     fs::path root = ENGINE_SOURCE_DIR;
-    for (const char* sub : {"engine", "stdlib", "tests", "scripts", "bench"})
+    for (const char* sub : {"engine", "stdlib", "tests", "scripts", "perf"})
       for (auto& e : fs::recursive_directory_iterator(root / sub)) {
         auto ext = e.path().extension().string();
         if (e.is_regular_file() && (ext == ".cpp" || ext == ".hpp" || ext == ".lua" ||

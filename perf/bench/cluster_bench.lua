@@ -2,7 +2,7 @@
 -- one process (the baseline, measured in the same run) and by 1, 2, 4 worker ranks that
 -- split this machine's cores between them (each worker pinned to its share).
 --
---   build/engine bench/bench/cluster_bench.lua [--kernels=512] [--workers=1,2,4] [--size=256]
+--   build/engine perf/bench/cluster_bench.lua [--kernels=512] [--workers=1,2,4] [--size=256]
 --
 -- The kernels are kernelgen's (correct, varied techniques, this machine's vector ISA),
 -- each evaluated as the paper does: one warm-up and three timed calls. Needs mpirun on

@@ -3,7 +3,7 @@
 -- checks' share shown apart), stability of repeated GFLOPS of one
 -- kernel, and GFLOPS of OpenBLAS and of the shared AVX-512 example kernel.
 --
---   build/engine bench/bench/eval_bench.lua [--batch=64] [--repeats=10] [--size=256]
+--   build/engine perf/bench/eval_bench.lua [--batch=64] [--repeats=10] [--size=256]
 local args = require "engine.args"
 
 local opts = args.parse(arg, {

@@ -26,7 +26,7 @@
 #include "policy/cuda_ops.hpp"
 #include "policy/model.hpp"
 #include "policy/policy.hpp"
-#include "policy/policy_impl.hpp"
+#include "policy/torch_side.hpp"
 #include "policy/safetensors.hpp"
 #include "profile.hpp"
 
@@ -69,7 +69,7 @@ static int parity(const std::string& dir, const std::map<std::string, std::strin
   auto pol = Policy::load(dir, lo);
   sync(parse_device(lo.device));
   double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  auto& model = pol->impl().model;
+  auto& model = policy::TorchSide::model(*pol);
   Tensor ids = tensor("input_ids"), mask = tensor("attention_mask");
   Tensor got;
   {

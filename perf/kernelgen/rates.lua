@@ -5,8 +5,8 @@
 -- combinations, and the GFLOPS range against the paper's naive seed kernel and OpenBLAS
 -- measured in the same run.
 --
---   build/engine bench/kernelgen/rates.lua [--n=200] [--size=128] [--seed=1] [--defect_rate=0.15]
---   ENGINE_TARGET=x86-64-v3 build/engine bench/kernelgen/rates.lua   # as without AVX-512
+--   build/engine perf/kernelgen/rates.lua [--n=200] [--size=128] [--seed=1] [--defect_rate=0.15]
+--   ENGINE_TARGET=x86-64-v3 build/engine perf/kernelgen/rates.lua   # as without AVX-512
 --
 -- The corpus's prompts name the machine's vector ISA (--isa=auto), so its answers are
 -- kernels the machine can compile.

@@ -1,10 +1,10 @@
 -- OpenBLAS measured fairly: bench.reference (its pool warm, many calls, best and median,
 -- the fastest thread count chosen), next to the same library measured
--- by a plain C program in the same run (bench/bench/dgemm_plain.c). Also the cost of the
+-- by a plain C program in the same run (perf/bench/dgemm_plain.c). Also the cost of the
 -- evaluation's checks (stopping the kernel's process, verifying every element of every
 -- call, loading the next inputs) and the CoV of repeated evaluations of one kernel.
 --
---   build/engine bench/bench/reference_bench.lua [--size=256] [--calls=50] [--repeats=10]
+--   build/engine perf/bench/reference_bench.lua [--size=256] [--calls=50] [--repeats=10]
 local args = require "engine.args"
 
 local opts = args.parse(arg, {
