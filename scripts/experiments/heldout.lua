@@ -30,6 +30,11 @@ M.spec = {
     {"G", 0, "completions per prompt (0: the runs' G)", min = 0},
     {"device", "auto", "where the policies run", check = experiment.check_device},
     {"out", "", "also write the figures as JSON here"},
+    {"seeds", "", "only these seeds: a list '4,5,6' or a count N (1..N); empty: every seed",
+     check = function(v)
+       if v == "" or experiment.parse_seeds(v) then return true end
+       return nil, select(2, experiment.parse_seeds(v))
+     end},
     experiment.debug_option,
   },
 }
@@ -103,10 +108,16 @@ end
 function M.compare(dir, opts, deps)
   deps = experiment.deps(deps)
   local exp = experiment.try(nil, results.load, (dir:gsub("/+$", "")))
+  local wanted
+  if (opts.seeds or "") ~= "" then
+    wanted = {}
+    for _, s in ipairs(experiment.parse_seeds(opts.seeds)) do wanted[s] = true end
+  end
   local bases, learners = {}, {}
   for _, cfg in ipairs(exp.configs) do
     local seed = results.seed_of(cfg)
-    if (cfg.config.lr or 0) == 0 then bases[seed] = cfg
+    if wanted and not wanted[seed] then  -- left out
+    elseif (cfg.config.lr or 0) == 0 then bases[seed] = cfg
     else learners[#learners + 1] = cfg end
   end
   if #learners == 0 or next(bases) == nil then
