@@ -103,6 +103,21 @@ local function score(pol, set, o, config, sample_seed, deps)
   return {reward = sum / n, ok = ok / n, kernels = n}
 end
 
+-- One learning run against its seed's lr = 0 run on the lr = 0 run's prompts, both sampled
+-- with one seed. The base model's score is kept on `base` (one per seed, however many
+-- learning configurations share it). Returns the learned score and the prompts' count.
+local function compare_run(cfg, base, opts, deps)
+  local seed = results.seed_of(cfg)
+  local o = run_opts(base, opts)
+  local set = prompt_set(base, o)
+  local sample_seed = seed * 1000003
+  base.score = base.score or score(policy_of(base, o, deps), set, o, base.config, sample_seed, deps)
+  local learned = score(policy_of(cfg, run_opts(cfg, opts), deps), set, o, cfg.config, sample_seed, deps)
+  log.info("held out", {seed = seed, config = cfg.name, base = string.format("%.1f", base.score.reward),
+                        learned = string.format("%.1f", learned.reward)})
+  return learned, #set
+end
+
 -- The comparison of the runs in dir; deps: the primitives (experiment.deps). Returns the
 -- table's rows (text) and per learning configuration its per-seed gains and interval.
 function M.compare(dir, opts, deps)
@@ -113,36 +128,30 @@ function M.compare(dir, opts, deps)
     wanted = {}
     for _, s in ipairs(experiment.parse_seeds(opts.seeds)) do wanted[s] = true end
   end
-  local bases, learners = {}, {}
-  for _, cfg in ipairs(exp.configs) do
-    local seed = results.seed_of(cfg)
-    if wanted and not wanted[seed] then  -- left out
-    elseif (cfg.config.lr or 0) == 0 then bases[seed] = cfg
-    else learners[#learners + 1] = cfg end
-  end
-  if #learners == 0 or next(bases) == nil then
-    experiment.fail(dir .. " needs runs with lr = 0 and with lr > 0 of the same seeds")
-  end
-
   local rows, by_group = {}, {}
-  for _, cfg in ipairs(learners) do
-    local seed = results.seed_of(cfg)
-    local base = bases[seed]
-    if not base then experiment.fail(cfg.dir .. ": no lr = 0 run of seed " .. seed .. " to compare with") end
-    local o = run_opts(base, opts)
-    local set = prompt_set(base, o)
-    local sample_seed = seed * 1000003
-    base.score = base.score or score(policy_of(base, o, deps), set, o, base.config, sample_seed, deps)
-    local learned = score(policy_of(cfg, run_opts(cfg, opts), deps), set, o, cfg.config, sample_seed, deps)
-    local key = cfg.name:gsub(",seed=%d+", "")
-    by_group[key] = by_group[key] or {reward = {}, ok = {}}
-    by_group[key].reward[#by_group[key].reward + 1] = learned.reward - base.score.reward
-    by_group[key].ok[#by_group[key].ok + 1] = learned.ok - base.score.ok
-    rows[#rows + 1] = string.format("| %d | %s | %d | %.1f, %.0f%% | %.1f, %.0f%% | %+.1f |", seed, key, #set,
-                                    base.score.reward, 100 * base.score.ok, learned.reward, 100 * learned.ok,
-                                    learned.reward - base.score.reward)
-    log.info("held out", {seed = seed, config = key, base = string.format("%.1f", base.score.reward),
-                          learned = string.format("%.1f", learned.reward)})
+  for _, group in ipairs(results.groups(exp)) do
+    -- the lr = 0 runs of the same swept values (the O3 learner against the O3 baseline)
+    local base_group = results.baseline_group(exp, group)
+    local bases = {}
+    for _, cfg in ipairs(base_group and base_group.runs or {}) do bases[results.seed_of(cfg)] = cfg end
+    for _, cfg in ipairs(group.runs) do
+      local seed = results.seed_of(cfg)
+      if base_group and (not wanted or wanted[seed]) then
+        local base = bases[seed]
+        if not base then experiment.fail(cfg.dir .. ": no lr = 0 run of seed " .. seed .. " to compare with") end
+        local learned, prompts_asked = compare_run(cfg, base, opts, deps)
+        local g = by_group[group.key] or {reward = {}, ok = {}}
+        by_group[group.key] = g
+        g.reward[#g.reward + 1] = learned.reward - base.score.reward
+        g.ok[#g.ok + 1] = learned.ok - base.score.ok
+        rows[#rows + 1] = string.format("| %d | %s | %d | %.1f, %.0f%% | %.1f, %.0f%% | %+.1f |", seed, group.key,
+                                        prompts_asked, base.score.reward, 100 * base.score.ok, learned.reward,
+                                        100 * learned.ok, learned.reward - base.score.reward)
+      end
+    end
+  end
+  if #rows == 0 then
+    experiment.fail(dir .. " needs runs with lr = 0 and with lr > 0 of the same seeds")
   end
   return rows, by_group
 end

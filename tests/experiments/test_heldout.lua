@@ -33,6 +33,21 @@ t.test("the learned policies beat the base model on the same prompts, seed by se
   t.contains(only[1], "| 1 | beta=0,lr=5e-07,opt=O3 |")
 end)
 
+t.test("each learning configuration is compared with the lr = 0 run of its own swept values", function()
+  local out = t.tmpdir()
+  exp1.run(primitives.parse(exp1, "experiment1", {"--out=" .. out, "--profile=paper", "--G=2", "--steps=1",
+                                                  "--prompts_per_step=1", "--size=32", "--opt=O0,O3",
+                                                  "--beta=0.0", "--lr=0.0,5e-7"}), fakes.deps())
+  local deps = fakes.deps()
+  local rows, gains = heldout.compare(out, {G = 0, device = "cpu"}, deps)
+  t.eq(#rows, 2)
+  t.ok(gains["beta=0,lr=5e-07,opt=O0"] and gains["beta=0,lr=5e-07,opt=O3"], "both levels compared")
+  t.eq(deps.policy.loads, 4, "an O0 and an O3 baseline, each with its learner")
+  local levels = {}
+  for _, b in ipairs(deps.bench.seen_opts) do levels[b.opt] = true end
+  t.eq(levels, {O0 = true, O3 = true}, "each side judged at its own level")
+end)
+
 t.test("SQD's runs are asked the lr = 0 run's next plan", function()
   local out = t.tmpdir()
   exp2.run(primitives.parse(exp2, "experiment2", {"--out=" .. out, "--iterations=2", "--profile=paper",
