@@ -52,7 +52,7 @@ M.spec = {
 }
 
 -- The evaluation settings every run must share, read from the runs' identities.
-local shared_settings = {"size", "threads", "verify", "isa"}
+local shared_settings = {"size", "opt", "threads", "verify", "isa"}
 
 local function load_runs(dirs)
   local exps, settings, first = {}, nil, nil
@@ -74,24 +74,10 @@ local function load_runs(dirs)
                                           tostring(settings[k]), tostring(these[k])))
           end
         end
-        if these.opt ~= settings.opt then
-          experiment.fail(string.format("%s and %s compile at different levels (%s, %s): compare "
-                                        .. "runs of one compiler level", first, cfg.dir,
-                                        tostring(settings.opt), tostring(these.opt)))
-        end
       end
     end
   end
   return exps, settings
-end
-
--- The benchmark options of the runs' evaluation (their first run's).
-local function bench_opts(settings)
-  local id = settings.identity
-  return experiment.bench_opts({size = id.size, timeout = id.timeout, warmup = id.warmup,
-                                runs = id.runs, max_runs = id.max_runs, cov_target = id.cov_target,
-                                verify = id.verify, threads = id.threads or 0},
-                               {opt = settings.opt})
 end
 
 -- Evaluates kernels {code =, params =, part =} and stores them as samples of `round`.
@@ -108,7 +94,6 @@ local function evaluate_and_store(run, b, round, kernels)
                      extra = {params = k.params, part = k.part, combo = k.combo,
                               techniques = k.techniques, message = r.message}}
     end
-    run:set("evaluated", run:get("evaluated", 0) + #kernels)
   end)
   local best
   for _, r in ipairs(out) do
@@ -130,13 +115,16 @@ local function fastest(run, n)
   return out
 end
 
+-- A kernel of kernelgen as the search stores it; `part` says how it was drawn.
+local function searched(k, part)
+  return {code = k.code, params = k.params, part = part, combo = k.combo, techniques = k.techniques}
+end
+
 local function random_kernels(rng, n, isa)
   local out = {}
   for i = 1, n do
-    local k = kernelgen.kernel(rng, {allowed = stages.techniques, isa = isa,
-                                     richness = rng:uniform()})
-    out[i] = {code = k.code, params = k.params, part = "random", combo = k.combo,
-              techniques = k.techniques}
+    out[i] = searched(kernelgen.kernel(rng, {allowed = stages.techniques, isa = isa,
+                                             richness = rng:uniform()}), "random")
   end
   return out
 end
@@ -144,11 +132,8 @@ end
 local function neighbours(rng, parents, n, isa)
   local out = {}
   for i = 1, n do
-    local parent = parents[(i - 1) % #parents + 1]
-    local params, part = kernelgen.mutate(rng, parent.extra.params, isa)
-    local k = kernelgen.kernel(rng, {params = params})
-    out[i] = {code = k.code, params = k.params, part = part, combo = k.combo,
-              techniques = k.techniques}
+    local params, part = kernelgen.mutate(rng, parents[(i - 1) % #parents + 1].extra.params, isa)
+    out[i] = searched(kernelgen.kernel(rng, {params = params}), part)
   end
   return out
 end
@@ -158,11 +143,9 @@ end
 function M.search(run, opts, settings, b)
   local isa = settings.isa
   local random_n = math.floor(opts.budget * opts.random_share + 0.5)
-  local batch = 0
   while true do
-    local done = run:get("evaluated", 0)
+    local done = run:count()
     if done >= opts.budget then break end
-    batch = batch + 1
     local rng = kernelgen.rng(opts.seed * 1000003 + done)
     local kernels, round
     if done < random_n or #fastest(run, 1) == 0 then
@@ -311,7 +294,7 @@ function M.main(argv)
                     timeout = settings.identity.timeout, seed = opts.seed, batch = opts.batch,
                     keep = opts.keep, random_share = opts.random_share}
   local run <close> = experiment.open_run(out, identity, opts)
-  local b = bench_opts(settings)
+  local b = experiment.bench_opts(settings.identity, {opt = settings.opt})  -- the first run's
   M.search(run, opts, settings, b)
 
   local list = candidates(run, opts, exps)
@@ -321,7 +304,7 @@ function M.main(argv)
   local text = M.table(list, reference, settings, where)
   local f = assert(io.open(out .. "/compare.md", "w"))
   f:write("# Templates against RL\n\n", string.format("Search: %d kernels (seed %d). Runs: %s.\n\n",
-          run:get("evaluated", 0), opts.seed, table.concat(dirs, ", ")), text)
+          run:count(), opts.seed, table.concat(dirs, ", ")), text)
   f:close()
   local rows = {}
   for i, c in ipairs(list) do

@@ -23,7 +23,7 @@ local function stored(dir)
   local run = store.open(dir, {read_only = true})
   local rows = {}
   for _, s in ipairs(run:samples{}) do rows[#rows + 1] = {s.id, s.iteration, s.code, s.status} end
-  local evaluated = run:get("evaluated")
+  local evaluated = run:count()
   run:close()
   return rows, evaluated
 end
