@@ -21,7 +21,7 @@ local function bench_with(second)
 end
 
 local function session_with(bench)
-  return setmetatable({deps = {bench = bench}, bench_opts = {}}, experiment.Session)
+  return setmetatable({deps = {bench = bench}, bench_opts = {}}, require("session").Session)
 end
 
 t.test("the best kernel is re-measured and the step's max is the lower figure", function()

@@ -1,0 +1,295 @@
+-- A session: the policy, its trainer and the run of one configuration, and the stages a
+-- work item of experiment.pipeline goes through on it (sample, judge, re-measure, update,
+-- commit). Both experiments build theirs with experiment.session(...), which is
+-- session.new.
+--
+--   local s = session.new(run, opts, config, deps, pol)
+--   local item = s:item({step = 3}, texts, completions, sample_s)
+--   s:start_item(item, stage, async); s:collect_item(item, scheme, ctx, async)
+--   local records = s:commit({item}, {describe = ..., store = ..., mark = ...}, since)
+
+local evaluate = require "evaluate"
+local experiment = require "experiment"
+local prompts = require "prompts"
+local reward = require "reward"
+
+local session = {}
+
+local Session = {}
+Session.__index = Session
+session.Session = Session  -- for scripts and tests that build their own sessions
+
+-- opts: the parsed options; config: {lr =, beta =, opt = ...}; deps: experiment.deps();
+-- pol: the policy when the caller loaded it already (experiment.load_policy, before it
+-- opened the run, so that a bad model leaves no run directory).
+function session.new(run, opts, config, deps, pol)
+  local self = setmetatable({run = run, opts = opts, config = config, deps = deps}, Session)
+  if pol then
+    self.policy, self.model = pol, experiment.model_dir(opts, deps)
+  else
+    self.policy, self.model = experiment.load_policy(opts, deps)
+  end
+  self.learns = (config.lr or 0) > 0
+  if self.learns then
+    self.trainer = deps.train.grpo(self.policy, experiment.train_opts(opts, config))
+    local updates = run:get("updates", 0)
+    if updates > 0 then self:restore(updates) end
+  end
+  self.bench_opts = experiment.bench_opts(opts, config)
+  self.task = experiment.task(opts, config)
+  if deps.bench.machine and run:get("machine") == nil then
+    local machine, nodes = experiment.measuring_machine(deps)
+    run:set("machine", machine)
+    if nodes then run:set("nodes", nodes) end
+  end
+  if deps.bench.reference and run:get("reference") == nil then self:measure_reference() end
+  return self
+end
+
+-- OpenBLAS on the run's problem, measured once when the run starts (its fastest thread
+-- count unless --threads fixes one): the yardstick the report sets the kernels against.
+function Session:measure_reference()
+  local b = self.bench_opts
+  local r = self.deps.bench.reference{problem = b.problem, threads = b.threads, verify = b.verify}
+  if r.status ~= "ok" then
+    log.warn("OpenBLAS could not be measured: the report will not compare against it",
+             {status = r.status, message = r.message})
+    return
+  end
+  local flops = 2.0 * b.problem.M * b.problem.N * b.problem.K
+  self.run:set("reference", {gflops = r.gflops, best = flops / r.min * 1e-9, median = flops / r.median * 1e-9,
+                             threads = r.options.threads, calls = #r.times})
+end
+
+function Session:restore(updates)
+  local name = "update-" .. updates
+  local last_saved = self.run:get("checkpoint")
+  if last_saved ~= name then
+    log.warn("the last checkpoint is older than the last update: the updates after it are "
+             .. "lost (use --checkpoint_every=1 for an exact resume)",
+             {checkpoint = last_saved or "none", updates = updates})
+    if not last_saved then return end
+    name = last_saved
+  end
+  local path = self.run:checkpoint_path(name)
+  experiment.try(string.format("cannot resume %s from its checkpoint %s", self.run:dir(), path),
+                 self.trainer.load, self.trainer, path)
+  log.info("restored the trainer", {checkpoint = name})
+end
+
+-- Samples G completions for each prompt (lists of chat messages). Returns the rendered
+-- prompt texts and, per prompt, the list of completions.
+function Session:sample(message_lists, seed)
+  local texts = {}
+  for i, msgs in ipairs(message_lists) do
+    if self.opts.template == "model" then
+      if not self.policy.chat then experiment.fail("--template=model: the policy has no chat method") end
+      texts[i] = self.policy:chat(msgs)
+    else
+      texts[i] = prompts.render(msgs)
+    end
+  end
+  local o = self.opts
+  local out = self.policy:sample(texts, {n = o.G, temperature = o.temperature, top_p = o.top_p,
+                                         max_tokens = o.max_tokens, seed = seed})
+  if #out ~= #texts then
+    error(string.format("policy:sample returned %d groups for %d prompts", #out, #texts))
+  end
+  return texts, out
+end
+
+-- Judges one group's completions at a stage (nil: no stage rules) and rewards them.
+function Session:judge(completions, stage, scheme, ctx)
+  local results, rewards = self:finish_judging(self:start_judging({completions}, stage), scheme, ctx)
+  return results[1], rewards[1]
+end
+
+-- Starts judging groups of completions (lists, one per prompt) as one batch, which the
+-- benchmark workers share by load. With `background` the benchmark runs while the
+-- caller goes on (bench.submit_batch). Returns a handle for Session:finish_judging.
+function Session:start_judging(groups, stage, background)
+  local flat, sizes = {}, {}
+  for g, completions in ipairs(groups) do
+    sizes[g] = #completions
+    for _, c in ipairs(completions) do flat[#flat + 1] = c end
+  end
+  local pending = evaluate.start(flat, {
+    bench = self.deps.bench, bench_opts = self.bench_opts, stage = stage, background = background,
+    detector = self.opts.detector ~= "" and self.opts.detector or nil})
+  return {sizes = sizes, pending = pending}
+end
+
+-- Waits for the judgement and rewards each group on its own (the rewards are relative
+-- within a group). Returns, per group, the results and the rewards.
+function Session:finish_judging(handle, scheme, ctx)
+  local flat = handle.pending:finish()
+  local results, rewards, at = {}, {}, 0
+  for g, n in ipairs(handle.sizes) do
+    local rs = table.move(flat, at + 1, at + n, 1, {})
+    at = at + n
+    local rw = reward.scheme(scheme)(rs, ctx)
+    for i, r in ipairs(rs) do r.reward = rw[i] end
+    results[g], rewards[g] = rs, rw
+  end
+  return results, rewards
+end
+
+-- Re-measures the best successful kernel among results in an independent second
+-- evaluation: its `confirmed_gflops` is the lower of the two figures (0 when the second
+-- evaluation fails), and only confirmed figures become a run's best (the progress line's
+-- max, Table II, best_kernel.c). The rewards keep the first measurement.
+function Session:confirm_best(results)
+  return self:start_confirm(results):finish()
+end
+
+local Confirmation = {}
+Confirmation.__index = Confirmation
+
+-- Session:confirm_best in two halves: the second evaluation starts now (in the
+-- background with `background`), :finish() waits for it and returns the best result.
+function Session:start_confirm(results, background)
+  local top
+  for _, r in ipairs(results) do
+    if r.status == "ok" and (top == nil or r.gflops > top.gflops) then top = r end
+  end
+  local c = setmetatable({top = top}, Confirmation)
+  if not top then return c end
+  local bench = self.deps.bench
+  if background and bench.submit_batch then
+    c.batch = bench.submit_batch({top.code}, self.bench_opts)
+  else
+    c.again = bench.evaluate_batch({top.code}, self.bench_opts)[1]
+  end
+  return c
+end
+
+function Confirmation:finish()
+  local top = self.top
+  if not top or top.second then return top end
+  local again = self.again or self.batch:wait()[1]
+  top.second = {status = again.status, gflops = again.gflops}
+  top.confirmed_gflops = again.status == "ok" and math.min(top.gflops, again.gflops) or 0
+  return top
+end
+
+-- One GRPO update over groups ({prompt =, completions =, rewards =}); nil when lr = 0
+-- (the baseline samples and evaluates, and never changes the policy).
+function Session:update(groups)
+  if not self.learns then return nil end
+  return self.trainer:step(groups)
+end
+
+-- Saves the trainer as checkpoint "update-N" inside the caller's transaction, so the
+-- checkpoint and the step's records commit together. Call after update().
+function Session:checkpoint(updates)
+  if not self.learns then return end
+  local every = self.opts.checkpoint_every
+  if every <= 0 or updates % every ~= 0 then return end
+  local name = "update-" .. updates
+  local staging = self.run:begin_checkpoint(name)
+  self.trainer:save(staging)
+  self.run:commit_checkpoint(name)
+  self.run:set("checkpoint", name)
+end
+
+-- Stores one group's samples. fields: iteration, stage, parent_id, extra (merged).
+-- The group's prompt is stored with its first sample only (it is the same for all).
+function Session:record(prompt, completions, results, fields)
+  local ids = {}
+  for i, r in ipairs(results) do
+    local extra = {message = r.message, reason = r.reason, techniques = r.techniques,
+                   finish_reason = completions[i].finish_reason, backend = r.backend,
+                   max_rel_error = r.max_rel_error, features = r.features, node = r.node,
+                   confirmed_gflops = r.confirmed_gflops, second = r.second}
+    for k, v in pairs(fields.extra or {}) do extra[k] = v end
+    ids[i] = self.run:add_sample{
+      iteration = fields.iteration, stage = fields.stage, parent_id = fields.parent_id,
+      prompt = i == 1 and prompt or "", completion = r.completion or "", code = r.code or "",
+      status = r.status, reward = r.reward, gflops = r.gflops,
+      timings = {times = r.times, compile_ms = r.compile_ms, median = r.median, min = r.min},
+      config_id = fields.config_id, extra = extra}
+  end
+  return ids
+end
+
+---------------------------------------------------------------------------------------
+-- Work items: what experiment.pipeline moves through its stages. An item holds, per
+-- group, the rendered prompt (texts) and the completions; the stages below add the
+-- judgement, the rewards and the re-measurement, and Session:commit trains on items and
+-- stores them. Experiment 1's item is a step (its prompts' groups), experiment 2's one
+-- SQD group.
+---------------------------------------------------------------------------------------
+
+-- The item of sampled groups, and what it needs to know later: when it was sampled (for
+-- its seconds) and how many updates the policy had then (for its staleness).
+function Session:item(fields, texts, completions, sample_s)
+  local item = {texts = texts, completions = completions, sample_s = sample_s,
+                updates = self.run:get("updates", 0)}
+  for k, v in pairs(fields) do item[k] = v end
+  return item
+end
+
+-- Starts judging the item's groups at a stage (nil: no stage rules); in the background
+-- with `async` (without it this is the whole evaluation).
+function Session:start_item(item, stage, async)
+  local t0 = sys.now()
+  item.judging = self:start_judging(item.completions, stage, async)
+  item.start_s = sys.now() - t0
+end
+
+-- Waits for the judgement, rewards each group, and starts re-measuring the item's best
+-- kernel.
+function Session:collect_item(item, scheme, ctx, async)
+  local t0 = sys.now()
+  item.results, item.rewards = self:finish_judging(item.judging, scheme, ctx)
+  item.all = {}
+  for _, rs in ipairs(item.results) do
+    for _, r in ipairs(rs) do item.all[#item.all + 1] = r end
+  end
+  item.confirm = self:start_confirm(item.all, async)
+  item.wait_s = sys.now() - t0
+end
+
+-- One GRPO update over the groups of `items` (none when lr = 0), their re-measurements,
+-- then one transaction: each item's samples (how.store(item)), the update's checkpoint,
+-- a metrics record per item (how.describe(item, record) adds its own fields), and the
+-- resume point (how.mark(item) for the last). The update and the wait for the
+-- re-measurements are the last item's seconds. Returns the records.
+function Session:commit(items, how, since)
+  local groups = {}
+  for _, item in ipairs(items) do
+    for g, text in ipairs(item.texts) do
+      groups[#groups + 1] = {prompt = text, completions = item.completions[g], rewards = item.rewards[g]}
+    end
+  end
+  local t0 = sys.now()
+  local stats = self:update(groups)
+  local t1 = sys.now()
+  for _, item in ipairs(items) do item.confirm:finish() end
+  local now = sys.now()
+
+  local run, records = self.run, {}
+  for i, item in ipairs(items) do
+    local last = i == #items
+    local record = experiment.summary(item.all)
+    record.seconds = {sample = item.sample_s, evaluate = item.start_s + item.wait_s + (last and now - t1 or 0),
+                      update = last and t1 - t0 or 0, wall = last and now - since or 0}
+    record.staleness = run:get("updates", 0) - item.updates  -- updates since it was sampled
+    if stats and last then record.kl, record.loss, record.train = stats.kl, stats.loss, stats end
+    how.describe(item, record)
+    records[i] = record
+  end
+  run:atomic(function()
+    for _, item in ipairs(items) do how.store(item) end
+    if stats then
+      local updates = run:get("updates", 0) + 1
+      self:checkpoint(updates)
+      run:set("updates", updates)
+    end
+    for _, record in ipairs(records) do run:log(record) end
+    how.mark(items[#items])
+  end)
+  return records
+end
+
+return session
