@@ -486,7 +486,7 @@ function kernelgen.mutate(rng, params, isa)
     q.micro = sample_micro(rng, set.register_blocking == true, set.simd == true, true, isa)
   elseif part == "c_mode" then
     q.c_mode = q.c_mode == "direct" and "accumulate" or "direct"
-    q.zero = rng:weighted({memset = 5, loop = 3, rows = 2})
+    q.zero = nil  -- drawn again below, as for any kernel
   elseif part == "cb" then q.cb = sample_cb(rng)
   elseif part == "omp" then q.omp = sample_omp(rng)
   elseif part == "pf" then q.pf = sample_pf(rng)
