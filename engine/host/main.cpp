@@ -38,17 +38,14 @@ void print_help(const host::Paths& paths) {
       "A script given by bare name (engine experiment1.lua) is looked up in the working\n"
       "directory, then in:\n");
   for (const auto& d : paths.script_dirs) std::printf("  %s\n", d.c_str());
+  std::printf("require() finds the engine's Lua library in:\n");
+  for (const auto& d : paths.lua_dirs) std::printf("  %s\n", d.c_str());
   std::printf(
-      "require() finds the engine's Lua library in:\n"
-      "  %s\n"
-      "  %s\n"
-      "  %s\n"
       "Models are looked up in:\n"
       "  %s\n"
       "Set ENGINE_HOME to use another tree holding stdlib/, scripts/ and models/.\n"
       "The REPL keeps its history in ~/.engine_history (ENGINE_HISTORY overrides).\n",
-      (paths.root / "stdlib").c_str(), (paths.root / "scripts" / "lib").c_str(),
-      (paths.root / "scripts" / "pretraining").c_str(), paths.models.c_str());
+      paths.models.c_str());
 }
 
 // -l NAME=MODULE sets the global NAME; -l a.b.c sets the global c.

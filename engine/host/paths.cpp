@@ -32,8 +32,9 @@ Paths find_paths() {
   p.script_dirs = {p.root / "scripts" / "experiments", p.root / "scripts"};
   p.models = p.root / "models";
   const fs::path& r = p.root;
-  // the paper's building blocks, then the pretraining tools (kernelgen, tiny_model)
-  for (const fs::path& dir : {r / "stdlib", r / "scripts" / "lib", r / "scripts" / "pretraining"}) {
+  // the shipped library, the paper's building blocks, the pretraining tools (kernelgen, tiny_model)
+  p.lua_dirs = {r / "stdlib", r / "scripts" / "lib", r / "scripts" / "pretraining"};
+  for (const fs::path& dir : p.lua_dirs) {
     if (!p.lua_path.empty()) p.lua_path += ";";
     p.lua_path += (dir / "?.lua").string() + ";" + (dir / "?" / "init.lua").string();
   }

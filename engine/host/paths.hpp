@@ -13,7 +13,8 @@ struct Paths {
   std::filesystem::path root;  // holds stdlib/, scripts/, models/
   std::vector<std::filesystem::path> script_dirs;  // searched for a bare script name
   std::filesystem::path models;
-  std::string lua_path;  // package.path, without the standard entries
+  std::vector<std::filesystem::path> lua_dirs;  // what require() searches, in order
+  std::string lua_path;  // package.path from lua_dirs, without the standard entries
 };
 
 // ENGINE_HOME overrides the search; otherwise <exe>/../share/engine when installed, else
