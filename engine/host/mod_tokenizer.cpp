@@ -1,4 +1,4 @@
-// engine.tokenizer: byte-level BPE tokenizers (engine/policy/tokenizer.hpp) for scripts.
+// engine.tokenizer: byte-level BPE tokenizers (engine/tokenizer/tokenizer.hpp) for scripts.
 //
 //   local tok = tokenizer.load("models/qwen")
 //   local ids = tok:encode("int main(void)")          -- token ids (0-based, as the model's)
@@ -9,15 +9,15 @@
 #include "host/bind.hpp"
 #include "host/mod_policy.hpp"
 #include "host/luajson.hpp"
-#include "policy/tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace host {
 
 template <>
-const char* Class<policy::Tokenizer>::name = "engine.tokenizer.Tokenizer";
+const char* Class<tokenizer::Tokenizer>::name = "engine.tokenizer.Tokenizer";
 
-static policy::Tokenizer& self(lua_State* L, const char* where) {
-  return check_object<policy::Tokenizer>(L, 1, where);
+static tokenizer::Tokenizer& self(lua_State* L, const char* where) {
+  return check_object<tokenizer::Tokenizer>(L, 1, where);
 }
 
 static void push_ids(lua_State* L, const std::vector<int>& ids) {
@@ -31,7 +31,7 @@ static void push_ids(lua_State* L, const std::vector<int>& ids) {
 
 static int tokenizer_load(lua_State* L) {
   std::string dir = check_string(L, 1, "tokenizer.load", "directory");
-  push_object(L, new policy::Tokenizer(policy::Tokenizer::load(dir)));
+  push_object(L, new tokenizer::Tokenizer(tokenizer::Tokenizer::load(dir)));
   return 1;
 }
 
@@ -50,11 +50,11 @@ static int tokenizer_train(lua_State* L) {
     if (!lua_isnil(L, -1)) texts = check_string_list(L, -1, where, "texts");
     lua_pop(L, 1);
     src.done();
-    for (const auto& f : files) texts.push_back(policy::read_text_file(f));
+    for (const auto& f : files) texts.push_back(tokenizer::read_text_file(f));
   } else {
     texts = check_string_list(L, 1, where, "texts");
   }
-  policy::TrainOptions o;
+  tokenizer::TrainOptions o;
   int64_t vocab = 0;
   Options opt(L, 2, where);
   opt.get("vocab_size", vocab);
@@ -66,7 +66,7 @@ static int tokenizer_train(lua_State* L) {
   opt.done();
   if (vocab <= 0) throw Error("tokenizer.train: the option vocab_size (a positive integer) is required");
   o.vocab_size = int(vocab);
-  push_object(L, new policy::Tokenizer(policy::train_bpe(texts, o)));
+  push_object(L, new tokenizer::Tokenizer(tokenizer::train_bpe(texts, o)));
   return 1;
 }
 
@@ -97,14 +97,14 @@ static int tok_chat(lua_State* L) {
   const char* where = "tok:chat";
   auto& tok = self(L, where);
   check_table(L, 2, where, "messages");
-  std::vector<policy::ChatMessage> msgs;
+  std::vector<tokenizer::ChatMessage> msgs;
   lua_Integer n = luaL_len(L, 2);
   for (lua_Integer i = 1; i <= n; ++i) {
     lua_geti(L, 2, i);
     std::string what = "messages[" + std::to_string(i) + "]";
     if (!lua_istable(L, -1))
       throw Error(std::string(where) + ": " + what + " must be a table {role =, content =}");
-    policy::ChatMessage m;
+    tokenizer::ChatMessage m;
     std::string field_where = std::string(where) + " " + what;
     Options f(L, -1, field_where.c_str());
     f.get("role", m.role);
@@ -114,7 +114,7 @@ static int tok_chat(lua_State* L) {
     msgs.push_back(std::move(m));
     lua_pop(L, 1);
   }
-  policy::ChatOptions co;
+  tokenizer::ChatOptions co;
   Options o(L, 3, where);
   o.get("add_generation_prompt", co.add_generation_prompt);
   if (o.has("enable_thinking")) {
@@ -173,7 +173,7 @@ static int tok_tostring(lua_State* L) {
 }
 
 int open_tokenizer(lua_State* L) {
-  define_class<policy::Tokenizer>(
+  define_class<tokenizer::Tokenizer>(
       L,
       {HOST_FN("encode", tok_encode), HOST_FN("decode", tok_decode), HOST_FN("chat", tok_chat),
        HOST_FN("vocab_size", tok_vocab_size), HOST_FN("token_to_id", tok_token_to_id),

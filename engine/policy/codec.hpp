@@ -1,5 +1,5 @@
 // The text side of the policy: whatever turns text into token ids and back. The
-// tokenizer (engine/policy/tokenizer.*) implements it; the policy itself only ever sees
+// tokenizer (engine/tokenizer/, through tokenizer_codec.cpp) implements it; the policy itself only ever sees
 // ids, so it can be used, tested and benchmarked without one.
 #pragma once
 

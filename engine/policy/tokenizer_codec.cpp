@@ -2,7 +2,7 @@
 #include <filesystem>
 
 #include "policy/codec.hpp"
-#include "policy/tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace policy {
 
@@ -10,13 +10,13 @@ namespace {
 
 class TokenizerCodec : public TextCodec {
  public:
-  explicit TokenizerCodec(Tokenizer tok) : tok_(std::move(tok)), stops_(tok_.stop_ids()) {}
+  explicit TokenizerCodec(tokenizer::Tokenizer tok) : tok_(std::move(tok)), stops_(tok_.stop_ids()) {}
   std::vector<int> encode(const std::string& text) const override { return tok_.encode(text); }
   std::string decode(const std::vector<int>& ids) const override { return tok_.decode(ids, true); }
   std::vector<int> stop_tokens() const override { return stops_; }
 
  private:
-  Tokenizer tok_;
+  tokenizer::Tokenizer tok_;
   std::vector<int> stops_;
 };
 
@@ -24,7 +24,7 @@ class TokenizerCodec : public TextCodec {
 
 std::shared_ptr<TextCodec> load_tokenizer_codec(const std::string& dir) {
   if (!std::filesystem::exists(std::filesystem::path(dir) / "tokenizer.json")) return nullptr;
-  return std::make_shared<TokenizerCodec>(Tokenizer::load(dir));
+  return std::make_shared<TokenizerCodec>(tokenizer::Tokenizer::load(dir));
 }
 
 }  // namespace policy

@@ -9,11 +9,11 @@ template, writing the results as one JSON fixture the engine's tests compare aga
       --out ref.json
 
 The fixtures in tests/policy/ came from it on the GPU machine (tokenizers 0.23.2,
-transformers 5.17.0), with this script, tests/policy/tokenizer_corpus.json,
-tests/policy/tokenizer_chats.json and the tokenizer directories copied to a carried
+transformers 5.17.0), with this script, tests/tokenizer/tokenizer_corpus.json,
+tests/tokenizer/tokenizer_chats.json and the tokenizer directories copied to a carried
 folder:
   --dir qwen3   (../shared/tokenizers/qwen3)      -> tokenizer_qwen3_ref.json
-  --dir trained (tests/policy/tokenizer_trained)  -> tokenizer_trained_ref.json
+  --dir trained (tests/tokenizer/tokenizer_trained)  -> tokenizer_trained_ref.json
 """
 import argparse
 import json

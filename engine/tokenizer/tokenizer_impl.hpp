@@ -1,7 +1,7 @@
 // Internals shared by the tokenizer's sources (loading/encoding, chat template, trainer).
 #pragma once
 
-#include "policy/tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace policy {
+namespace tokenizer {
 
 struct TokenizerError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -255,4 +255,4 @@ void Tokenizer::Impl::walk(std::string_view text, A&& on_added, P&& on_piece, bo
   else if (!text.empty()) segment(text);
 }
 
-}  // namespace policy
+}  // namespace tokenizer

@@ -1,13 +1,13 @@
 // Byte-level BPE training: count the pre-token words of a corpus, then merge the most
 // frequent adjacent pair again and again, updating only the words that hold it.
-#include "policy/tokenizer_impl.hpp"
+#include "tokenizer/tokenizer_impl.hpp"
 
 #include <algorithm>
 #include <optional>
 #include <queue>
 #include <unordered_set>
 
-namespace policy {
+namespace tokenizer {
 
 using OJson = nlohmann::ordered_json;
 
@@ -243,4 +243,4 @@ Tokenizer train_bpe(const std::vector<std::string>& texts, const TrainOptions& o
   return Tokenizer::from_json(tj.dump(), cfg.dump());
 }
 
-}  // namespace policy
+}  // namespace tokenizer

@@ -4,9 +4,9 @@
 // a default system prompt (Qwen2/Qwen2.5 insert one when the conversation has none) and
 // Qwen3's thinking blocks (reasoning is kept only after the last user turn; an empty
 // block follows the generation prompt when thinking is switched off).
-#include "policy/tokenizer_impl.hpp"
+#include "tokenizer/tokenizer_impl.hpp"
 
-namespace policy {
+namespace tokenizer {
 
 namespace {
 
@@ -144,4 +144,4 @@ std::string Tokenizer::chat(const std::vector<ChatMessage>& msgs, const ChatOpti
   return out;
 }
 
-}  // namespace policy
+}  // namespace tokenizer

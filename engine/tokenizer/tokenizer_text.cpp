@@ -1,6 +1,6 @@
 // Text primitives of the tokenizer: the byte-level alphabet, UTF-8 validation, NFC (ICU),
 // the pre-tokenizer regex (PCRE2) and the merge table.
-#include "policy/tokenizer_impl.hpp"
+#include "tokenizer/tokenizer_impl.hpp"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <cstdio>
 
-namespace policy {
+namespace tokenizer {
 
 static void append_utf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) {
@@ -220,4 +220,4 @@ bool SplitRegex::next(std::string_view text, size_t from, size_t& begin, size_t&
   return true;
 }
 
-}  // namespace policy
+}  // namespace tokenizer

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace policy {
+namespace tokenizer {
 
 struct AddedToken {
   int id = -1;
@@ -106,4 +106,4 @@ Tokenizer train_bpe(const std::vector<std::string>& texts, const TrainOptions& o
 // Reads whole files (for train_bpe over files); throws naming a missing file.
 std::string read_text_file(const std::filesystem::path& path);
 
-}  // namespace policy
+}  // namespace tokenizer

@@ -1,5 +1,5 @@
 // Loading tokenizer.json, encoding, decoding and saving.
-#include "policy/tokenizer_impl.hpp"
+#include "tokenizer/tokenizer_impl.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include <queue>
 #include <sstream>
 
-namespace policy {
+namespace tokenizer {
 
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
@@ -626,4 +626,4 @@ void Tokenizer::save(const fs::path& dir) const {
   write(dir / "tokenizer_config.json", im.config.dump(2, ' ', false) + "\n");
 }
 
-}  // namespace policy
+}  // namespace tokenizer

@@ -6,14 +6,14 @@
 // taking the alternatives in order as a backtracking engine does. The classes \p{L},
 // \p{N} and \s are read off PCRE2 (UTF + UCP) once, so both paths agree by construction
 // on every codepoint; tests compare them on random text.
-#include "policy/tokenizer_impl.hpp"
+#include "tokenizer/tokenizer_impl.hpp"
 
 #include <cctype>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-namespace policy {
+namespace tokenizer {
 
 const char* const kQwen2Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
@@ -200,4 +200,4 @@ size_t Qwen2Splitter::match_end(std::string_view text, size_t i) {
   return j;
 }
 
-}  // namespace policy
+}  // namespace tokenizer

@@ -5,8 +5,8 @@
 //
 //   tokenizer_bench [TOKENIZER_DIR] [FILES...]
 // Without files the corpus is this repository's sources plus the parity corpus texts.
-#include "policy/tokenizer.hpp"
-#include "policy/tokenizer_impl.hpp"
+#include "tokenizer/tokenizer.hpp"
+#include "tokenizer/tokenizer_impl.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : QWEN3_TOKENIZER_DIR;
   std::vector<std::string> docs;
   if (argc > 2) {
-    for (int i = 2; i < argc; ++i) docs.push_back(policy::read_text_file(argv[i]));
+    for (int i = 2; i < argc; ++i) docs.push_back(tokenizer::read_text_file(argv[i]));
   } else {
     fs::path root = ENGINE_SOURCE_DIR;
     for (const char* sub : {"engine", "stdlib", "tests", "scripts", "perf"})
@@ -46,16 +46,16 @@ int main(int argc, char** argv) {
         auto ext = e.path().extension().string();
         if (e.is_regular_file() && (ext == ".cpp" || ext == ".hpp" || ext == ".lua" ||
                                     ext == ".md" || ext == ".py" || ext == ".sh"))
-          docs.push_back(policy::read_text_file(e.path()));
+          docs.push_back(tokenizer::read_text_file(e.path()));
       }
-    std::ifstream in(root / "tests/policy/tokenizer_corpus.json");
+    std::ifstream in(root / "tests/tokenizer/tokenizer_corpus.json");
     for (auto& t : nlohmann::json::parse(in)) docs.push_back(t.get<std::string>());
   }
   size_t bytes = 0;
   for (auto& d : docs) bytes += d.size();
 
   auto t_load = Clock::now();
-  policy::Tokenizer tok = policy::Tokenizer::load(dir);
+  tokenizer::Tokenizer tok = tokenizer::Tokenizer::load(dir);
   double load_s = seconds_since(t_load);
 
   size_t tokens = 0;
@@ -84,13 +84,13 @@ int main(int argc, char** argv) {
     for (auto& d : docs) im->walk(d, [&](int) { ++pieces; }, [&](std::string_view) { ++pieces; });
   });
   // The same split through PCRE2's JIT instead of the direct matcher.
-  policy::SplitRegex pcre(policy::kQwen2Pattern, false);
+  tokenizer::SplitRegex pcre(tokenizer::kQwen2Pattern, false);
   size_t pcre_pieces = 0;
   double pcre_s = time_it([&] {
     pcre_pieces = 0;
     for (auto& d : docs) pcre.split(d, [&](std::string_view) { ++pcre_pieces; });
   });
-  policy::SplitRegex direct(policy::kQwen2Pattern);
+  tokenizer::SplitRegex direct(tokenizer::kQwen2Pattern);
   double direct_s = time_it([&] {
     for (auto& d : docs) direct.split(d, [&](std::string_view) {});
   });
@@ -100,11 +100,11 @@ int main(int argc, char** argv) {
     for (auto& ids : encoded) decoded += tok.decode(ids).size();
   });
 
-  policy::TrainOptions o;
+  tokenizer::TrainOptions o;
   o.vocab_size = 4096;
   o.special_tokens = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
   auto t_train = Clock::now();
-  policy::Tokenizer trained = policy::train_bpe(docs, o);
+  tokenizer::Tokenizer trained = tokenizer::train_bpe(docs, o);
   double train_s = seconds_since(t_train);
   size_t trained_tokens = 0;
   for (auto& d : docs) trained_tokens += trained.encode(d).size();

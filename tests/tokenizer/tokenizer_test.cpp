@@ -3,8 +3,8 @@
 // marks) and chat prompts, recorded by scripts/device/tokenizer_reference.py.
 #include <catch2/catch.hpp>
 
-#include "policy/tokenizer.hpp"
-#include "policy/tokenizer_impl.hpp"
+#include "tokenizer/tokenizer.hpp"
+#include "tokenizer/tokenizer_impl.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -15,7 +15,7 @@
 #include <thread>
 #include "files/files.hpp"
 
-using policy::Tokenizer;
+using tokenizer::Tokenizer;
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -65,9 +65,9 @@ TEST_CASE("qwen3 chat prompts match the model's template", "[tokenizer]") {
   const Json ref = fixture("tokenizer_qwen3_ref.json");
   REQUIRE(ref["chat"].size() >= 6);
   for (const auto& c : ref["chat"]) {
-    std::vector<policy::ChatMessage> msgs;
+    std::vector<tokenizer::ChatMessage> msgs;
     for (const auto& m : c["messages"]) msgs.push_back({m["role"], m["content"]});
-    policy::ChatOptions o;
+    tokenizer::ChatOptions o;
     o.add_generation_prompt = c["add_generation_prompt"];
     if (c.contains("enable_thinking")) o.enable_thinking = c["enable_thinking"].get<bool>();
     CHECK(qwen().chat(msgs, o) == c["text"].get<std::string>());
@@ -158,14 +158,14 @@ TEST_CASE("random text round-trips through encode and decode", "[tokenizer]") {
   }
 }
 
-static std::vector<std::string> pieces(const policy::SplitRegex& re, const std::string& text) {
+static std::vector<std::string> pieces(const tokenizer::SplitRegex& re, const std::string& text) {
   std::vector<std::string> out;
   re.split(text, [&](std::string_view p) { out.emplace_back(p); });
   return out;
 }
 
 TEST_CASE("the direct Qwen2 splitter cuts text exactly as PCRE2 does", "[tokenizer]") {
-  policy::SplitRegex fast(policy::kQwen2Pattern), pcre(policy::kQwen2Pattern, false);
+  tokenizer::SplitRegex fast(tokenizer::kQwen2Pattern), pcre(tokenizer::kQwen2Pattern, false);
   REQUIRE(fast.fast());
   REQUIRE_FALSE(pcre.fast());
   for (const auto& c : fixture("tokenizer_corpus.json")) {

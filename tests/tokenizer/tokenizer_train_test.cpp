@@ -2,7 +2,7 @@
 // a trained tokenizer with Hugging Face `tokenizers` (fixture from the GPU machine).
 #include <catch2/catch.hpp>
 
-#include "policy/tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -10,7 +10,7 @@
 #include <fstream>
 #include "files/files.hpp"
 
-using policy::Tokenizer;
+using tokenizer::Tokenizer;
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -25,12 +25,12 @@ static std::vector<std::string> corpus_texts() {
 static std::vector<std::string> training_texts() {
   std::vector<std::string> texts = corpus_texts();
   for (const char* f : {"tokenizer_test.cpp", "tokenizer_train_test.cpp"})
-    texts.push_back(policy::read_text_file(fs::path(TOKENIZER_FIXTURE_DIR) / f));
+    texts.push_back(tokenizer::read_text_file(fs::path(TOKENIZER_FIXTURE_DIR) / f));
   return texts;
 }
 
-static policy::TrainOptions options(int vocab) {
-  policy::TrainOptions o;
+static tokenizer::TrainOptions options(int vocab) {
+  tokenizer::TrainOptions o;
   o.vocab_size = vocab;
   o.special_tokens = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
   return o;
@@ -38,7 +38,7 @@ static policy::TrainOptions options(int vocab) {
 
 TEST_CASE("training reaches the requested vocabulary size", "[tokenizer][train]") {
   std::vector<std::string> texts = training_texts();
-  Tokenizer tok = policy::train_bpe(texts, options(500));
+  Tokenizer tok = tokenizer::train_bpe(texts, options(500));
   CHECK(tok.vocab_size() == 500);
   CHECK(tok.token_to_id("<|endoftext|>") == 497);
   CHECK(tok.token_to_id("<|im_end|>") == 499);
@@ -54,7 +54,7 @@ TEST_CASE("training reaches the requested vocabulary size", "[tokenizer][train]"
 
 TEST_CASE("training stops early when pairs get rare", "[tokenizer][train]") {
   auto o = options(5000);
-  Tokenizer tok = policy::train_bpe({"abcabc xyz"}, o);
+  Tokenizer tok = tokenizer::train_bpe({"abcabc xyz"}, o);
   CHECK(tok.vocab_size() < 5000);
   CHECK(tok.encode("abc").size() == 1);  // "ab"+"c" seen twice
   CHECK(tok.encode(" xyz").size() == 4);  // every pair seen once: no merges
@@ -62,7 +62,7 @@ TEST_CASE("training stops early when pairs get rare", "[tokenizer][train]") {
 
 TEST_CASE("special tokens are atomic and never learned from", "[tokenizer][train]") {
   std::vector<std::string> texts(20, "<|im_start|>user\nhello<|im_end|>\n");
-  Tokenizer tok = policy::train_bpe(texts, options(290));
+  Tokenizer tok = tokenizer::train_bpe(texts, options(290));
   auto ids = tok.encode("<|im_start|>user\nhello<|im_end|>");
   CHECK(ids.front() == *tok.token_to_id("<|im_start|>"));
   CHECK(ids.back() == *tok.token_to_id("<|im_end|>"));
@@ -71,7 +71,7 @@ TEST_CASE("special tokens are atomic and never learned from", "[tokenizer][train
 }
 
 TEST_CASE("a trained tokenizer saves and loads back identically", "[tokenizer][train]") {
-  Tokenizer tok = policy::train_bpe(training_texts(), options(600));
+  Tokenizer tok = tokenizer::train_bpe(training_texts(), options(600));
   auto dir = fs::temp_directory_path() / ("tokenizer_train_" + std::to_string(::getpid()));
   files::remove_tree(std::filesystem::path(dir).string());
   tok.save(dir);
@@ -84,15 +84,15 @@ TEST_CASE("a trained tokenizer saves and loads back identically", "[tokenizer][t
 }
 
 TEST_CASE("training rejects bad options by name", "[tokenizer][train]") {
-  CHECK_THROWS_WITH(policy::train_bpe({"x"}, options(100)), Catch::Contains("vocab_size 100"));
+  CHECK_THROWS_WITH(tokenizer::train_bpe({"x"}, options(100)), Catch::Contains("vocab_size 100"));
   auto o = options(300);
   o.special_tokens.push_back("<|im_end|>");
-  CHECK_THROWS_WITH(policy::train_bpe({"x"}, o), Catch::Contains("listed twice"));
-  CHECK_THROWS_WITH(policy::train_bpe({"ok", "bad\xff"}, options(300)), Catch::Contains("text 2"));
+  CHECK_THROWS_WITH(tokenizer::train_bpe({"x"}, o), Catch::Contains("listed twice"));
+  CHECK_THROWS_WITH(tokenizer::train_bpe({"ok", "bad\xff"}, options(300)), Catch::Contains("text 2"));
   o = options(300);
   o.eos_token = "<eos>";
-  CHECK_THROWS_WITH(policy::train_bpe({"x"}, o), Catch::Contains("eos_token '<eos>'"));
-  CHECK_THROWS_WITH(policy::read_text_file("/nonexistent/corpus.txt"), Catch::Contains("/nonexistent/corpus.txt"));
+  CHECK_THROWS_WITH(tokenizer::train_bpe({"x"}, o), Catch::Contains("eos_token '<eos>'"));
+  CHECK_THROWS_WITH(tokenizer::read_text_file("/nonexistent/corpus.txt"), Catch::Contains("/nonexistent/corpus.txt"));
 }
 
 // tokenizer_trained/ was written by train_bpe (the texts and options below) and loaded by
@@ -102,22 +102,22 @@ TEST_CASE("training rejects bad options by name", "[tokenizer][train]") {
 static std::vector<std::string> fixture_training_texts() {
   std::vector<std::string> texts = corpus_texts();
   for (auto& t : texts) t = t.substr(0, t.find('\0'));
-  texts.push_back(policy::read_text_file(fs::path(TOKENIZER_FIXTURE_DIR) / "tokenizer_train_corpus.txt"));
+  texts.push_back(tokenizer::read_text_file(fs::path(TOKENIZER_FIXTURE_DIR) / "tokenizer_train_corpus.txt"));
   return texts;
 }
 
 TEST_CASE("training is deterministic and reproduces the parity fixture", "[tokenizer][train]") {
-  policy::TrainOptions o;
+  tokenizer::TrainOptions o;
   o.vocab_size = 1000;
   o.special_tokens = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
-  Tokenizer tok = policy::train_bpe(fixture_training_texts(), o);
+  Tokenizer tok = tokenizer::train_bpe(fixture_training_texts(), o);
   auto dir = fs::temp_directory_path() / ("tokenizer_fixture_" + std::to_string(::getpid()));
   files::remove_tree(std::filesystem::path(dir).string());
   tok.save(dir);
   fs::path ref = fs::path(TOKENIZER_FIXTURE_DIR) / "tokenizer_trained";
   for (const char* f : {"tokenizer.json", "tokenizer_config.json"}) {
     INFO(f);
-    CHECK(policy::read_text_file(dir / f) == policy::read_text_file(ref / f));
+    CHECK(tokenizer::read_text_file(dir / f) == tokenizer::read_text_file(ref / f));
   }
   files::remove_tree(std::filesystem::path(dir).string());
 }
@@ -141,9 +141,9 @@ TEST_CASE("a trained tokenizer encodes as Hugging Face tokenizers does", "[token
   }
   CHECK(tok.encode(whole) == ref["whole_ids"].get<std::vector<int>>());
   for (const auto& c : ref["chat"]) {
-    std::vector<policy::ChatMessage> msgs;
+    std::vector<tokenizer::ChatMessage> msgs;
     for (const auto& m : c["messages"]) msgs.push_back({m["role"], m["content"]});
-    policy::ChatOptions o;
+    tokenizer::ChatOptions o;
     o.add_generation_prompt = c["add_generation_prompt"];
     CHECK(tok.chat(msgs, o) == c["text"].get<std::string>());
   }
