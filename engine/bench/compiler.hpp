@@ -43,6 +43,8 @@ struct CompiledKernel {
   double compile_ms = 0;
   std::vector<std::string> external_symbols;  // what the code references outside itself
   std::shared_ptr<void> code;  // keeps the machine code loaded while held
+  nlohmann::json features;     // the techniques of the tree a back end that parses compiled
+                               // (see kernelc::features); null from one that reads none
 };
 
 class Backend {
@@ -50,8 +52,9 @@ class Backend {
   virtual ~Backend() = default;
   virtual const char* name() const = 0;
   virtual CompiledKernel compile(const std::string& source, const CompileOptions& opts) = 0;
-  // The techniques the source uses (see kernelc::features), for back ends that read the
-  // program's structure; null otherwise. Called in the kernel's child, like compile().
+  // The techniques the source uses (see kernelc::features), read without compiling, for
+  // back ends that read the program's structure; null otherwise. Asked, in the kernel's
+  // child, only of a kernel another back end compiled: compile() reports its own.
   virtual nlohmann::json features(const std::string& source) { (void)source; return nullptr; }
 };
 

@@ -361,6 +361,10 @@ void pin_threads(const cpu_set_t& cores) {
       compiled["diagnostics"] = "no back end named '" + spec.backend + "'";
     } else {
       k = be->compile(spec.source, spec.copts);
+      // The techniques come from the compile that parsed the kernel (a fallback keeps the
+      // first back end's reading), here in the child: untrusted source is never parsed in
+      // the engine itself.
+      nlohmann::json feats = std::move(k.features);
       double ms = k.compile_ms;
       if (k.status == CompileStatus::unsupported && spec.backend != "gcc") {
         compiled["fallback"] = true;
@@ -385,9 +389,7 @@ void pin_threads(const cpu_set_t& cores) {
       compiled["diagnostics"] = k.diagnostics;
       compiled["compile_ms"] = ms;
       compiled["external_symbols"] = k.external_symbols;
-      // Features come from whichever back end reads structure (the front end), here in
-      // the child: parsing untrusted source never happens in the engine itself.
-      nlohmann::json feats = be->features(spec.source);
+      // A back end that reads no structure (gcc): the front end reads it once, for them.
       if (feats.is_null())
         if (Backend* fe = find_backend("gccjit")) feats = fe->features(spec.source);
       if (!feats.is_null()) compiled["features"] = feats;

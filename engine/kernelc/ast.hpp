@@ -3,7 +3,8 @@
 //
 // The passes run in order, one file each: tokenize -> preprocess -> parse (which also
 // type-checks, inserting the usual conversions) -> check_calls (the allow-list) ->
-// lower (+ lower_omp) to libgccjit. features reads the tree the parser made.
+// lower (+ lower_omp) to libgccjit. program_features reads the tree the parser made, so a
+// compile reports the techniques of exactly what it compiled.
 #pragma once
 
 #include <cstdint>
@@ -239,8 +240,12 @@ void parse(std::vector<Token> toks, Program& prog);
 // Library calls outside the allow-list, found before any code is generated.
 void check_calls(const Program& prog);
 
-// Every pass up to the checked tree (front.cpp); throws Error.
-void front(const std::string& source, const Options& opts, Program& prog);
+// Preprocesses and parses the prelude and the kernel (front.cpp); throws Error.
+void parse_source(const std::string& source, const Options& opts, Program& prog);
+// The checks of a parsed kernel: the allow-list, the intrinsics the target enables.
+void check_program(const Program& prog, const Options& opts);
+// The techniques a parsed kernel uses (features.cpp): what kernelc::features returns.
+nlohmann::json program_features(const Program& prog);
 const char* intern(const std::string& s);  // a file name that lives as long as the process
 
 }  // namespace kernelc

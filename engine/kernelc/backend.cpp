@@ -19,6 +19,7 @@ bench::CompiledKernel GccJitBackend::compile(const std::string& source, const be
   k.compile_ms = r.compile_ms;
   k.external_symbols = r.external_symbols;
   k.code = r.code;
+  k.features = std::move(r.features);
   return k;
 }
 

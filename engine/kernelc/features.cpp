@@ -216,21 +216,7 @@ struct Scan {
 
 }  // namespace
 
-json features(const std::string& source) {
-  Program prog;
-  Options o;
-  o.march = {"-mavx512f", "-mavx2", "-mfma"};
-  try {
-    PreprocessOptions po;
-    po.defines = {{"__STDC__", "1"}, {"__STDC_VERSION__", "201112L"}, {"__x86_64__", "1"}, {"__GNUC__", "12"}, {"_OPENMP", "201511"}, {"__OPTIMIZE__", "1"}};
-    for (auto& d : target_macros(o.march)) po.defines.push_back(d);
-    std::vector<Token> toks = prelude_tokens();
-    std::vector<Token> user = preprocess(tokenize(source, "kernel.c"), po);
-    toks.insert(toks.end(), user.begin(), user.end());
-    parse(std::move(toks), prog);
-  } catch (const Error& e) {
-    return json{{"error", format_diagnostic(e)}};
-  }
+json program_features(const Program& prog) {
   Scan s;
   for (Obj* fn : prog.globals) {
     if (!fn->is_function || !fn->body || fn->from_prelude) continue;
@@ -266,6 +252,20 @@ json features(const std::string& source) {
       {"register_blocking", {{"used", reg}, {"accumulators", s.accumulators}, {"unroll", s.unroll}}},
       {"loop_orders", s.orders},
   };
+}
+
+// A read of the source alone, with every vector extension enabled so that no intrinsic is
+// refused: the techniques it uses whatever machine compiles it.
+json features(const std::string& source) {
+  Program prog;
+  Options o;
+  o.march = {"-mavx512f", "-mavx2", "-mfma"};
+  try {
+    parse_source(source, o, prog);
+  } catch (const Error& e) {
+    return json{{"error", format_diagnostic(e)}};
+  }
+  return program_features(prog);
 }
 
 }  // namespace kernelc

@@ -63,8 +63,7 @@ const std::vector<Token>& prelude_tokens() {
 
 void check_target(const Program& prog, const std::vector<std::string>& march);
 
-// Preprocess and parse the prelude and the kernel; check the allow-list.
-void front(const std::string& source, const Options& opts, Program& prog) {
+void parse_source(const std::string& source, const Options& opts, Program& prog) {
   PreprocessOptions po;
   po.defines = {{"__STDC__", "1"}, {"__STDC_VERSION__", "201112L"}, {"__STDC_HOSTED__", "1"}, {"__x86_64__", "1"},
                 {"__x86_64", "1"}, {"__linux__", "1"}, {"__GNUC__", "12"}, {"__GNUC_MINOR__", "2"}, {"__LP64__", "1"},
@@ -81,6 +80,9 @@ void front(const std::string& source, const Options& opts, Program& prog) {
     if (t.is("asm") || t.is("__asm__") || t.is("__asm")) unsupported_at(t.loc, "inline assembly");
   toks.insert(toks.end(), std::make_move_iterator(user.begin()), std::make_move_iterator(user.end()));
   parse(std::move(toks), prog);
+}
+
+void check_program(const Program& prog, const Options& opts) {
   check_calls(prog);
   check_target(prog, opts.march);
 }
@@ -132,7 +134,8 @@ Result check(const std::string& source, const Options& opts) {
   auto t0 = Clock::now();
   try {
     Program prog;
-    front(source, opts, prog);
+    parse_source(source, opts, prog);
+    check_program(prog, opts);
     r.status = Status::ok;
   } catch (const Error& e) {
     fail(r, e);

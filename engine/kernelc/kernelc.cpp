@@ -46,7 +46,14 @@ Result compile(const std::string& source, const Options& opts) {
     static const std::set<std::string> levels = {"O0", "O1", "O2", "O3", "Os"};
     if (!levels.count(opts.opt)) throw Error(Status::compile_error, Loc{intern(opts.file), 0, 0}, "unknown optimization level '" + opts.opt + "'");
     Program prog;
-    front(source, opts, prog);
+    try {
+      parse_source(source, opts, prog);
+    } catch (const Error& e) {
+      r.features = nlohmann::json{{"error", format_diagnostic(e)}};
+      throw;
+    }
+    r.features = program_features(prog);
+    check_program(prog, opts);
     Context c;
     gcc_jit_context* ctx = c.ctx;
     gcc_jit_context_set_int_option(ctx, GCC_JIT_INT_OPTION_OPTIMIZATION_LEVEL, opts.opt == "Os" ? 2 : opts.opt[1] - '0');

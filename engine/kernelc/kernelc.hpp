@@ -37,6 +37,8 @@ struct Result {
   double frontend_ms = 0;             // preprocess + parse + check + IR building
   std::vector<std::string> external_symbols;
   std::shared_ptr<void> code;         // the loaded code; entry is valid while held
+  nlohmann::json features;            // compile: the techniques of the tree it parsed (as
+                                      // features() gives them), null when not reached
 };
 
 // Compiles `source` and returns the entry function. Never throws for bad source.
@@ -49,7 +51,8 @@ Result check(const std::string& source, const Options& opts);
 // fool it): simd (intrinsic families, vector width in doubles), openmp constructs and
 // clauses, prefetch, cache blocking (tiled loops), register blocking (independent
 // accumulators, unrolled bodies), loop orders of the loop nests. A source that does not
-// parse gives {"error": "..."} with its diagnostic.
+// parse gives {"error": "..."} with its diagnostic. compile() reports the same of the
+// tree it compiles, so an evaluation reads its kernel once.
 nlohmann::json features(const std::string& source);
 
 // Macros the target flags imply (__AVX512F__, __FMA__, ...), as the driver would define.

@@ -8,7 +8,7 @@ template, writing the results as one JSON fixture the engine's tests compare aga
   python3 tokenizer_reference.py --dir TOKDIR --corpus corpus.json --chat chats.json \
       --out ref.json
 
-The fixtures in tests/policy/ came from it on the GPU machine (tokenizers 0.23.2,
+The fixtures in tests/tokenizer/ came from it on the GPU machine (tokenizers 0.23.2,
 transformers 5.17.0), with this script, tests/tokenizer/tokenizer_corpus.json,
 tests/tokenizer/tokenizer_chats.json and the tokenizer directories copied to a carried
 folder:

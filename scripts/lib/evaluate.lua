@@ -13,8 +13,9 @@
 --   ...                                                   runs while the caller goes on
 --   local results = pending:finish()
 --
--- The stage check runs before compiling whenever it can: always for the paper's patterns
--- ("regex"), and for the front end's features when the bench offers bench.features().
+-- The paper's patterns ("regex") are checked before compiling, so a kernel that breaks its
+-- stage costs nothing. The front end's features come with the benchmark's result: the
+-- kernel is parsed once, in its sandboxed child, never in the engine.
 --   results[i].status, .gflops, .code, .message, .techniques, .stage_check, .reason
 --
 -- `reason` says which check failed: "extract", "library" or "stage" for a
@@ -44,18 +45,11 @@ local function judge_stage(result, ctx, features, detector)
   return verdict.ok
 end
 
--- Before compiling: the patterns need only the source, and so do the front end's
--- features when the bench offers bench.features(source). Returns false when the kernel
--- breaks the stage's rules, nil when the check must wait for the benchmark's result.
+-- Before compiling: the patterns need only the source. Returns whether the kernel keeps
+-- its stage's rules, or nil when the check waits for the benchmark's features.
 local function check_before(r, ctx)
   local d = ctx.detector or stages.get(ctx.stage).detector or "regex"
   if d == "regex" then return judge_stage(r, ctx, nil, "regex") end
-  local features
-  if ctx.bench.features then
-    local ok, f = pcall(ctx.bench.features, r.code)
-    if ok then features = f end  -- a source the front end can't read fails to compile
-  end
-  if features then return judge_stage(r, ctx, features, "features") end
   return nil
 end
 
@@ -72,7 +66,7 @@ local function check_after(r, ctx, features)
   end
 end
 
--- completions: a list of {text = ...} (what policy:sample returns for one prompt) or of
+-- completions: what policy:sample returns for one prompt (anything with a `text` field) or
 -- plain strings. Returns one result per completion, in order.
 function evaluate.completions(completions, ctx)
   return evaluate.start(completions, ctx):finish()
@@ -91,7 +85,7 @@ function evaluate.start(completions, ctx)
   end
   local results, sources, slots, deferred = {}, {}, {}, {}
   for i, c in ipairs(completions) do
-    local text = type(c) == "table" and c.text or c
+    local text = type(c) == "string" and c or c.text
     local r = {completion = text}
     results[i] = r
     local code, why = extract.kernel(text)

@@ -293,7 +293,7 @@ function stages.detect(code)
 end
 
 -- The technique set from the front end's structural features: its `techniques` list
--- when it has one (what bench.features and evaluation results carry), else any of the
+-- when it has one (what evaluation results and kernelc.features carry), else any of the
 -- five keys whose value is true or a table not marked `used = false` (OpenMP may be
 -- keyed `openmp`, as the front end names it).
 function stages.from_features(features)

@@ -81,7 +81,7 @@ t.test("the front end's structural features agree with the labels too", function
     local s = rng:int(1, stages.count)
     local k = kernelgen.kernel(rng, {allowed = stages.get(s).allowed})
     local set = {}
-    for _, x in ipairs(bench.features(k.code).techniques) do set[x == "openmp" and "omp" or x] = true end
+    for _, x in ipairs(kernelc.features(k.code).techniques) do set[x == "openmp" and "omp" or x] = true end
     t.eq(stages.list(set), k.techniques, k.combo)
   end
 end)

@@ -179,14 +179,14 @@ void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
     }
 }
 ]]
-  local features = bench.features(omp_only)
+  local features = kernelc.features(omp_only)
   t.eq(stages.list(stages.from_features(features)), {"omp"})
   t.eq(stages.check(5, omp_only, features, {detector = "features"}).ok, true)
   t.eq(stages.check(4, omp_only, features, {detector = "features"}).forbidden, {"omp"})
   -- the same record without its list: the per-technique entries, OpenMP as "openmp"
   features.techniques = nil
   t.eq(stages.list(stages.from_features(features)), {"omp"})
-  t.eq(stages.list(stages.from_features(bench.features(read("k01_naive_ijk.c")))), {})
+  t.eq(stages.list(stages.from_features(kernelc.features(read("k01_naive_ijk.c")))), {})
 end)
 
 t.test("the SIMD stage is named after the vector ISA", function()
@@ -217,8 +217,8 @@ t.test("the stage check notes vectors wider than the machine's ISA", function()
   t.eq(stages.check(6, k06, nil, {isa = "sse2"}).beyond_isa, 256)
   t.eq(stages.check(6, k04).beyond_isa, nil, "no ISA given, nothing noted")
   -- the front end's features say the same
-  t.eq(stages.check(6, k04, bench.features(k04), {detector = "features", isa = "avx2"}).beyond_isa, 512)
-  t.eq(stages.check(6, k06, bench.features(k06), {detector = "features", isa = "avx2"}).beyond_isa, nil)
+  t.eq(stages.check(6, k04, kernelc.features(k04), {detector = "features", isa = "avx2"}).beyond_isa, 512)
+  t.eq(stages.check(6, k06, kernelc.features(k06), {detector = "features", isa = "avx2"}).beyond_isa, nil)
   t.eq(stages.vector_bits({width = 256}), 256)
   t.eq(stages.vector_bits({families = {"fma", "avx2"}, width = 4}), 256)
   t.eq(stages.vector_bits({width = 8}), 512)

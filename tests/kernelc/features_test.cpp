@@ -74,3 +74,28 @@ TEST_CASE("kernelc features detail", "[kernelc][features]") {
   nlohmann::json bad = kernelc::features("void f( {");
   CHECK(bad["error"].get<std::string>().find("kernel.c:1:") == 0);
 }
+
+// The evaluation reads a kernel once: the compile reports the techniques of the tree it
+// compiled, the same as a read of the source alone, also when a later check refuses it.
+TEST_CASE("a compile reports the features of the tree it compiled", "[kernelc][features]") {
+  kernelc::Options o;
+  o.march = {"-mavx512f", "-mavx2", "-mfma"};
+  int compared = 0;
+  for (const std::string& p : kharness::list_kernels(KERNELC_SHARED_KERNELS)) {
+    std::string src = kharness::read_file(p);
+    INFO(p);
+    kernelc::Result r = kernelc::compile(src, o);
+    CHECK(r.features == kernelc::features(src));
+    compared++;
+  }
+  CHECK(compared >= 10);
+  // Parsed, then refused by the allow-list: the features are still the tree's.
+  kernelc::Result lib = kernelc::compile(
+      "#include <stdio.h>\n#include <omp.h>\nvoid matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {\n"
+      "#pragma omp parallel for\n  for (int i = 0; i < M; i++) puts(\"x\");\n}\n", o);
+  CHECK(lib.status == kernelc::Status::library_violation);
+  CHECK(techniques(lib.features) == std::set<std::string>{"omp"});
+  kernelc::Result broken = kernelc::compile("void f( {", o);
+  CHECK(broken.status == kernelc::Status::compile_error);
+  CHECK(broken.features["error"].get<std::string>().find("kernel.c:1:") == 0);
+}
