@@ -87,7 +87,11 @@ std::string sandbox_program();
 // socket closes or the engine dies. Back ends must be registered first.
 [[noreturn]] void serve(int fd, int engine);
 
-// Checks and resolves options; throws std::invalid_argument naming the bad one.
+// Checks options; throws std::invalid_argument naming the bad one. Resolves nothing, so
+// it serves wherever options are taken in (a script's call, a batch for other nodes).
+void check_options(const EvalOptions& opts);
+// Checks and resolves them for this node (its cores, its CPU's flags, the default back
+// end): done once, by the process that evaluates.
 nlohmann::json resolve_options(const EvalOptions& opts);
 
 Result evaluate(const std::string& source, const EvalOptions& opts = {});
@@ -100,7 +104,8 @@ std::vector<Result> evaluate_batch(const std::vector<std::string>& sources, cons
 Result reference(const EvalOptions& opts = {});
 
 // The same evaluations as the evaluation process's records (JSON, one per source): the
-// shape that travels between nodes, turned into a Result once, where it is used.
+// one shape that travels between processes and nodes and reaches the scripts; a C++
+// caller that wants a struct turns one into a Result (result_from_record).
 nlohmann::json evaluate_records(const std::vector<std::string>& sources, const EvalOptions& opts = {});
 nlohmann::json reference_record(const EvalOptions& opts = {});
 Result result_from_record(const nlohmann::json& record);

@@ -154,17 +154,19 @@ std::string sandbox_program() {
 
 [[noreturn]] void serve(int fd, int engine) { detail::zygote_main(fd, engine); }
 
-nlohmann::json resolve_options(const EvalOptions& o) {
+namespace {
+
+// Every check of the options; the problem's task, which the last one makes.
+std::unique_ptr<Task> checked_task(const EvalOptions& o) {
   auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
   if (o.opt != "O0" && o.opt != "O1" && o.opt != "O2" && o.opt != "O3")
     bad("opt must be one of O0, O1, O2, O3, got '" + o.opt + "'");
-  std::string backend = o.backend.empty() ? default_backend() : o.backend;
+  const std::string backend = o.backend.empty() ? default_backend() : o.backend;
   if (!find_backend(backend)) {
     std::string names;
     for (const auto& n : backend_names()) names += (names.empty() ? "" : ", ") + n;
     bad("backend: unknown back end '" + backend + "' (available: " + names + ")");
   }
-  const int cores = machine().cores;
   if (o.threads < 0 || o.threads > 4096) bad("threads must be between 1 and 4096 (0: all cores)");
   if (o.warmup < 0 || o.warmup > 1000) bad("warmup must be between 0 and 1000");
   if (o.runs < 1 || o.runs > 10000) bad("runs must be between 1 and 10000");
@@ -177,19 +179,26 @@ nlohmann::json resolve_options(const EvalOptions& o) {
         "relative error 1e-6), got '" + o.verify + "'");
   if (o.max_runs < 0 || o.max_runs > 10000) bad("max_runs must be between 0 and 10000");
   if (!(o.cov_target >= 0 && o.cov_target <= 10)) bad("cov_target must be between 0 and 10");
-  const int max_runs = std::max(o.runs, o.max_runs);
-  if (o.warmup + max_runs > 64)
+  if (o.warmup + std::max(o.runs, o.max_runs) > 64)
     bad("warmup + runs (or max_runs) must be at most 64: every call gets inputs of its own");
-  auto task = make_task(o.problem);  // checks the problem
+  return make_task(o.problem);  // checks the problem
+}
+
+}  // namespace
+
+void check_options(const EvalOptions& o) { checked_task(o); }
+
+nlohmann::json resolve_options(const EvalOptions& o) {
+  auto task = checked_task(o);
   auto march = resolve_march(o.march);
   return {{"opt", o.opt},
           {"march", join_flags(march)},
           {"march_flags", march},
-          {"backend", backend},
-          {"threads", o.threads ? o.threads : cores},
+          {"backend", o.backend.empty() ? default_backend() : o.backend},
+          {"threads", o.threads ? o.threads : machine().cores},
           {"warmup", o.warmup},
           {"runs", o.runs},
-          {"max_runs", max_runs},
+          {"max_runs", std::max(o.runs, o.max_runs)},
           {"cov_target", o.cov_target},
           {"timeout", o.timeout},
           {"compile_timeout", o.compile_timeout},
@@ -260,8 +269,7 @@ EvalOptions options_from_json(const nlohmann::json& j) {
 
 namespace {
 
-nlohmann::json reference_at(const EvalOptions& opts) {
-  auto resolved = resolve_options(opts);
+nlohmann::json reference_with(const nlohmann::json& resolved) {
   nlohmann::json req = {{"op", "reference"}, {"options", resolved}, {"parallel", 1},
                         {"peak_gflops", machine().peak_gflops}};
   return request(req).at("results").at(0);
@@ -288,13 +296,12 @@ Result evaluate(const std::string& source, const EvalOptions& opts) {
 }
 
 nlohmann::json reference_record(const EvalOptions& opts) {
-  if (opts.threads > 0) return reference_at(opts);
-  resolve_options(opts);  // a bad option fails before anything runs
+  nlohmann::json resolved = resolve_options(opts);
+  if (opts.threads > 0) return reference_with(resolved);
   nlohmann::json best, trials = nlohmann::json::array();
   for (int threads = machine().cores; threads >= 1; threads /= 2) {
-    EvalOptions o = opts;
-    o.threads = threads;
-    nlohmann::json r = reference_at(o);
+    resolved["threads"] = threads;
+    nlohmann::json r = reference_with(resolved);
     if (r.at("status") != "ok") {
       r["thread_trials"] = trials;
       return r;

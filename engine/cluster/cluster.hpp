@@ -62,22 +62,23 @@ Settings settings();
 // The machine kind of this process's node (the same key as Worker::kind).
 std::string local_kind();
 
-// bench::evaluate_batch / reference, spread over the workers when there are any (the
-// records say which node measured each), else on this node. Throws when the workers are
-// of different kinds and mixed_nodes is off.
-std::vector<bench::Result> evaluate_batch(const std::vector<std::string>& sources, const bench::EvalOptions& opts);
-bench::Result reference(const bench::EvalOptions& opts);
+// bench::evaluate_records / reference_record, spread over the workers when there are any
+// (the records say which node measured each), else on this node. The records keep the
+// evaluation process's shape all the way to the caller (the scripts see it as it is).
+// Throws when the workers are of different kinds and mixed_nodes is off.
+nlohmann::json evaluate_records(const std::vector<std::string>& sources, const bench::EvalOptions& opts);
+nlohmann::json reference_record(const bench::EvalOptions& opts);
 
 // A batch handed to the background: batches submitted are evaluated one after another
-// in submission order (as evaluate_batch, on the workers when there are any) while the
+// in submission order (as evaluate_records, on the workers when there are any) while the
 // caller goes on, for example sampling the next kernels.
 class Submission {
  public:
   struct State;
   explicit Submission(std::shared_ptr<State> s) : state_(std::move(s)) {}
   bool ready() const;
-  // Blocks until the batch is evaluated; rethrows what evaluate_batch threw.
-  const std::vector<bench::Result>& wait() const;
+  // Blocks until the batch is evaluated (its records); rethrows what evaluate_records threw.
+  const nlohmann::json& wait() const;
   // Drops the batch: one not yet started is skipped; one under way is waited for, so
   // that nothing of it outlives the caller.
   void abandon() const;

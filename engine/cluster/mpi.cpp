@@ -630,19 +630,17 @@ std::vector<Worker> workers() {
   return g_roster.workers;
 }
 
-std::vector<bench::Result> evaluate_batch(const std::vector<std::string>& sources, const bench::EvalOptions& opts) {
-  if (g_size <= 1) return bench::evaluate_batch(sources, opts);
-  bench::resolve_options(opts);  // bad options fail here, before any worker sees them
-  if (sources.empty()) return {};
-  std::vector<bench::Result> out;
-  for (const auto& r : spread(sources, opts, false)) out.push_back(bench::result_from_record(r));
-  return out;
+nlohmann::json evaluate_records(const std::vector<std::string>& sources, const bench::EvalOptions& opts) {
+  if (g_size <= 1) return bench::evaluate_records(sources, opts);
+  bench::check_options(opts);  // bad options fail here, before any worker sees them
+  if (sources.empty()) return nlohmann::json::array();
+  return spread(sources, opts, false);
 }
 
-bench::Result reference(const bench::EvalOptions& opts) {
-  if (g_size <= 1) return bench::reference(opts);
-  bench::resolve_options(opts);
-  return bench::result_from_record(spread({}, opts, true).at(0));
+nlohmann::json reference_record(const bench::EvalOptions& opts) {
+  if (g_size <= 1) return bench::reference_record(opts);
+  bench::check_options(opts);
+  return spread({}, opts, true).at(0);
 }
 
 }  // namespace cluster

@@ -33,10 +33,10 @@ bool rank0_shares_cores() { return false; }
 
 std::vector<Worker> workers() { return {}; }
 
-std::vector<bench::Result> evaluate_batch(const std::vector<std::string>& sources, const bench::EvalOptions& opts) {
-  return bench::evaluate_batch(sources, opts);
+nlohmann::json evaluate_records(const std::vector<std::string>& sources, const bench::EvalOptions& opts) {
+  return bench::evaluate_records(sources, opts);
 }
 
-bench::Result reference(const bench::EvalOptions& opts) { return bench::reference(opts); }
+nlohmann::json reference_record(const bench::EvalOptions& opts) { return bench::reference_record(opts); }
 
 }  // namespace cluster

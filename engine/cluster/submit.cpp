@@ -15,7 +15,7 @@ struct Submission::State {
   std::mutex mu;
   std::condition_variable done_cv;
   bool done = false, abandoned = false;
-  std::vector<bench::Result> results;
+  nlohmann::json results;
   std::exception_ptr error;
 };
 
@@ -51,10 +51,10 @@ void serve_queue() {
         continue;
       }
     }
-    std::vector<bench::Result> results;
+    nlohmann::json results;
     std::exception_ptr error;
     try {
-      results = cluster::evaluate_batch(s->sources, s->opts);
+      results = cluster::evaluate_records(s->sources, s->opts);
     } catch (...) {
       error = std::current_exception();
     }
@@ -88,7 +88,7 @@ bool Submission::ready() const {
   return state_->done;
 }
 
-const std::vector<bench::Result>& Submission::wait() const {
+const nlohmann::json& Submission::wait() const {
   std::unique_lock lock(state_->mu);
   state_->done_cv.wait(lock, [&] { return state_->done; });
   if (state_->error) std::rethrow_exception(state_->error);

@@ -18,24 +18,24 @@
 // "paper" (105 points of every call, relative error 1e-6). Every call gets inputs of its
 // own; warmup + max(runs, max_runs) <= 64.
 //
-// Result: status (library_violation, compile_error, timeout, runtime_error,
+// Result: the evaluation process's record as it is (one shape from the kernel's child to
+// the script): status (library_violation, compile_error, timeout, runtime_error,
 // verification_error, rejected, ok), gflops (flops / mean timed call; 0 unless ok),
-// times, min, median, mean, cov (of the timed calls), compile_ms, check_ms (the checks
-// between calls), max_rel_error, message (diagnostics or the cause),
-// backend, fallback (+ fallback_reason), external_symbols, run_start/run_end (the
-// zygote's monotonic clock), options (as used: march as explicit flags), features (the
-// techniques the source uses, read by the front end in the kernel's child), node (the
-// benchmark worker that measured it, "host:rank", under mpirun; engine.cluster).
+// times, min, median, mean (0 when nothing was timed), cov, harness_times, round_trip,
+// compile_ms, check_ms (the checks between calls), max_rel_error (1e308: not finite, as
+// JSON has no infinity), message (diagnostics or the cause), backend, fallback
+// (+ fallback_reason), external_symbols, run_start/run_end (the zygote's monotonic
+// clock), options (as used: march as explicit flags), features (the techniques the source
+// uses, read by the compile in the kernel's child), node (the benchmark worker that
+// measured it, "host:rank", under mpirun; engine.cluster).
 // bench.reference takes the same options (warmup 5, runs 20 unless given; threads
 // 0/nil: the fastest count) and adds thread_trials {threads, min, median, cov}.
-#include <cmath>
 
 #include "bench/bench.hpp"
 #include "bench/compiler.hpp"
 #include "cluster/cluster.hpp"
 #include "host/bind.hpp"
 #include "host/luajson.hpp"
-#include "kernelc/kernelc.hpp"
 
 namespace host {
 
@@ -76,7 +76,7 @@ static bench::EvalOptions read_options(lua_State* L, int idx, const char* where,
   o.max_runs = in_int(max_runs, "max_runs");
   o.memory_mb = memory_mb;
   try {
-    bench::resolve_options(o);  // every check here, so bad options never reach the zygote
+    bench::check_options(o);  // bad options fail at the call that gave them
   } catch (const std::invalid_argument& e) {
     throw Error(std::string(where) + ": " + e.what());
   }
@@ -91,92 +91,17 @@ static void push_strings(lua_State* L, const std::vector<std::string>& v) {
   }
 }
 
-static void push_result(lua_State* L, const bench::Result& r) {
-  lua_createtable(L, 0, 16);
-  set_string(L, "status", r.status);
-  set_number(L, "gflops", r.gflops);
-  lua_createtable(L, static_cast<int>(r.times.size()), 0);
-  for (size_t i = 0; i < r.times.size(); ++i) {
-    lua_pushnumber(L, r.times[i]);
-    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
-  }
-  lua_setfield(L, -2, "times");
-  lua_createtable(L, static_cast<int>(r.harness_times.size()), 0);
-  for (size_t i = 0; i < r.harness_times.size(); ++i) {
-    lua_pushnumber(L, r.harness_times[i]);
-    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
-  }
-  lua_setfield(L, -2, "harness_times");
-  set_number(L, "round_trip", r.round_trip);
-  if (!r.times.empty()) {
-    set_number(L, "min", r.min);
-    set_number(L, "median", r.median);
-    set_number(L, "mean", r.mean);
-    set_number(L, "cov", r.cov);
-  }
-  set_number(L, "check_ms", r.check_ms);
-  set_number(L, "compile_ms", r.compile_ms);
-  if (r.run_start > 0) {
-    set_number(L, "run_start", r.run_start);
-    set_number(L, "run_end", r.run_end);
-  }
-  if (r.max_rel_error) set_number(L, "max_rel_error", *r.max_rel_error);
-  set_string(L, "message", r.message);
-  set_string(L, "backend", r.backend);
-  lua_pushboolean(L, r.fallback);
-  lua_setfield(L, -2, "fallback");
-  if (!r.fallback_reason.empty()) set_string(L, "fallback_reason", r.fallback_reason);
-  if (!r.node.empty()) set_string(L, "node", r.node);
-  push_strings(L, r.external_symbols);
-  lua_setfield(L, -2, "external_symbols");
-  push_json(L, r.options);
-  lua_setfield(L, -2, "options");
-  if (!r.features.is_null()) {
-    push_json(L, r.features);
-    lua_setfield(L, -2, "features");
-  }
-  if (!r.thread_trials.empty()) {
-    lua_createtable(L, static_cast<int>(r.thread_trials.size()), 0);
-    for (size_t i = 0; i < r.thread_trials.size(); ++i) {
-      const auto& t = r.thread_trials[i];
-      lua_createtable(L, 0, 4);
-      lua_pushinteger(L, t.threads);
-      lua_setfield(L, -2, "threads");
-      set_number(L, "min", t.min);
-      set_number(L, "median", t.median);
-      set_number(L, "cov", t.cov);
-      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
-    }
-    lua_setfield(L, -2, "thread_trials");
-  }
-}
-
-// bench.features(source): the techniques a kernel uses, from the front end's syntax tree.
-static int bench_features(lua_State* L) {
-  push_json(L, kernelc::features(check_string(L, 1, "bench.features", "source")));
-  return 1;
-}
-
 static int bench_evaluate(lua_State* L) {
   std::string src = check_string(L, 1, "bench.evaluate", "source");
   auto opts = read_options(L, 2, "bench.evaluate");
-  push_result(L, cluster::evaluate_batch({src}, opts).at(0));
+  push_json(L, cluster::evaluate_records({src}, opts).at(0));
   return 1;
-}
-
-// A list of results, in order.
-static void push_results(lua_State* L, const std::vector<bench::Result>& results) {
-  lua_createtable(L, static_cast<int>(results.size()), 0);
-  for (size_t i = 0; i < results.size(); ++i) {
-    push_result(L, results[i]);
-    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
-  }
 }
 
 static int bench_evaluate_batch(lua_State* L) {
   auto sources = check_string_list(L, 1, "bench.evaluate_batch", "sources");
   auto opts = read_options(L, 2, "bench.evaluate_batch");
-  push_results(L, cluster::evaluate_batch(sources, opts));
+  push_json(L, cluster::evaluate_records(sources, opts));
   return 1;
 }
 
@@ -199,7 +124,7 @@ static int batch_ready(lua_State* L) {
 }
 
 static int batch_wait(lua_State* L) {
-  push_results(L, check_object<cluster::Submission>(L, 1, "batch:wait").wait());
+  push_json(L, check_object<cluster::Submission>(L, 1, "batch:wait").wait());
   return 1;
 }
 
@@ -218,7 +143,7 @@ static int bench_reference(lua_State* L) {
   defaults.warmup = 5;
   defaults.runs = defaults.max_runs = 20;
   auto opts = read_options(L, 1, "bench.reference", defaults);
-  push_result(L, cluster::reference(opts));
+  push_json(L, cluster::reference_record(opts));
   return 1;
 }
 
@@ -293,7 +218,7 @@ int open_bench(lua_State* L) {
   set_functions(L, {HOST_FN("evaluate", bench_evaluate), HOST_FN("evaluate_batch", bench_evaluate_batch),
                     HOST_FN("submit_batch", bench_submit_batch),
                     HOST_FN("reference", bench_reference), HOST_FN("machine", bench_machine),
-                    HOST_FN("backends", bench_backends), HOST_FN("check_options", bench_check_options), HOST_FN("features", bench_features),
+                    HOST_FN("backends", bench_backends), HOST_FN("check_options", bench_check_options),
                     HOST_FN("symbol_allowed", bench_symbol_allowed),
                     HOST_FN("allowed_symbols", bench_allowed_symbols)});
   return 1;

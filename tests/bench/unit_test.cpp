@@ -119,7 +119,7 @@ TEST_CASE("the machine reports cores ISA and a peak with its formula") {
 TEST_CASE("bad options are errors that name the option") {
   auto err = [](EvalOptions o) {
     try {
-      resolve_options(o);
+      check_options(o);
     } catch (const std::invalid_argument& e) {
       return std::string(e.what());
     }

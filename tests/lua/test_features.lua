@@ -25,9 +25,11 @@ t.test("every evaluation result carries the front end's features, whatever compi
   end
 end)
 
-t.test("bench.features reads a source without running it", function()
-  t.eq(bench.features(omp_kernel).techniques, {"omp"})
-  t.ok(bench.features("void f( {").error, "a broken source reports its diagnostic")
+t.test("the engine itself parses no kernel: features come with the result", function()
+  t.eq(bench.features, nil)
+  local broken = bench.evaluate("void matmul_optimized( {", small)
+  t.eq(broken.status, "compile_error")
+  t.ok(broken.features.error:match("^kernel%.c:1:"), "the child's reading reports its diagnostic")
 end)
 
 t.test("gccjit is the default back end", function()
