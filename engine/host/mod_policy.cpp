@@ -3,8 +3,12 @@
 //   local pol = policy.load("models/qwen", {device = "cuda", dtype = "bf16"})
 //   local groups = pol:sample({"prompt one", "prompt two"}, {n = 8, temperature = 1.0,
 //                             top_p = 0.95, max_tokens = 512, stop = {"```\n"}, seed = 1})
-//   groups[1][3].text, groups[1][3].tokens, groups[1][3].logprobs, groups[1][3].finish_reason
+//   groups[1][3].text, groups[1][3].finish_reason
+//   groups[1][3].tokens, groups[1][3].logprobs -- tables made when asked
 //   pol:logprobs(prompt, completion)   -- per-token log-probs of completion after prompt
+//
+// A completion is a handle (engine.policy.Completion): its ids and log-probs stay in C++
+// and go to trainer:step as they are, with the ids of the prompt it answered.
 //   policy.cuda_available()            -- true when libtorch sees a CUDA device
 //
 // A prompt is a string (encoded by the checkpoint's tokenizer) or a list of token ids.
@@ -17,6 +21,10 @@ namespace host {
 
 template <>
 const char* Class<policy::Policy>::name = "engine.policy.Policy";
+template <>
+const char* Class<SampledCompletion>::name = "engine.policy.Completion";
+
+const SampledCompletion* test_completion(lua_State* L, int idx) { return test_object<SampledCompletion>(L, idx); }
 
 static policy::Policy& self(lua_State* L, const char* where) {
   return check_object<policy::Policy>(L, 1, where);
@@ -39,9 +47,10 @@ std::vector<int> check_ids(lua_State* L, int idx, const char* where, const std::
   return out;
 }
 
-// A string (encoded) or a list of token ids.
+// A string (encoded), a list of token ids, or a completion (its ids).
 std::vector<int> check_text_or_ids(lua_State* L, int idx, policy::Policy& pol,
                                           const char* where, const std::string& what) {
+  if (const auto* c = test_completion(L, idx)) return c->completion.tokens;
   if (lua_type(L, idx) == LUA_TSTRING) {
     if (!pol.codec())
       throw Error(std::string(where) + ": " + what + " is text but no tokenizer is loaded; "
@@ -51,7 +60,7 @@ std::vector<int> check_text_or_ids(lua_State* L, int idx, policy::Policy& pol,
     return pol.codec()->encode(std::string(s, len));
   }
   if (lua_type(L, idx) == LUA_TTABLE) return check_ids(L, idx, where, what);
-  throw Error(std::string(where) + ": " + what + " must be a string or a list of token ids, got " +
+  throw Error(std::string(where) + ": " + what + " must be a string, a list of token ids or a completion, got " +
               luaL_typename(L, idx));
 }
 
@@ -87,10 +96,13 @@ static int pol_sample(lua_State* L) {
   auto& pol = self(L, "pol:sample");
   check_table(L, 2, "pol:sample", "prompts");
   std::vector<std::vector<int>> prompts;
+  std::vector<std::shared_ptr<const std::string>> texts;
   lua_Integer np = luaL_len(L, 2);
   for (lua_Integer i = 1; i <= np; ++i) {
     lua_geti(L, 2, i);
     prompts.push_back(check_text_or_ids(L, -1, pol, "pol:sample", "prompts[" + std::to_string(i) + "]"));
+    texts.push_back(lua_type(L, -1) == LUA_TSTRING ? std::make_shared<const std::string>(lua_tostring(L, -1))
+                                                   : nullptr);
     lua_pop(L, 1);
   }
   policy::SampleOptions so;
@@ -118,24 +130,36 @@ static int pol_sample(lua_State* L) {
   auto groups = pol.sample(prompts, so);
   lua_createtable(L, static_cast<int>(groups.size()), 0);
   for (size_t g = 0; g < groups.size(); ++g) {
+    auto prompt = std::make_shared<const std::vector<int>>(std::move(prompts[g]));
     lua_createtable(L, static_cast<int>(groups[g].size()), 0);
     for (size_t i = 0; i < groups[g].size(); ++i) {
-      const auto& c = groups[g][i];
-      lua_createtable(L, 0, 4);
-      if (pol.codec()) {
-        lua_pushlstring(L, c.text.data(), c.text.size());
-        lua_setfield(L, -2, "text");
-      }
-      push_ints(L, c.tokens);
-      lua_setfield(L, -2, "tokens");
-      push_floats(L, c.logprobs);
-      lua_setfield(L, -2, "logprobs");
-      lua_pushstring(L, c.finish_reason.c_str());
-      lua_setfield(L, -2, "finish_reason");
+      push_object(L, std::make_shared<SampledCompletion>(
+                         SampledCompletion{std::move(groups[g][i]), prompt, texts[g], pol.codec() != nullptr}));
       lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
     }
     lua_rawseti(L, -2, static_cast<lua_Integer>(g + 1));
   }
+  return 1;
+}
+
+// c.text (nil without a tokenizer), c.finish_reason; c.tokens and c.logprobs as new tables.
+static int completion_index(lua_State* L) {
+  const auto& s = check_object<SampledCompletion>(L, 1, "completion");
+  const auto& c = s.completion;
+  const std::string key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+  if (key == "text" && s.has_text) lua_pushlstring(L, c.text.data(), c.text.size());
+  else if (key == "finish_reason") lua_pushstring(L, c.finish_reason.c_str());
+  else if (key == "tokens") push_ints(L, c.tokens);
+  else if (key == "logprobs") push_floats(L, c.logprobs);
+  else lua_pushnil(L);
+  return 1;
+}
+
+static int completion_tostring(lua_State* L) {
+  if (auto* s = test_completion(L, 1))
+    lua_pushfstring(L, "engine.policy.Completion(%d tokens, %s)", static_cast<int>(s->completion.tokens.size()),
+                    s->completion.finish_reason.c_str());
+  else lua_pushliteral(L, "engine.policy.Completion(closed)");
   return 1;
 }
 
@@ -199,6 +223,8 @@ static int policy_cuda_available(lua_State* L) {
 }
 
 int open_policy(lua_State* L) {
+  define_class<SampledCompletion>(L, {}, {HOST_FN("__index", completion_index),
+                                          HOST_FN("__tostring", completion_tostring)});
   define_class<policy::Policy>(L,
                                {HOST_FN("sample", pol_sample), HOST_FN("logprobs", pol_logprobs),
                                 HOST_FN("info", pol_info)},

@@ -2,6 +2,8 @@
 //
 //   local trainer = train.grpo(pol, {lr = 5e-7, beta = 0, lora = {r = 32, alpha = 64}})
 //   local stats = trainer:step{{prompt = text, completions = pol:sample(...)[1], rewards = rs}}
+//   (completions as pol:sample returns them carry their prompt: `prompt` may be left out;
+//   completions given as tables {tokens =, logprobs =} need it)
 //   trainer:save(dir); trainer:load(dir); trainer:export(dir, {adapter = true})
 #include "host/bind.hpp"
 #include "host/mod_policy.hpp"
@@ -121,7 +123,7 @@ static void field(lua_State* L, const std::string& what, const char* key) {
   lua_getfield(L, -1, key);
 }
 
-// A completion as pol:sample returns it: tokens, logprobs, finish_reason.
+// A completion given as a table: tokens, logprobs, finish_reason.
 static policy::Completion read_completion(lua_State* L, const std::string& what) {
   policy::Completion c;
   field(L, what, "tokens");
@@ -142,16 +144,61 @@ static policy::Completion read_completion(lua_State* L, const std::string& what)
   return c;
 }
 
+// The prompt of a group whose completions are all handles: the ids they were sampled
+// after, read from C++ (no text is encoded again). A `prompt` given too must be the one
+// they answer. nullptr when some completion is a table: then `prompt` is required.
+static const SampledCompletion* handles_prompt(lua_State* L, const std::string& what) {
+  lua_getfield(L, -1, "completions");
+  const SampledCompletion* first = nullptr;
+  bool all = lua_istable(L, -1) && luaL_len(L, -1) > 0;
+  for (lua_Integer i = 1; all && i <= luaL_len(L, -1); ++i) {
+    lua_geti(L, -1, i);
+    const SampledCompletion* c = test_completion(L, -1);
+    lua_pop(L, 1);
+    if (!c) all = false;
+    else if (!first) first = c;
+    else if (*c->prompt != *first->prompt)
+      throw Error("trainer:step: " + what + ".completions were sampled from different prompts");
+  }
+  lua_pop(L, 1);
+  return all ? first : nullptr;
+}
+
+static std::vector<int> group_prompt(lua_State* L, policy::Policy& pol, const std::string& what) {
+  const SampledCompletion* sampled = handles_prompt(L, what);
+  lua_getfield(L, -1, "prompt");
+  std::vector<int> prompt;
+  if (!sampled) {
+    prompt = check_text_or_ids(L, -1, pol, "trainer:step", what + ".prompt");
+  } else {
+    prompt = *sampled->prompt;
+    bool same = true;
+    if (lua_type(L, -1) == LUA_TSTRING && sampled->prompt_text) {
+      size_t n = 0;
+      const char* text = lua_tolstring(L, -1, &n);
+      same = *sampled->prompt_text == std::string_view(text, n);
+    } else if (!lua_isnil(L, -1)) {
+      same = check_text_or_ids(L, -1, pol, "trainer:step", what + ".prompt") == prompt;
+    }
+    if (!same)
+      throw Error("trainer:step: " + what + ".prompt is not the prompt its completions were sampled from");
+  }
+  lua_pop(L, 1);
+  return prompt;
+}
+
 static std::vector<train::Group> read_groups(lua_State* L, policy::Policy& pol) {
   check_table(L, 2, "trainer:step", "groups");
   std::vector<train::Group> groups;
   each(L, 2, "groups", [&](const std::string& what) {
     train::Group grp;
-    field(L, what, "prompt");
-    grp.prompt = check_text_or_ids(L, -1, pol, "trainer:step", what + ".prompt");
-    lua_pop(L, 1);
+    if (!lua_istable(L, -1)) throw Error("trainer:step: " + what + " must be a table");
+    grp.prompt = group_prompt(L, pol, what);
     lua_getfield(L, -1, "completions");
-    each(L, -1, what + ".completions", [&](const std::string& w) { grp.completions.push_back(read_completion(L, w)); });
+    each(L, -1, what + ".completions", [&](const std::string& w) {
+      if (const SampledCompletion* c = test_completion(L, -1)) grp.completions.push_back(c->completion);
+      else grp.completions.push_back(read_completion(L, w));
+    });
     lua_pop(L, 1);
     lua_getfield(L, -1, "rewards");
     each(L, -1, what + ".rewards", [&](const std::string& w) {

@@ -46,6 +46,21 @@ t.test("pol:sample returns n completions per prompt with tokens, log-probs and r
   for i = 1, 6 do t.ok(math.abs(lp[i] - plain.logprobs[i]) < 1e-4, i) end
 end)
 
+t.test("a completion is a handle: its ids stay in C++ until asked for", function()
+  local pol = policy.load(qwen)
+  local c = pol:sample({{5, 6, 7}}, {max_tokens = 4, seed = 2, ignore_eos = true})[1][1]
+  t.eq(type(c), "userdata")
+  t.contains(tostring(c), "engine.policy.Completion(4 tokens, length)")
+  local tokens = c.tokens
+  t.eq(type(tokens), "table")
+  tokens[1] = -1                      -- a copy: the handle keeps what was sampled
+  t.ok(c.tokens[1] ~= -1)
+  t.eq(c.nothing, nil)
+  -- scoring takes the handle itself
+  local by_handle, by_ids = pol:logprobs({5, 6, 7}, c), pol:logprobs({5, 6, 7}, c.tokens)
+  t.eq(by_handle, by_ids)
+end)
+
 t.test("greedy sampling is deterministic and stop_tokens end it", function()
   local pol = policy.load(qwen)
   local a = pol:sample({{1, 2, 3}}, {temperature = 0, max_tokens = 8, ignore_eos = true})[1][1]

@@ -31,6 +31,55 @@ t.test("a GRPO step returns the statistics people plot", function()
   t.contains(tostring(trainer), "trainer(grpo, step 1)")
 end)
 
+t.test("trainer:step takes the sampled handles as they are, with or without the prompt", function()
+  -- the same update from handles (ids never leave C++), from handles without the prompt,
+  -- and from the tables a script could build: equal weights after each
+  local function updated(make_groups)
+    local pol = policy.load(model)
+    local trainer = train.grpo(pol, {lr = 1e-2})
+    local stats = trainer:step(make_groups(pol))
+    return stats, pol:logprobs({5, 6, 7}, {8, 9})
+  end
+  local prompts = {{5, 6, 7}, {9, 10}}
+  local a, lp_a = updated(function(pol) return groups_of(prompts, sample(pol, 4)) end)
+  local b, lp_b = updated(function(pol)
+    local groups = groups_of(prompts, sample(pol, 4))
+    for _, g in ipairs(groups) do g.prompt = nil end
+    return groups
+  end)
+  local c, lp_c = updated(function(pol)
+    local groups = groups_of(prompts, sample(pol, 4))
+    for _, g in ipairs(groups) do
+      for i, h in ipairs(g.completions) do
+        g.completions[i] = {tokens = h.tokens, logprobs = h.logprobs, finish_reason = h.finish_reason}
+      end
+    end
+    return groups
+  end)
+  t.eq({b.tokens, c.tokens}, {a.tokens, a.tokens})
+  for i = 1, 2 do
+    t.near(lp_b[i], lp_a[i], 1e-6)
+    t.near(lp_c[i], lp_a[i], 1e-6)
+  end
+  t.ok(a.grad_norm > 0)
+end)
+
+t.test("a group's prompt must be the one its handles were sampled from", function()
+  local pol = policy.load(model)
+  local trainer = train.grpo(pol, {lr = 1e-3})
+  local out = sample(pol, 5)
+  t.raises(function()
+    trainer:step{{prompt = {9, 10}, completions = out[1], rewards = {1, 2, 3, 4}}}
+  end, "groups[1].prompt is not the prompt its completions were sampled from")
+  t.raises(function()
+    trainer:step{{completions = {out[1][1], out[2][1]}, rewards = {1, 2}}}
+  end, "groups[1].completions were sampled from different prompts")
+  t.raises(function()
+    trainer:step{{completions = {out[1][1], {tokens = {1}, logprobs = {-1}}}, rewards = {1, 2}}}
+  end, "groups[1].prompt")
+  t.eq(trainer:steps(), 0)
+end)
+
 t.test("the trainer keeps its policy alive", function()
   local trainer = train.grpo(policy.load(model), {lr = 1e-3, lora = {r = 2, alpha = 4}})
   collectgarbage()
