@@ -204,6 +204,7 @@ static int pol_info(lua_State* L) {
   lua_setfield(L, -2, "dtype");
   lua_pushboolean(L, pol.codec() != nullptr);
   lua_setfield(L, -2, "has_tokenizer");
+  set_int("threads", policy::intra_op_threads());
   push_ints(L, std::vector<int>(c.eos_token_ids.begin(), c.eos_token_ids.end()));
   lua_setfield(L, -2, "eos_token_ids");
   return 1;
@@ -222,6 +223,12 @@ static int policy_cuda_available(lua_State* L) {
   return 1;
 }
 
+// policy.default_threads(): the CPU threads policy.load gives libtorch unless told.
+static int policy_default_threads(lua_State* L) {
+  lua_pushinteger(L, policy::default_threads());
+  return 1;
+}
+
 int open_policy(lua_State* L) {
   define_class<SampledCompletion>(L, {}, {HOST_FN("__index", completion_index),
                                           HOST_FN("__tostring", completion_tostring)});
@@ -231,7 +238,8 @@ int open_policy(lua_State* L) {
                                {HOST_FN("__tostring", pol_tostring)});
   lua_newtable(L);
   set_functions(L, {HOST_FN("load", policy_load),
-                    HOST_FN("cuda_available", policy_cuda_available)});
+                    HOST_FN("cuda_available", policy_cuda_available),
+                    HOST_FN("default_threads", policy_default_threads)});
   return 1;
 }
 

@@ -18,6 +18,17 @@ CodecLoader codec_loader() { return g_codec_loader; }
 
 bool cuda_available() { return torch::cuda::is_available(); }
 
+// A libtorch whose GEMMs run in MKL shares one OpenMP pool with them: all cores. Another
+// BLAS (Debian's libtorch uses OpenBLAS) keeps a thread pool of its own, and an OpenMP pool
+// as wide as the machine beside it spins while the BLAS works: on two cores a decode step
+// of the default model took 3.5x as long, a GRPO step 2.5x (docs/performance.md). Then
+// the BLAS alone runs in parallel, and torch's own operations, small next to the GEMMs,
+// run on one thread.
+int default_threads() {
+  return at::hasMKL() ? static_cast<int>(std::thread::hardware_concurrency()) : 1;
+}
+int intra_op_threads() { return at::get_num_threads(); }
+
 static std::unique_ptr<Policy::Impl> make_impl(const LoadOptions& o) {
   auto impl = std::make_unique<Policy::Impl>();
   impl->device = parse_device(o.device);
@@ -25,10 +36,7 @@ static std::unique_ptr<Policy::Impl> make_impl(const LoadOptions& o) {
   impl->device_name = o.device;
   impl->dtype_name = o.dtype;
   impl->cuda_graphs = o.cuda_graphs;
-  if (impl->device.is_cpu()) {
-    int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
-    at::set_num_threads(std::max(1, threads));
-  }
+  if (impl->device.is_cpu()) at::set_num_threads(std::max(1, o.threads > 0 ? o.threads : default_threads()));
   return impl;
 }
 

@@ -20,11 +20,15 @@ namespace policy {
 
 // Whether this build of libtorch sees a CUDA device (the engine's --device=auto).
 bool cuda_available();
+// The CPU intra-op threads a policy gets unless told: all cores when libtorch's BLAS shares
+// its OpenMP pool (MKL), else 1, so that the BLAS's own pool does not meet a spinning one.
+int default_threads();
+int intra_op_threads();  // as set now (process-wide in libtorch)
 
 struct LoadOptions {
   std::string device = "cpu";  // "cpu", "cuda", "cuda:N"
   std::string dtype = "fp32";  // "fp32", "bf16", "fp16"
-  int threads = 0;             // CPU intra-op threads; 0 = all cores
+  int threads = 0;             // CPU intra-op threads; 0 = default_threads()
   bool cuda_graphs = true;     // replay recorded decode steps on CUDA (same results, faster)
 };
 
