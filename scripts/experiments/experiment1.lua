@@ -118,11 +118,7 @@ function M.run_config(opts, config, deps)
   })
   bar:finish()
 
-  local best = run:samples{status = "ok", order_by = "gflops", descending = true, limit = 1}[1]
-  local summary = {name = name, config = config, steps = run:get("step", 0),
-                   best_gflops = best and best.gflops, dir = run:dir()}
-  run:close()
-  return summary
+  return experiment.close_run(run, name, config, {steps = run:get("step", 0)})
 end
 
 -- Runs every selected configuration. deps: the primitives (see experiment.lua).
@@ -132,11 +128,7 @@ end
 
 function M.main(argv)
   local opts = experiment.parse(argv, M.spec)
-  for _, r in ipairs(M.run(opts)) do
-    print(string.format("%-32s %4d steps  best %s GFLOPS  %s", r.name, r.steps,
-                        r.best_gflops and string.format("%.2f", r.best_gflops) or "-", r.dir))
-  end
-  print("report: engine report.lua " .. opts.out)
+  experiment.print_runs(M.run(opts), "steps", opts.out)
 end
 
 if experiment.is_main() then experiment.main(arg[0], M.main, arg) end

@@ -197,12 +197,7 @@ function M.run_config(opts, config, deps)
                            pools = table.concat(summary.pool, ",")})
   end
 
-  local best = run:samples{status = "ok", order_by = "gflops", descending = true, limit = 1}[1]
-  local summary = {name = name, config = config, iterations = run:get("iteration", 0),
-                   best_gflops = best and best.gflops, best_id = best and best.id,
-                   dir = run:dir()}
-  run:close()
-  return summary
+  return experiment.close_run(run, name, config, {iterations = run:get("iteration", 0)})
 end
 
 function M.run(opts, deps)
@@ -211,11 +206,7 @@ end
 
 function M.main(argv)
   local opts = experiment.parse(argv, M.spec)
-  for _, r in ipairs(M.run(opts)) do
-    print(string.format("%-24s %2d iterations  best %s GFLOPS  %s", r.name, r.iterations,
-                        r.best_gflops and string.format("%.2f", r.best_gflops) or "-", r.dir))
-  end
-  print("report: engine report.lua " .. opts.out)
+  experiment.print_runs(M.run(opts), "iterations", opts.out)
 end
 
 if experiment.is_main() then experiment.main(arg[0], M.main, arg) end

@@ -581,6 +581,27 @@ function experiment.counts_text(counts)
   return table.concat(parts, " ")
 end
 
+-- Closes a configuration's run and returns its summary: its name, config, directory and
+-- best kernel, with the experiment's own counters (`counters`, e.g. {steps = 20}).
+function experiment.close_run(run, name, config, counters)
+  local best = run:samples{status = "ok", order_by = "gflops", descending = true, limit = 1}[1]
+  local summary = {name = name, config = config, best_gflops = best and best.gflops,
+                   best_id = best and best.id, dir = run:dir()}
+  for k, v in pairs(counters) do summary[k] = v end
+  run:close()
+  return summary
+end
+
+-- What `engine experimentN.lua` prints at its end: a line per run (its `counter`, e.g.
+-- "steps") and the report command.
+function experiment.print_runs(runs, counter, out)
+  for _, r in ipairs(runs) do
+    print(string.format("%-32s %4d %-10s best %s GFLOPS  %s", r.name, r[counter], counter,
+                        r.best_gflops and string.format("%.2f", r.best_gflops) or "-", r.dir))
+  end
+  print("report: engine report.lua " .. out)
+end
+
 -- Runs every configuration of a sweep in turn with run_config(opts, config, deps): the
 -- vector ISA the prompts name made concrete first (--isa=auto: the benchmark machine's,
 -- so each run's config.json records the one it used), and every run directory checked
