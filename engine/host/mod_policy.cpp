@@ -6,10 +6,11 @@
 //   groups[1][3].text, groups[1][3].finish_reason
 //   groups[1][3].tokens, groups[1][3].logprobs -- tables made when asked
 //   pol:logprobs(prompt, completion)   -- per-token log-probs of completion after prompt
+//   policy.cuda_available()            -- true when libtorch sees a CUDA device
+//   policy.default_threads()           -- the CPU threads policy.load gives libtorch
 //
 // A completion is a handle (engine.policy.Completion): its ids and log-probs stay in C++
 // and go to trainer:step as they are, with the ids of the prompt it answered.
-//   policy.cuda_available()            -- true when libtorch sees a CUDA device
 //
 // A prompt is a string (encoded by the checkpoint's tokenizer) or a list of token ids.
 // Without a tokenizer the policy works on ids only and completions carry no text.
@@ -101,8 +102,9 @@ static int pol_sample(lua_State* L) {
   for (lua_Integer i = 1; i <= np; ++i) {
     lua_geti(L, 2, i);
     prompts.push_back(check_text_or_ids(L, -1, pol, "pol:sample", "prompts[" + std::to_string(i) + "]"));
-    texts.push_back(lua_type(L, -1) == LUA_TSTRING ? std::make_shared<const std::string>(lua_tostring(L, -1))
-                                                   : nullptr);
+    size_t len = 0;
+    const char* text = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : nullptr;
+    texts.push_back(text ? std::make_shared<const std::string>(text, len) : nullptr);
     lua_pop(L, 1);
   }
   policy::SampleOptions so;

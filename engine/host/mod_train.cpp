@@ -150,8 +150,9 @@ static policy::Completion read_completion(lua_State* L, const std::string& what)
 static const SampledCompletion* handles_prompt(lua_State* L, const std::string& what) {
   lua_getfield(L, -1, "completions");
   const SampledCompletion* first = nullptr;
-  bool all = lua_istable(L, -1) && luaL_len(L, -1) > 0;
-  for (lua_Integer i = 1; all && i <= luaL_len(L, -1); ++i) {
+  const lua_Integer n = lua_istable(L, -1) ? luaL_len(L, -1) : 0;
+  bool all = n > 0;
+  for (lua_Integer i = 1; all && i <= n; ++i) {
     lua_geti(L, -1, i);
     const SampledCompletion* c = test_completion(L, -1);
     lua_pop(L, 1);
