@@ -22,13 +22,7 @@ local m = bench.machine()
 local problem = {M = opts.size, N = opts.size, K = opts.size}
 print(string.format("machine: %s, %d cores, %s, peak %.1f GFLOPS", m.model, m.cores, m.simd, m.peak_gflops))
 
-local function median(xs)
-  local s = {}
-  for i, x in ipairs(xs) do s[i] = x end
-  table.sort(s)
-  local n = #s
-  return n % 2 == 1 and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
-end
+local median = require("results").median
 
 -- The engine: bench.reference chooses the fastest thread count itself (all cores, then
 -- halved while faster), 5 warm-up and `calls` timed calls at each.

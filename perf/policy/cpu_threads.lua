@@ -42,11 +42,7 @@ local function round(threads, seed)
   return {sample_s = sample_s, steps = steps, tokens = tokens, step_s = sys.now() - t0}
 end
 
-local function median(xs)
-  table.sort(xs)
-  local n = #xs
-  return n % 2 == 1 and xs[(n + 1) // 2] or 0.5 * (xs[n // 2] + xs[n // 2 + 1])
-end
+local median = require("results").median
 
 local configs = {{name = "default", threads = policy.default_threads()},
                  {name = "all cores", threads = sys.cpu_count()}}

@@ -186,13 +186,7 @@ local function candidates(run, opts, exps)
   return list
 end
 
-local function median(values)
-  local v = table.move(values, 1, #values, 1, {})
-  table.sort(v)
-  if #v == 0 then return nil end
-  if #v % 2 == 1 then return v[(#v + 1) // 2] end
-  return 0.5 * (v[#v // 2] + v[#v // 2 + 1])
-end
+local median = results.median
 
 -- Every candidate once a round, OpenBLAS once a round; a kernel that fails a round is
 -- reported with its status (a best kernel that does not reproduce is a finding).

@@ -358,6 +358,15 @@ function results.t_quantile(df)
   return q
 end
 
+-- The median of the numbers in values (values is not reordered); nil when empty.
+function results.median(values)
+  local v = table.move(values, 1, #values, 1, {})
+  table.sort(v)
+  if #v == 0 then return nil end
+  if #v % 2 == 1 then return v[(#v + 1) // 2] end
+  return 0.5 * (v[#v // 2] + v[#v // 2 + 1])
+end
+
 -- Mean and 95% interval of the numbers in values (nils are skipped): {n =, mean =, sd =,
 -- half =, lo =, hi =}; half, lo and hi are nil with fewer than two values.
 function results.interval(values)
