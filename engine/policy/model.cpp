@@ -143,6 +143,15 @@ Tensor AttentionImpl::attend(const Tensor& x, const Tensor& cos, const Tensor& s
     Tensor out = fused_decode_attention(q, k, v, bias, scale);
     if (out.defined()) return out;
   }
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+  if (!bias.defined() && T > 1 && S == T) {
+    // Causal attention over a whole sequence (training, a prefill from empty): libtorch's
+    // fused kernel (flash on CUDA) never writes the [T, T] scores, forward or backward.
+    Tensor out = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, scale,
+                                                  /*enable_gqa=*/G > 1);
+    return out.transpose(1, 2).reshape({B, T, heads * head_dim});
+  }
+#endif
   // Query heads grouped under their key/value head: [B, kv, G*T, d], so keys and values
   // are read once per group and never copied (decode is bound by this read).
   Tensor qg = q.reshape({B, kv_heads, G * T, head_dim});
@@ -252,6 +261,13 @@ std::pair<Tensor, Tensor> TransformerImpl::rope(const Tensor& pos) const {
 namespace {
 
 struct CheckpointedBlock : torch::autograd::Function<CheckpointedBlock> {
+  // libtorch 2 reads the device of every tensor input, so "no attention bias" travels as
+  // an empty tensor rather than an undefined one.
+  static Tensor wrap(const Tensor& bias, const Tensor& like) {
+    return bias.defined() ? bias : torch::empty({0}, like.options());
+  }
+  static Tensor unwrap(const Tensor& bias) { return bias.numel() ? bias : Tensor(); }
+
   static Tensor forward(torch::autograd::AutogradContext* ctx, Tensor x, Tensor cos, Tensor sin,
                         Tensor bias, int64_t block, int64_t layer) {
     ctx->save_for_backward({x, cos, sin, bias});
@@ -260,7 +276,7 @@ struct CheckpointedBlock : torch::autograd::Function<CheckpointedBlock> {
     auto gen = at::globalContext().defaultGenerator(x.device());
     ctx->saved_data["rng"] = gen.get_state();
     torch::NoGradGuard no_grad;
-    return reinterpret_cast<BlockImpl*>(block)->forward(x, cos, sin, bias, nullptr,
+    return reinterpret_cast<BlockImpl*>(block)->forward(x, cos, sin, unwrap(bias), nullptr,
                                                          static_cast<int>(layer));
   }
 
@@ -275,7 +291,7 @@ struct CheckpointedBlock : torch::autograd::Function<CheckpointedBlock> {
     Tensor y;
     {
       torch::AutoGradMode enable(true);
-      y = block->forward(x, saved[1], saved[2], saved[3], nullptr,
+      y = block->forward(x, saved[1], saved[2], unwrap(saved[3]), nullptr,
                          static_cast<int>(ctx->saved_data["layer"].toInt()));
     }
     gen.set_state(now);
@@ -297,7 +313,7 @@ Tensor TransformerImpl::hidden(const Tensor& ids, const Tensor& pos, const Tenso
   for (size_t l = 0; l < layers->size(); ++l) {
     auto* block = layers[l]->as<BlockImpl>();
     if (recompute)
-      x = CheckpointedBlock::apply(x, cos, sin, bias.defined() ? bias : Tensor(),
+      x = CheckpointedBlock::apply(x, cos, sin, CheckpointedBlock::wrap(bias, x),
                                    reinterpret_cast<int64_t>(block), static_cast<int64_t>(l));
     else
       x = block->forward(x, cos, sin, bias, cache, static_cast<int>(l));
@@ -322,6 +338,10 @@ Tensor TransformerImpl::forward_hidden(const Tensor& ids, const Tensor& mask) {
     return hidden(ids, pos, {}, nullptr);
   }
   Tensor m = mask.to(dev).to(torch::kBool);
+  // Right padding (real tokens, then padding, in every row) needs no mask beyond
+  // causality: no real token sees a later one. Training batches are built so.
+  if (T < 2 || !m.narrow(1, 1, T - 1).logical_and(m.narrow(1, 0, T - 1).logical_not()).any().item<bool>())
+    return forward_hidden(ids);
   Tensor pos = (m.to(torch::kInt64).cumsum(1) - 1).clamp_min(0);
   // A query sees earlier real tokens; a padding query sees itself so its row stays finite.
   Tensor causal = torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(dev)).tril();

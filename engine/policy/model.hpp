@@ -103,7 +103,9 @@ struct TransformerImpl : torch::nn::Module {
   TransformerImpl(const ModelConfig& c, const torch::TensorOptions& opts);
 
   // Training and scoring: logits [B,T,V] for a right- or left-padded batch; mask [B,T] is
-  // 1 on real tokens (positions count real tokens only). mask may be undefined.
+  // 1 on real tokens (positions count real tokens only). mask may be undefined. A
+  // right-padded batch runs as one without a mask (fused causal attention where libtorch
+  // has it); the outputs at its padding positions are then not those of a masked run.
   torch::Tensor forward(const torch::Tensor& ids, const torch::Tensor& mask = {});
   // The same, stopping before the output projection: final hidden states [B,T,H], so a
   // trainer can project only the positions it scores.

@@ -4,7 +4,7 @@
 //     DIR holds a checkpoint and reference.safetensors (scripts/device/make_reference.py):
 //     compares logits with transformers' in both dtypes and greedy ids in the chosen one.
 //     Prints one JSON line; exits 1 when a check fails.
-//   policy_bench decode CONFIG.json [--batch 64] [--prompt 128] [--tokens 256]
+//   policy_bench decode CONFIG.json [--batch 64] [--samples 1] [--prompt 128] [--tokens 256]
 //                [--device cuda] [--dtype bf16] [--bandwidth GBPS] [--graphs 0|1]
 //     random weights for CONFIG; decode tokens/s; the bandwidth limit (weight bytes read
 //     per step / bandwidth, the bandwidth measured here by a device copy unless given).
@@ -158,6 +158,10 @@ static int decode(const std::string& config_path, const std::map<std::string, st
   lo.dtype = get(f, "dtype", "bf16");
   lo.cuda_graphs = get(f, "graphs", "1") == "1";
   const int batch = std::stoi(get(f, "batch", "64"));
+  // The paper's step samples G completions of each of a few prompts: batch = prompts x G.
+  const int samples = std::stoi(get(f, "samples", "1"));
+  if (samples < 1 || batch % samples != 0)
+    throw std::runtime_error("--samples must divide --batch");
   const int prompt_len = std::stoi(get(f, "prompt", "128"));
   const int tokens = std::stoi(get(f, "tokens", "256"));
   auto dev = parse_device(lo.device);
@@ -172,14 +176,15 @@ static int decode(const std::string& config_path, const std::map<std::string, st
   if (!cfg.tie_embeddings) weight_bytes -= cfg.vocab_size * cfg.hidden_size * (lo.dtype == "fp32" ? 4 : 2);
 
   torch::manual_seed(0);
-  auto gen = torch::randint(0, cfg.vocab_size, {batch, prompt_len}, torch::kInt64);
-  std::vector<std::vector<int>> prompts(batch);
-  for (int b = 0; b < batch; ++b)
+  auto gen = torch::randint(0, cfg.vocab_size, {batch / samples, prompt_len}, torch::kInt64);
+  std::vector<std::vector<int>> prompts(batch / samples);
+  for (int b = 0; b < batch / samples; ++b)
     for (int t = 0; t < prompt_len; ++t) prompts[b].push_back(static_cast<int>(gen[b][t].item<int64_t>()));
   SampleOptions so;
   so.temperature = 1.0;
   so.ignore_eos = true;
   so.seed = 1;
+  so.n = samples;
   so.max_tokens = 8;
   pol->sample(prompts, so);  // warm-up: allocator, cuBLAS, graph capture paths
   so.max_tokens = tokens;
@@ -189,14 +194,22 @@ static int decode(const std::string& config_path, const std::map<std::string, st
   const double step_ms = 1e3 * st.decode_s / st.decode_steps;
   const double limit_step_ms = bw > 0 ? 1e3 * weight_bytes / bw : 0;
   const double limit_tok_s = limit_step_ms > 0 ? batch * 1e3 / limit_step_ms : 0;
+  // At large batches a step also reads the key/value cache: every row's keys and values
+  // up to its position, prompt_len + tokens / 2 on average.
+  const double kv_bytes = static_cast<double>(batch) * (prompt_len + tokens / 2.0) * cfg.num_layers *
+                          2 * cfg.num_kv_heads * cfg.head_dim * (lo.dtype == "fp32" ? 4 : 2);
+  const double limit_kv_step_ms = bw > 0 ? 1e3 * (weight_bytes + kv_bytes) / bw : 0;
   Json out = {{"engine", "policy"}, {"config", config_path}, {"device", lo.device},
               {"dtype", lo.dtype}, {"graphs", lo.cuda_graphs}, {"batch", batch},
+              {"samples_per_prompt", samples},
               {"prompt", prompt_len}, {"tokens", tokens}, {"prefill_s", st.prefill_s},
               {"decode_s", st.decode_s}, {"decode_steps", st.decode_steps},
               {"decode_tok_s", tok_s}, {"step_ms", step_ms}, {"weight_bytes", weight_bytes},
               {"bandwidth_GBps", bw / 1e9}, {"measured_copy_GBps", measured_bw / 1e9},
               {"limit_step_ms", limit_step_ms}, {"limit_tok_s", limit_tok_s},
-              {"fraction_of_limit", limit_tok_s > 0 ? tok_s / limit_tok_s : 0}};
+              {"fraction_of_limit", limit_tok_s > 0 ? tok_s / limit_tok_s : 0},
+              {"kv_bytes_mean", kv_bytes}, {"limit_with_kv_step_ms", limit_kv_step_ms},
+              {"fraction_of_limit_with_kv", step_ms > 0 ? limit_kv_step_ms / step_ms : 0}};
   std::cout << out.dump() << std::endl;
 
   const std::string trace = get(f, "profile", "");
@@ -273,7 +286,7 @@ int main(int argc, char** argv) {
     if (argc >= 3 && std::string(argv[1]) == "decode") return decode(argv[2], flags(argc, argv, 3));
     if (argc >= 2 && std::string(argv[1]) == "attention") return attention_check();
     std::cerr << "usage: policy_bench parity DIR [--device D] [--dtype T] [--graphs 0|1]\n"
-                 "       policy_bench decode CONFIG.json [--batch B] [--prompt L] [--tokens N]"
+                 "       policy_bench decode CONFIG.json [--batch B] [--samples N] [--prompt L] [--tokens N]"
                  " [--device D] [--dtype T] [--bandwidth GBPS] [--graphs 0|1]"
                  " [--profile TRACE.json]\n"
                  "       policy_bench attention\n";

@@ -72,6 +72,27 @@ TEST_CASE("the forward without a mask equals the forward with a full mask") {
   CHECK((a - b).abs().max().item<double>() < 1e-5);
 }
 
+TEST_CASE("right padding, run as causal attention alone, gives the logits of left padding") {
+  // The fixture's second row is left-padded (the additive-mask path); the same tokens
+  // right-padded in a batch take the path without a mask.
+  c10::InferenceMode guard;
+  auto m = load_transformer(kFixtures / "tiny_qwen2", torch::kCPU, torch::kFloat32);
+  auto ref = reference("tiny_qwen2");
+  Tensor ids = ref["input_ids"], mask = ref["attention_mask"];
+  const int64_t T = ids.size(1), n = mask[1].sum().item<int64_t>();
+  REQUIRE(n < T);
+  Tensor pad_ids = torch::zeros({T - n}, ids.options()), pad_mask = torch::zeros({T - n}, mask.options());
+  Tensor right_ids = torch::stack({ids[0], torch::cat({ids[1].narrow(0, T - n, n), pad_ids})});
+  Tensor right_mask = torch::stack({mask[0], torch::cat({mask[1].narrow(0, T - n, n), pad_mask})});
+
+  Tensor left = m->forward(ids, mask);
+  Tensor right = m->forward(right_ids, right_mask);
+  const double scale = std::max(1.0, left.abs().max().item<double>());
+  CHECK((left[0] - right[0]).abs().max().item<double>() < 1e-4 * scale);
+  CHECK((left[1].narrow(0, T - n, n) - right[1].narrow(0, 0, n)).abs().max().item<double>() <
+        1e-4 * scale);
+}
+
 TEST_CASE("weights in the checkpoint's own dtype on the CPU are used in place") {
   auto m = load_transformer(kFixtures / "tiny_llama", torch::kCPU, torch::kFloat16);
   Checkpoint ck(kFixtures / "tiny_llama");
