@@ -17,6 +17,7 @@ PACKAGES=(
   libreadline-dev        # the REPL
   libseccomp-dev         # the kernel sandbox
   libopenmpi-dev openmpi-bin  # benchmark workers as MPI ranks (mpirun)
+  libgloo-dev            # data-parallel training ranks (libtorch's gloo process group)
   libpcre2-dev           # the tokenizer's pre-tokenizer pattern
   libicu-dev             # the tokenizer's NFC normaliser
   gnuplot-nox            # report plots

@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "dist/group.hpp"
+#include "dist/tensors.hpp"
 #include "policy/torch_side.hpp"
 #include "train/checkpoint.hpp"
 #include "train/lora.hpp"
@@ -107,6 +109,27 @@ struct Trainer::Impl {
   std::vector<Tensor> params;
   std::unique_ptr<torch::optim::AdamW> optim;
   int64_t step = 0;
+  std::shared_ptr<dist::Group> group;  // data-parallel replicas; null: this one alone
+
+  // Micro-batch j is run by one rank of the group.
+  bool runs(size_t j) const {
+    return !group || static_cast<int>(j % static_cast<size_t>(group->size())) == group->rank();
+  }
+
+  // After a pass: every rank's gradients and totals become their sums over the ranks.
+  void sum_over_ranks(std::vector<double*> totals) {
+    if (!group || group->size() == 1) return;
+    std::vector<Tensor> grads;
+    for (auto& p : params) {
+      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+      grads.push_back(p.grad());
+    }
+    Tensor t = torch::zeros({static_cast<int64_t>(totals.size())}, torch::kFloat64);
+    for (size_t i = 0; i < totals.size(); ++i) t[static_cast<int64_t>(i)] = *totals[i];
+    grads.push_back(t);
+    dist::sum(*group, grads);
+    for (size_t i = 0; i < totals.size(); ++i) *totals[i] = t[static_cast<int64_t>(i)].item<double>();
+  }
 
   void setup(std::shared_ptr<policy::Policy> p, const UpdateOptions& u) {
     pol = std::move(p);
@@ -314,6 +337,7 @@ static PassTotals run_pass(Trainer::Impl& m, GrpoBatch& gb) {
   if (m.lora) m.lora->set_training(true);
   m.model->train();
   for (size_t i = 0; i < gb.active.size(); i += mb) {
+    if (!m.runs(i / mb)) continue;
     std::vector<const Row*> part(gb.active.begin() + i,
                                  gb.active.begin() + std::min(gb.active.size(), i + mb));
     Batch b = make_batch(part, m.device);
@@ -343,6 +367,7 @@ static PassTotals run_pass(Trainer::Impl& m, GrpoBatch& gb) {
     out.high += terms.clip_high * terms.tokens;
     out.tokens += terms.tokens;
   }
+  m.sum_over_ranks({&out.loss, &out.kl, &out.low, &out.high, &out.tokens});
   return out;
 }
 
@@ -360,6 +385,7 @@ static StepStats sft_pass(Trainer::Impl& m, const std::vector<Example>& examples
   m.model->train();
   const size_t mb = static_cast<size_t>(m.o.micro_batch);
   for (size_t i = 0; i < rows.size(); i += mb) {
+    if (!m.runs(i / mb)) continue;
     std::vector<const Row*> part;
     for (size_t j = i; j < std::min(rows.size(), i + mb); ++j) part.push_back(&rows[j]);
     Batch b = make_batch(part, m.device);
@@ -370,6 +396,7 @@ static StepStats sft_pass(Trainer::Impl& m, const std::vector<Example>& examples
     scaled.backward();
     st.loss += scaled.item<double>();
   }
+  m.sum_over_ranks({&st.loss});
   return st;
 }
 
@@ -415,6 +442,16 @@ void Trainer::set_lr(double lr) {
   m.o.lr = lr;
   for (auto& group : m.optim->param_groups())
     static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+}
+
+void Trainer::join(std::shared_ptr<dist::Group> group) {
+  Impl& m = *impl_;
+  if (!group) throw std::invalid_argument("train: join needs a group");
+  if (m.step > 0) throw std::logic_error("train: a trainer joins its group before its first step");
+  torch::NoGradGuard no_grad;
+  std::vector<Tensor> weights(m.params.begin(), m.params.end());
+  dist::broadcast(*group, weights, 0);
+  m.group = std::move(group);
 }
 
 void Trainer::export_hf(const fs::path& dir, bool adapter_only, const std::string& dtype) const {

@@ -13,6 +13,10 @@
 
 #include "policy/policy.hpp"
 
+namespace dist {
+class Group;
+}
+
 namespace train {
 
 struct TrainedParts;  // checkpoint.hpp
@@ -93,6 +97,12 @@ class Trainer {
 
   // The learning rate of the following steps (schedules are the caller's: warm-up, decay).
   void set_lr(double lr);
+
+  // Data parallel: this trainer becomes one of the group's replicas. Every replica is
+  // given the same steps; each runs its share of the micro-batches (every size-th, from
+  // its rank) and the ranks sum their gradients, so all take the same update as one
+  // trainer given the whole step. Joining copies rank 0's trainable weights to all.
+  void join(std::shared_ptr<dist::Group> group);
 
   int64_t steps() const;
   bool is_grpo() const;

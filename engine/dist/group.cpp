@@ -1,0 +1,187 @@
+#include "dist/group.hpp"
+
+#include <ATen/ATen.h>
+
+#include <csignal>
+#include <chrono>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include "dist/tensors.hpp"
+
+#if ENGINE_HAS_GLOO
+#define USE_C10D_GLOO 1
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#endif
+
+namespace dist {
+
+struct Group::Impl {
+  int rank = 0, size = 1;
+  std::string store;
+#if ENGINE_HAS_GLOO
+  c10::intrusive_ptr<c10d::Store> kv;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
+#endif
+
+  std::string who() const {
+    return "dist: rank " + std::to_string(rank) + " of " + std::to_string(size);
+  }
+};
+
+bool available() { return ENGINE_HAS_GLOO; }
+
+Group::Group(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Group::~Group() = default;
+int Group::rank() const { return impl_->rank; }
+int Group::size() const { return impl_->size; }
+
+#if ENGINE_HAS_GLOO
+// c10d's messages carry a backtrace; the first line says what happened.
+static std::string first_line(const c10::Error& e) {
+  std::string s = e.what_without_backtrace();
+  return s.substr(0, s.find('\n'));
+}
+
+// The host's gloo device. libtorch 2 added a flag (lazy initialisation) to the factory;
+// the first overload is taken where it compiles.
+template <class PG>
+static auto default_device(int) -> decltype(PG::createDefaultDevice(false)) {
+  return PG::createDefaultDevice(false);
+}
+template <class PG>
+static auto default_device(long) {
+  return PG::createDefaultDevice();
+}
+
+static c10::intrusive_ptr<c10d::Store> open_store(const Rendezvous& r,
+                                                  std::chrono::milliseconds timeout) {
+  const std::string& s = r.store;
+  if (s.rfind("file:", 0) == 0 && s.size() > 5) {
+    auto store = c10::make_intrusive<c10d::FileStore>(s.substr(5), r.size);
+    store->setTimeout(timeout);
+    return store;
+  }
+  if (s.rfind("tcp:", 0) == 0) {
+    auto colon = s.rfind(':');
+    std::string host = s.substr(4, colon - 4), port = s.substr(colon + 1);
+    int p = 0;
+    try { p = std::stoi(port); } catch (...) { p = 0; }
+    if (colon <= 4 || host.empty() || p <= 0 || p > 65535)
+      throw std::invalid_argument("the store '" + s + "' is not tcp:HOST:PORT");
+    c10d::TCPStoreOptions o;
+    o.port = static_cast<uint16_t>(p);
+    o.isServer = r.rank == 0;
+    o.numWorkers = r.size;
+    o.timeout = timeout;
+    return c10::make_intrusive<c10d::TCPStore>(host, o);
+  }
+  throw std::invalid_argument("the store '" + s + "' is neither file:PATH nor tcp:HOST:PORT");
+}
+#endif
+
+std::shared_ptr<Group> Group::join(const Rendezvous& r) {
+  if (r.size < 1 || r.rank < 0 || r.rank >= r.size)
+    throw std::invalid_argument("dist: rank " + std::to_string(r.rank) + " is not one of " +
+                                std::to_string(r.size) + " ranks");
+  if (!(r.timeout_s > 0)) throw std::invalid_argument("dist: the timeout must be positive");
+  auto impl = std::make_unique<Impl>();
+  impl->rank = r.rank;
+  impl->size = r.size;
+  impl->store = r.store;
+  if (r.size == 1) return std::shared_ptr<Group>(new Group(std::move(impl)));
+#if ENGINE_HAS_GLOO
+  // A peer that stops closes its sockets; writing to one must fail the collective with an
+  // error this rank reports, not kill the process with SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
+  auto timeout = std::chrono::milliseconds(static_cast<int64_t>(r.timeout_s * 1000));
+  try {
+    impl->kv = open_store(r, timeout);
+    auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
+    opts->devices.push_back(default_device<c10d::ProcessGroupGloo>(0));
+    impl->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->kv, r.rank, r.size, opts);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(impl->who() + " could not join through " + r.store + ": " + first_line(e));
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(impl->who() + ": " + e.what());
+  } catch (const std::exception& e) {
+    throw std::runtime_error(impl->who() + " could not join through " + r.store + ": " + e.what());
+  }
+  return std::shared_ptr<Group>(new Group(std::move(impl)));
+#else
+  throw std::runtime_error(impl->who() + ": this engine was built without gloo (libgloo-dev), "
+                           "so it runs one rank only");
+#endif
+}
+
+#if ENGINE_HAS_GLOO
+// Runs one collective, turning c10d's failure into this rank's error.
+template <class F>
+static void collective(Group::Impl& g, const char* what, F&& f) {
+  try {
+    f()->wait();
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(g.who() + ": " + what + " failed (did another rank stop?): " + first_line(e));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(g.who() + ": " + what + " failed (did another rank stop?): " + e.what());
+  }
+}
+#endif
+
+void Group::barrier() {
+#if ENGINE_HAS_GLOO
+  if (impl_->size > 1) collective(*impl_, "barrier", [&] { return impl_->pg->barrier(); });
+#endif
+}
+
+// Tensors of one dtype and device travel as one flat buffer: one collective, not one per
+// parameter.
+template <class Op>
+static void flat(std::vector<at::Tensor>& tensors, Op&& op) {
+  std::map<std::pair<int, std::string>, std::vector<at::Tensor*>> buckets;
+  for (auto& t : tensors)
+    buckets[{static_cast<int>(t.scalar_type()), t.device().str()}].push_back(&t);
+  for (auto& [key, ts] : buckets) {
+    std::vector<at::Tensor> views;
+    for (auto* t : ts) views.push_back(t->reshape({-1}));
+    at::Tensor buf = at::cat(views);
+    // gloo reduces host memory: device tensors go through a host copy.
+    at::Tensor host = buf.is_cpu() ? buf : buf.cpu();
+    op(host);
+    int64_t offset = 0;
+    for (auto* t : ts) {
+      int64_t n = t->numel();
+      t->copy_(host.narrow(0, offset, n).view(t->sizes()));
+      offset += n;
+    }
+  }
+}
+
+void sum(Group& g, std::vector<at::Tensor>& tensors) {
+  if (g.size() == 1 || tensors.empty()) return;
+#if ENGINE_HAS_GLOO
+  auto& impl = g.impl();
+  flat(tensors, [&](at::Tensor& buf) {
+    std::vector<at::Tensor> one{buf};
+    collective(impl, "the sum of gradients", [&] { return impl.pg->allreduce(one); });
+  });
+#endif
+}
+
+void broadcast(Group& g, std::vector<at::Tensor>& tensors, int root) {
+  if (g.size() == 1 || tensors.empty()) return;
+#if ENGINE_HAS_GLOO
+  auto& impl = g.impl();
+  flat(tensors, [&](at::Tensor& buf) {
+    std::vector<at::Tensor> one{buf};
+    c10d::BroadcastOptions o;
+    o.rootRank = root;
+    collective(impl, "a broadcast", [&] { return impl.pg->broadcast(one, o); });
+  });
+#endif
+}
+
+}  // namespace dist

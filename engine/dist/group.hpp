@@ -1,0 +1,47 @@
+// Data-parallel ranks: one engine process per device, each holding a replica of the policy
+// and its trainer. The ranks of a step split its micro-batches and sum their gradients, so
+// every replica takes the same optimizer step (libtorch's process groups: gloo).
+// Torch-free; tensors cross ranks through dist/tensors.hpp.
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace dist {
+
+struct Rendezvous {
+  int rank = 0;
+  int size = 1;
+  // Where the ranks meet: "file:PATH" (a file every rank can reach; a fresh one per job)
+  // or "tcp:HOST:PORT" (rank 0 listens there).
+  std::string store;
+  // How long a collective waits for a missing rank before it fails.
+  double timeout_s = 300;
+};
+
+class Group {
+ public:
+  // Blocks until all `size` ranks have joined; throws std::runtime_error naming the
+  // rendezvous when the address is malformed, the backend is missing or a rank never
+  // comes. A process that joins a group of several ignores SIGPIPE from then on: a peer
+  // that stops becomes an error of the next collective.
+  static std::shared_ptr<Group> join(const Rendezvous& r);
+  ~Group();
+
+  int rank() const;
+  int size() const;
+  // Every rank waits for the others (throws when one has stopped).
+  void barrier();
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  explicit Group(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Whether this build can form groups (it was built against gloo's headers).
+bool available();
+
+}  // namespace dist
