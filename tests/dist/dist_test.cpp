@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dist/group.hpp"
+#include "files/files.hpp"
 
 namespace fs = std::filesystem;
 extern char** environ;
@@ -25,12 +26,13 @@ namespace {
 
 struct Job {
   fs::path dir;
+  // files::remove_tree, not std::filesystem::remove_all (files.hpp says why).
   explicit Job(const std::string& name)
       : dir(fs::temp_directory_path() / (name + "_" + std::to_string(getpid()))) {
-    fs::remove_all(dir);
+    files::remove_tree(dir.string());
     fs::create_directories(dir);
   }
-  ~Job() { fs::remove_all(dir); }
+  ~Job() { files::remove_tree(dir.string()); }
 };
 
 // Starts dist_rank with its stderr in `err`.

@@ -2,10 +2,11 @@
 // (two prompts, four completions each, micro-batches of two), two steps; then each step's
 // loss and the trained model's log-probabilities of every completion, one per line.
 //
-//   dist_rank MODEL OUT RANK SIZE STORE [lora] [stop]
+//   dist_rank MODEL OUT RANK SIZE STORE [lora] [stop] [cuda]
 //
 // SIZE 0 joins no group: the single trainer the ranks are compared with. With "stop" the
-// rank exits after joining, before its first step, as a killed rank would.
+// rank exits after joining, before its first step, as a killed rank would. With "cuda"
+// the replica lives on the GPU (its gradients cross ranks through host memory).
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -37,18 +38,20 @@ static std::vector<train::Group> fixed_batch(policy::Policy& pol) {
 
 int main(int argc, char** argv) {
   if (argc < 6) {
-    std::fprintf(stderr, "usage: dist_rank MODEL OUT RANK SIZE STORE [lora] [stop]\n");
+    std::fprintf(stderr, "usage: dist_rank MODEL OUT RANK SIZE STORE [lora] [stop] [cuda]\n");
     return 2;
   }
   try {
     const std::string model = argv[1], out = argv[2], store = argv[5];
     const int rank = std::atoi(argv[3]), size = std::atoi(argv[4]);
     bool lora = false, stop = false;
+    policy::LoadOptions lo;
     for (int i = 6; i < argc; ++i) {
       lora = lora || std::string(argv[i]) == "lora";
       stop = stop || std::string(argv[i]) == "stop";
+      if (std::string(argv[i]) == "cuda") lo.device = "cuda";
     }
-    auto pol = std::shared_ptr<policy::Policy>(policy::Policy::load(model));
+    auto pol = std::shared_ptr<policy::Policy>(policy::Policy::load(model, lo));
     train::GrpoOptions o;
     o.lr = 1e-2;
     o.micro_batch = 2;
