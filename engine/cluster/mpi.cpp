@@ -4,8 +4,11 @@
 // MPI is used in MPI_THREAD_SERIALIZED mode: every call holds g_mpi, and nothing blocks
 // inside MPI while holding it (sends and receives are polled), so a dead peer can stall
 // neither the heartbeat thread nor the dispatcher.
+#include <arpa/inet.h>
 #include <mpi.h>
+#include <netinet/in.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,6 +42,11 @@ constexpr double kTrainerSilence = 300.0; // a worker that hears nothing this lo
 std::mutex g_mpi;  // one MPI call at a time (MPI_THREAD_SERIALIZED)
 bool g_on = false, g_stopped = false;
 int g_rank = 0, g_size = 1;
+// Ranks 0 .. g_trainers - 1 sample and train (engine/replica); the rest are workers.
+int g_trainers = 1;
+int g_local_trainer = 0;  // a trainer rank's index among the trainers of its node
+
+int worker_rank(size_t i) { return static_cast<int>(i) + g_trainers; }
 bool g_shares_cores = false;  // rank 0 runs on cores a worker times kernels on
 
 double now() {
@@ -165,8 +173,9 @@ void take_share_of_node(MPI_Comm node) {
   int workers = 0, index = 0;
   for (int i = 0; i < n; ++i) {
     if (!CPU_EQUAL(&all[i], &all[0])) placed = true;
-    if (ranks[i] == 0) {
+    if (ranks[i] < g_trainers) {  // rank 0 and the trainer ranks share its reserve
       rank0_here = true;
+      if (ranks[i] < g_rank) ++g_local_trainer;
       continue;
     }
     if (ranks[i] < g_rank) ++index;
@@ -186,7 +195,7 @@ void take_share_of_node(MPI_Comm node) {
     for (size_t i = from; i < to; ++i) CPU_SET(cs[i], &share);
     sched_setaffinity(0, sizeof share, &share);
   };
-  if (g_rank == 0) {
+  if (g_rank < g_trainers) {
     if (reserve > 0) pin(cpus, 0, static_cast<size_t>(reserve));
   } else if (!placed) {
     cpus.erase(cpus.begin(), cpus.begin() + reserve);
@@ -198,7 +207,7 @@ void take_share_of_node(MPI_Comm node) {
   MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, node);
   if (g_rank != 0) return;
   for (int i = 0; i < n; ++i) {
-    if (ranks[i] == 0) continue;
+    if (ranks[i] < g_trainers) continue;
     cpu_set_t both;
     CPU_AND(&both, &all[i], &mine);
     if (CPU_COUNT(&both) > 0) g_shares_cores = true;
@@ -282,8 +291,8 @@ void take_in_control() {
   for (int tag : {kAlive, kHello}) {
     while (auto m = poll(MPI_ANY_SOURCE, tag)) {
       std::lock_guard lock(g_roster.mu);
-      size_t i = static_cast<size_t>(m->from - 1);
-      if (m->from < 1 || i >= g_roster.workers.size()) continue;
+      size_t i = static_cast<size_t>(m->from - g_trainers);
+      if (m->from < g_trainers || i >= g_roster.workers.size()) continue;
       g_roster.last_seen[i] = now();
       if (tag == kHello && !g_roster.greeted[i]) {
         auto& w = g_roster.workers[i];
@@ -433,10 +442,10 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
       double limit = settings().worker_timeout;
       if (now() - seen > limit) {
         drop(w, "no heartbeat for " + std::to_string(int(now() - seen)) + " s");
-        requeue(w, "worker " + std::to_string(w + 1) + " went silent");
+        requeue(w, "worker " + std::to_string(worker_rank(w)) + " went silent");
       } else if (now() > busy[w].deadline) {
         drop(w, "its batch took past its deadline");
-        requeue(w, "worker " + std::to_string(w + 1) + " passed its deadline");
+        requeue(w, "worker " + std::to_string(worker_rank(w)) + " passed its deadline");
       }
     }
     alive = alive_workers();
@@ -491,16 +500,16 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
       int cores = cores_of(w);
       double limit = chunk_deadline(c, opts, cores, reference);
       busy[w] = {std::move(c), now(), limit};
-      if (!send(static_cast<int>(w + 1), kWork, req, now() + settings().worker_timeout)) {
+      if (!send(worker_rank(w), kWork, req, now() + settings().worker_timeout)) {
         drop(w, "it did not take a batch");
-        requeue(w, "worker " + std::to_string(w + 1) + " did not take it");
+        requeue(w, "worker " + std::to_string(worker_rank(w)) + " did not take it");
       }
     }
     // Answers.
     bool idle = true;
     while (auto m = poll(MPI_ANY_SOURCE, kAnswer)) {
       idle = false;
-      size_t w = static_cast<size_t>(m->from - 1);
+      size_t w = static_cast<size_t>(m->from - g_trainers);
       {
         std::lock_guard lock(g_roster.mu);
         if (w < g_roster.last_seen.size()) g_roster.last_seen[w] = now();
@@ -508,7 +517,7 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
       auto it = busy.find(w);
       if (it == busy.end() || m->body.value("id", -1) != it->second.chunk.id) continue;  // late: never counted
       if (m->body.contains("error")) {
-        std::string why = "worker " + std::to_string(w + 1) + ": " + m->body["error"].get<std::string>();
+        std::string why = "worker " + std::to_string(worker_rank(w)) + ": " + m->body["error"].get<std::string>();
         drop(w, m->body["error"].get<std::string>());
         requeue(w, why);
         continue;
@@ -517,7 +526,7 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
       const Chunk& c = it->second.chunk;
       if (!recs.is_array() || recs.size() != c.items.size()) {
         drop(w, "it answered with the wrong number of records");
-        requeue(w, "worker " + std::to_string(w + 1) + " answered wrongly");
+        requeue(w, "worker " + std::to_string(worker_rank(w)) + " answered wrongly");
         continue;
       }
       for (size_t k = 0; k < c.items.size(); ++k) {
@@ -553,6 +562,52 @@ nlohmann::json spread(const std::vector<std::string>& sources, const bench::Eval
 
 }  // namespace
 
+// ENGINE_TRAINERS: how many of the job's first ranks train (1: rank 0 alone).
+static int trainer_ranks() {
+  const char* v = std::getenv("ENGINE_TRAINERS");
+  if (!v || !*v) return 1;
+  char* end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || n < 1 || n > g_size)
+    throw std::runtime_error(std::string("ENGINE_TRAINERS=") + v + " must be a number from 1 to the " +
+                             std::to_string(g_size) + " ranks of the job");
+  return static_cast<int>(n);
+}
+
+// A free TCP port of this host (the store of the trainer ranks listens there).
+static int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0) close(fd);
+  if (port == 0) throw std::runtime_error("cluster: no free TCP port for the trainer ranks' store");
+  return port;
+}
+
+// The trainer ranks meet at rank 0's host (engine/replica reads the environment); a
+// rendezvous set by the user wins.
+static void share_rendezvous() {
+  char where[512] = {};
+  if (g_rank == 0) {
+    std::string s = std::getenv("ENGINE_RENDEZVOUS")
+                        ? std::getenv("ENGINE_RENDEZVOUS")
+                        : "tcp:" + detail::host_name() + ":" + std::to_string(free_port());
+    std::snprintf(where, sizeof where, "%s", s.c_str());
+  }
+  MPI_Bcast(where, sizeof where, MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (g_rank >= g_trainers) return;
+  setenv("ENGINE_RANK", std::to_string(g_rank).c_str(), 1);
+  setenv("ENGINE_WORLD_SIZE", std::to_string(g_trainers).c_str(), 1);
+  setenv("ENGINE_RENDEZVOUS", where, 1);
+  setenv("ENGINE_LOCAL_RANK", std::to_string(g_local_trainer).c_str(), 1);
+}
+
 void start(int& argc, char**& argv) {
   if (!launched_by_mpi()) return;
   setenv("OMPI_MCA_async_mpi_finalize", "1", 0);
@@ -568,25 +623,33 @@ void start(int& argc, char**& argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   // Errors come back as codes: a dead peer must not end this process.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  g_trainers = trainer_ranks();
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   take_share_of_node(node);
   MPI_Comm_free(&node);
-  if (g_rank != 0) serve();
-  g_roster.workers.resize(static_cast<size_t>(g_size - 1));
+  if (g_trainers > 1) share_rendezvous();
+  if (g_rank >= g_trainers) serve();
+  std::atexit(stop);
+  if (g_rank != 0) return;  // a trainer rank: engine/replica takes it from here
+  g_roster.workers.resize(static_cast<size_t>(g_size - g_trainers));
   g_roster.greeted.assign(g_roster.workers.size(), false);
   g_roster.last_seen.assign(g_roster.workers.size(), now());
-  for (size_t i = 0; i < g_roster.workers.size(); ++i) g_roster.workers[i].rank = static_cast<int>(i + 1);
+  for (size_t i = 0; i < g_roster.workers.size(); ++i) g_roster.workers[i].rank = worker_rank(i);
   g_roster.started = now();
-  if (g_size > 1) g_heartbeat = std::thread(heartbeat_loop);
-  std::atexit(stop);
+  if (g_size > g_trainers) g_heartbeat = std::thread(heartbeat_loop);
 }
 
 bool rank0_shares_cores() { return g_shares_cores; }
 
 void stop() {
-  if (!g_on || g_stopped || g_rank != 0) return;
+  if (!g_on || g_stopped || g_rank >= g_trainers) return;
   g_stopped = true;
+  if (g_rank != 0) {  // a trainer rank, done following rank 0
+    std::lock_guard lock(g_mpi);
+    MPI_Finalize();
+    return;
+  }
   g_heartbeat_done = true;
   if (g_heartbeat.joinable()) g_heartbeat.join();
   // All at once, then up to 5 s for them to be taken (a worker still starting up takes
@@ -597,7 +660,7 @@ void stop() {
     std::lock_guard lock(g_mpi);
     for (size_t w : alive_workers()) {
       MPI_Request r;
-      if (MPI_Isend(empty.data(), static_cast<int>(empty.size()), MPI_BYTE, static_cast<int>(w + 1), kStop,
+      if (MPI_Isend(empty.data(), static_cast<int>(empty.size()), MPI_BYTE, worker_rank(w), kStop,
                     MPI_COMM_WORLD, &r) == MPI_SUCCESS)
         reqs.push_back(r);
     }
@@ -621,7 +684,7 @@ void stop() {
 int size() { return g_size; }
 
 std::vector<Worker> workers() {
-  if (g_size <= 1) return {};
+  if (g_size <= g_trainers) return {};
   {
     std::lock_guard lock(g_dispatch);
     await_hellos();
@@ -631,14 +694,14 @@ std::vector<Worker> workers() {
 }
 
 nlohmann::json evaluate_records(const std::vector<std::string>& sources, const bench::EvalOptions& opts) {
-  if (g_size <= 1) return bench::evaluate_records(sources, opts);
+  if (g_size <= g_trainers) return bench::evaluate_records(sources, opts);
   bench::check_options(opts);  // bad options fail here, before any worker sees them
   if (sources.empty()) return nlohmann::json::array();
   return spread(sources, opts, false);
 }
 
 nlohmann::json reference_record(const bench::EvalOptions& opts) {
-  if (g_size <= 1) return bench::reference_record(opts);
+  if (g_size <= g_trainers) return bench::reference_record(opts);
   bench::check_options(opts);
   return spread({}, opts, true).at(0);
 }

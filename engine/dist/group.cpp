@@ -2,8 +2,10 @@
 
 #include <ATen/ATen.h>
 
-#include <csignal>
+#include <algorithm>
 #include <chrono>
+#include <csignal>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -22,6 +24,7 @@ namespace dist {
 struct Group::Impl {
   int rank = 0, size = 1;
   std::string store;
+  std::map<std::string, int64_t> counters;  // a group of one keeps its counters here
 #if ENGINE_HAS_GLOO
   c10::intrusive_ptr<c10d::Store> kv;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
@@ -135,6 +138,74 @@ void Group::barrier() {
 #if ENGINE_HAS_GLOO
   if (impl_->size > 1) collective(*impl_, "barrier", [&] { return impl_->pg->barrier(); });
 #endif
+}
+
+void Group::broadcast(std::string& msg, int root) {
+#if ENGINE_HAS_GLOO
+  if (impl_->size == 1) return;
+  c10d::BroadcastOptions o;
+  o.rootRank = root;
+  std::vector<at::Tensor> length{at::tensor({static_cast<int64_t>(msg.size())}, at::kLong)};
+  collective(*impl_, "a message", [&] { return impl_->pg->broadcast(length, o); });
+  const int64_t n = length[0].item<int64_t>();
+  if (n == 0) {
+    msg.clear();
+    return;
+  }
+  std::vector<at::Tensor> bytes{impl_->rank == root
+                                    ? at::from_blob(msg.data(), {n}, at::kByte).clone()
+                                    : at::empty({n}, at::kByte)};
+  collective(*impl_, "a message", [&] { return impl_->pg->broadcast(bytes, o); });
+  msg.assign(static_cast<const char*>(bytes[0].data_ptr()), static_cast<size_t>(n));
+#else
+  (void)msg;
+  (void)root;
+#endif
+}
+
+std::vector<std::string> Group::all_gather(const std::string& msg) {
+  if (impl_->size == 1) return {msg};
+#if ENGINE_HAS_GLOO
+  auto gather = [&](at::Tensor mine) {
+    std::vector<std::vector<at::Tensor>> out(1);
+    for (int r = 0; r < impl_->size; ++r) out[0].push_back(at::empty_like(mine));
+    std::vector<at::Tensor> in{mine};
+    collective(*impl_, "gathering messages", [&] { return impl_->pg->allgather(out, in); });
+    return out[0];
+  };
+  auto lengths = gather(at::tensor({static_cast<int64_t>(msg.size())}, at::kLong));
+  int64_t longest = 0;
+  for (auto& l : lengths) longest = std::max(longest, l.item<int64_t>());
+  at::Tensor mine = at::zeros({std::max<int64_t>(longest, 1)}, at::kByte);
+  if (!msg.empty()) std::memcpy(mine.data_ptr(), msg.data(), msg.size());
+  auto bytes = gather(mine);
+  std::vector<std::string> all;
+  for (int r = 0; r < impl_->size; ++r)
+    all.emplace_back(static_cast<const char*>(bytes[r].data_ptr()),
+                     static_cast<size_t>(lengths[r].item<int64_t>()));
+  return all;
+#else
+  return {msg};
+#endif
+}
+
+int64_t Group::counter(const std::string& key, int64_t delta) {
+#if ENGINE_HAS_GLOO
+  if (impl_->kv) {
+    try {
+      return impl_->kv->add(key, delta);
+    } catch (const c10::Error& e) {
+      throw std::runtime_error(impl_->who() + ": the store " + impl_->store +
+                               " failed (did rank 0 stop?): " + first_line(e));
+    } catch (const std::exception& e) {
+      throw std::runtime_error(impl_->who() + ": the store " + impl_->store +
+                               " failed (did rank 0 stop?): " + e.what());
+    }
+  }
+#endif
+  auto& value = impl_->counters[key];
+  value += delta;
+  return value;
 }
 
 // Tensors of one dtype and device travel as one flat buffer: one collective, not one per

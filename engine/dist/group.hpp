@@ -4,8 +4,10 @@
 // Torch-free; tensors cross ranks through dist/tensors.hpp.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace dist {
 
@@ -32,6 +34,16 @@ class Group {
   int size() const;
   // Every rank waits for the others (throws when one has stopped).
   void barrier();
+
+  // Byte messages (commands and their answers; tensors go through tensors.hpp).
+  // root's msg, on every rank.
+  void broadcast(std::string& msg, int root);
+  // Every rank's msg, in rank order, on every rank.
+  std::vector<std::string> all_gather(const std::string& msg);
+  // A counter in the rendezvous store, shared by the ranks: adds delta and returns the
+  // sum. Unlike a collective it never waits for another rank, so a rank can poll it
+  // while another is busy for longer than any timeout (add 0 to read it).
+  int64_t counter(const std::string& key, int64_t delta);
 
   struct Impl;
   Impl& impl() { return *impl_; }

@@ -1,6 +1,9 @@
 // engine [options] [script [args...]]: runs Lua scripts with the engine's modules, or
 // opens the REPL.
 #include <malloc.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,9 +15,11 @@
 
 #include "bench/bench.hpp"
 #include "cluster/cluster.hpp"
+#include "files/files.hpp"
 #include "kernelc/backend.hpp"
 #include "host/repl.hpp"
 #include "host/runtime.hpp"
+#include "replica/replica.hpp"
 
 namespace {
 
@@ -32,6 +37,10 @@ void print_help(const host::Paths& paths) {
       "  -i          enter the REPL after running the script or -e code\n"
       "  -v          print the version\n"
       "  -h, --help  print this help\n"
+      "  --ranks=N   run N ranks on this node: this one runs the script, the others load\n"
+      "              the same policies and share its sampling and training (one per\n"
+      "              GPU on CUDA); launchers set ENGINE_RANK, ENGINE_WORLD_SIZE and\n"
+      "              ENGINE_RENDEZVOUS instead (README: several GPUs)\n"
       "  --          stop reading options\n"
       "  -           run the standard input as a script\n"
       "\n"
@@ -78,6 +87,8 @@ bool parse(int argc, char** argv, Command& cmd) {
     if (a == "-i") cmd.interactive = true;
     else if (a == "-v" || a == "--version") cmd.version = true;
     else if (a == "-h" || a == "--help") cmd.help = true;
+    else if (a.rfind("--ranks=", 0) == 0) continue;  // read by ranks_option
+    else if (a == "--ranks") ++i;
     else if (a == "-e" || a == "-l") {
       if (i + 1 >= argc) {
         std::fprintf(stderr, "engine: '%s' needs an argument\n", a.c_str());
@@ -147,6 +158,72 @@ void keep_freed_memory() {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
+// --ranks=N (or --ranks N) among the options before the script: 0 when absent.
+int ranks_option(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--" || a == "-" || a.empty() || a[0] != '-') break;
+    if (a == "-e" || a == "-l") {
+      ++i;
+      continue;
+    }
+    std::string value;
+    if (a.rfind("--ranks=", 0) == 0) value = a.substr(8);
+    else if (a == "--ranks") value = i + 1 < argc ? argv[i + 1] : "";
+    else continue;
+    char* end = nullptr;
+    long n = std::strtol(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || n < 1 || n > 1024)
+      throw std::invalid_argument("--ranks takes a number of ranks (1 to 1024), got '" + value + "'");
+    return static_cast<int>(n);
+  }
+  return 0;
+}
+
+// engine --ranks=N: this process becomes rank 0 of N and starts the others, the same
+// command, as its children; they die with it. The destructor stops and waits for them.
+class LocalRanks {
+ public:
+  LocalRanks(int n, char** argv) {
+    char dir[] = "/tmp/engine-ranks-XXXXXX";
+    if (!mkdtemp(dir)) throw std::runtime_error("--ranks: cannot make a directory in /tmp");
+    dir_ = dir;
+    setenv("ENGINE_WORLD_SIZE", std::to_string(n).c_str(), 1);
+    setenv("ENGINE_RENDEZVOUS", ("file:" + dir_ + "/store").c_str(), 1);
+    const pid_t leader = getpid();
+    // The program itself, by its own name (a follower's process name is then "engine").
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) throw std::runtime_error("--ranks: cannot find this program (/proc/self/exe)");
+    self[len] = '\0';
+    for (int r = 1; r < n; ++r) {
+      pid_t pid = fork();
+      if (pid < 0) throw std::runtime_error("--ranks: cannot start rank " + std::to_string(r));
+      if (pid == 0) {
+        setenv("ENGINE_RANK", std::to_string(r).c_str(), 1);
+        setenv("ENGINE_LOCAL_RANK", std::to_string(r).c_str(), 1);
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != leader) _exit(1);
+        execv(self, argv);
+        std::perror("engine: --ranks: exec");
+        _exit(127);
+      }
+      children_.push_back(pid);
+    }
+    setenv("ENGINE_RANK", "0", 1);
+    setenv("ENGINE_LOCAL_RANK", "0", 1);
+  }
+  ~LocalRanks() {
+    replica::stop();
+    for (pid_t pid : children_) waitpid(pid, nullptr, 0);
+    files::remove_tree(dir_);
+  }
+
+ private:
+  std::string dir_;
+  std::vector<pid_t> children_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -154,17 +231,28 @@ int main(int argc, char** argv) {
     // The in-memory back end is the default; the evaluation process starts now so that
     // its start-up (a sweep of what crashed ones left behind) overlaps the script's.
     bench::register_backend(std::make_unique<kernelc::GccJitBackend>());
+    keep_freed_memory();
+    std::unique_ptr<LocalRanks> local_ranks;
+    if (int n = ranks_option(argc, argv); n > 1 && !std::getenv("ENGINE_RANK")) {
+      if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE"))
+        throw std::runtime_error("--ranks starts ranks itself; under mpirun, set ENGINE_TRAINERS instead");
+      local_ranks = std::make_unique<LocalRanks>(n, argv);
+    }
     // Under mpirun, a benchmark worker rank serves here and never returns.
     cluster::start(argc, argv);
+    // A follower trainer rank serves rank 0 here and never runs the script.
+    if (auto status = replica::start()) return *status;
     try {
       bench::start_zygote();
     } catch (const std::exception&) {
       // Scripts that evaluate nothing still run; the first evaluation reports why.
     }
-    keep_freed_memory();
-    return run(argc, argv);
+    int status = run(argc, argv);
+    replica::stop();
+    return status;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "engine: %s\n", e.what());
+    replica::stop();
     return 1;
   }
 }

@@ -17,6 +17,7 @@
 #include "host/bind.hpp"
 #include "host/mod_policy.hpp"
 #include "policy/policy.hpp"
+#include "replica/replica.hpp"
 
 namespace host {
 
@@ -89,7 +90,7 @@ static int policy_load(lua_State* L) {
   o.get("dtype", lo.dtype, {"fp32", "bf16", "fp16"});
   o.get("threads", lo.threads);
   o.done();
-  push_object(L, policy::Policy::load(dir, lo).release());
+  push_object(L, replica::load_policy(dir, lo));
   return 1;
 }
 
@@ -129,7 +130,7 @@ static int pol_sample(lua_State* L) {
   lua_pop(L, 1);
   o.done();
   if (seed) so.seed = static_cast<uint64_t>(*seed);
-  auto groups = pol.sample(prompts, so);
+  auto groups = replica::sample(pol, prompts, so);
   lua_createtable(L, static_cast<int>(groups.size()), 0);
   for (size_t g = 0; g < groups.size(); ++g) {
     auto prompt = std::make_shared<const std::vector<int>>(std::move(prompts[g]));

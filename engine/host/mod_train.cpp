@@ -7,6 +7,7 @@
 //   trainer:save(dir); trainer:load(dir); trainer:export(dir, {adapter = true})
 #include "host/bind.hpp"
 #include "host/mod_policy.hpp"
+#include "replica/replica.hpp"
 #include "train/trainer.hpp"
 
 namespace host {
@@ -76,7 +77,7 @@ static int train_grpo(lua_State* L) {
   o.get("temperature", g.temperature);
   o.get("max_completion_length", g.max_completion_length);
   o.done();
-  push_object(L, train::Trainer::grpo(pol, g).release());
+  push_object(L, replica::grpo(pol, g));
   // The trainer's policy, for ids <-> text when stepping.
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);
@@ -89,7 +90,7 @@ static int train_sft(lua_State* L) {
   Options o(L, 2, "train.sft");
   read_update_options(o, L, u, "train.sft");
   o.done();
-  push_object(L, train::Trainer::sft(pol, u).release());
+  push_object(L, replica::sft(pol, u));
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);
   return 1;
@@ -263,8 +264,8 @@ static void push_stats(lua_State* L, const train::StepStats& s) {
 static int trainer_step(lua_State* L) {
   auto& t = self(L, "trainer:step");
   auto& pol = trainer_policy(L, "trainer:step");
-  if (t.is_grpo()) push_stats(L, t.step(read_groups(L, pol)));
-  else push_stats(L, t.step(read_examples(L, pol)));
+  if (t.is_grpo()) push_stats(L, replica::step(t, read_groups(L, pol)));
+  else push_stats(L, replica::step(t, read_examples(L, pol)));
   return 1;
 }
 
@@ -274,7 +275,7 @@ static int trainer_save(lua_State* L) {
 }
 
 static int trainer_load(lua_State* L) {
-  self(L, "trainer:load").load(check_string(L, 2, "trainer:load", "directory"));
+  replica::load(self(L, "trainer:load"), check_string(L, 2, "trainer:load", "directory"));
   return 0;
 }
 
@@ -292,7 +293,7 @@ static int trainer_export(lua_State* L) {
 }
 
 static int trainer_set_lr(lua_State* L) {
-  self(L, "trainer:set_lr").set_lr(check_number(L, 2, "trainer:set_lr", "lr"));
+  replica::set_lr(self(L, "trainer:set_lr"), check_number(L, 2, "trainer:set_lr", "lr"));
   return 0;
 }
 

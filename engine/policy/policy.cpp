@@ -17,6 +17,7 @@ void set_codec_loader(CodecLoader loader) { g_codec_loader = loader; }
 CodecLoader codec_loader() { return g_codec_loader; }
 
 bool cuda_available() { return torch::cuda::is_available(); }
+int cuda_devices() { return cuda_available() ? static_cast<int>(torch::cuda::device_count()) : 0; }
 
 // A libtorch whose GEMMs run in MKL shares one OpenMP pool with them: all cores. Another
 // BLAS (Debian's libtorch uses OpenBLAS) keeps a thread pool of its own, and an OpenMP pool

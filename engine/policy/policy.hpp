@@ -20,6 +20,7 @@ namespace policy {
 
 // Whether this build of libtorch sees a CUDA device (the engine's --device=auto).
 bool cuda_available();
+int cuda_devices();  // how many it sees (0 without CUDA)
 // The CPU intra-op threads a policy gets unless told: all cores when libtorch's BLAS shares
 // its OpenMP pool (MKL), else 1, so that the BLAS's own pool does not meet a spinning one.
 int default_threads();

@@ -244,4 +244,22 @@ t.test("experiment 1 with --async=1: the worker evaluates while rank 0 samples o
   run:close()
 end)
 
+t.test("one mpirun: two trainer ranks and a benchmark worker (ENGINE_TRAINERS=2)", function()
+  local job = engine.root .. "/tests/lua/ranks_job.lua"
+  local alone, mpi = t.tmpdir(), t.tmpdir()
+  local ok, log = sh(string.format("%q %q %q 2 fixed", exe, job, alone))
+  t.ok(ok, log)
+  ok, log = sh("ENGINE_TRAINERS=2 " .. launch(string.format("-np 3 %q %q %q 2 fixed", exe, job, mpi)))
+  t.ok(ok, log)
+  t.eq(io.open(mpi .. "/job.txt"):read("l"), "3 processes, 1 workers, rank 1 trains")
+  local function logprobs(dir)
+    local v = {}
+    for line in io.lines(dir .. "/logprobs.txt") do v[#v + 1] = tonumber(line) end
+    return v
+  end
+  local a, b = logprobs(alone), logprobs(mpi)
+  t.eq(#b, #a)
+  for i = 1, #a do t.near(b[i], a[i], 1e-5, "logprob " .. i) end
+end)
+
 t.run()
