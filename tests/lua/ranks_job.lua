@@ -1,5 +1,5 @@
 -- A small GRPO run for test_ranks.lua, started with or without --ranks:
---   engine [--ranks=N] ranks_job.lua OUT STEPS [fixed] [shapes] [resume] [kill-after=K]
+--   engine [--ranks=N] ranks_job.lua OUT STEPS [fixed] [shapes] [resume] [kill-after=K] [device=D]
 -- fixed: each step's completions are given as tables, the same batch whatever the ranks;
 -- otherwise they are sampled (seed = step). Writes OUT/checkpoint after every step and,
 -- at the end, OUT/logprobs.txt: what the trained policy says about one completion.
@@ -7,7 +7,7 @@ local out, steps = arg[1], tonumber(arg[2])
 local opts = {}
 for i = 3, #arg do opts[arg[i]:match("^[^=]+")] = arg[i]:match("=(.*)$") or true end
 
-local pol = policy.load(engine.root .. "/tests/train/fixture/base")
+local pol = policy.load(engine.root .. "/tests/train/fixture/base", {device = opts.device or "cpu"})
 local trainer = train.grpo(pol, {lr = 1e-2, micro_batch = 2, seed = 3})
 local prompts = {{5, 6, 7}, {9, 10}}
 

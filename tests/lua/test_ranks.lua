@@ -41,6 +41,21 @@ t.test("two ranks take the update one rank takes on the same batch", function()
   t.ok(moved > 1e-3, "training changed the log-probs by " .. moved)
 end)
 
+t.test("on CUDA two ranks take one rank's update; without CUDA the load fails on every rank by name", function()
+  local one, two = t.tmpdir(), t.tmpdir()
+  if policy.cuda_available() then
+    local ok, text = run(1, one, 2, "fixed", "device=cuda")
+    t.ok(ok, text)
+    ok, text = run(2, two, 2, "fixed", "device=cuda")  -- rank r on cuda:(r % devices)
+    t.ok(ok, text)
+    near_all(logprobs(two), logprobs(one), 1e-4, "2 CUDA ranks against 1")
+  else
+    local ok, text = run(2, two, 2, "fixed", "device=cuda")
+    t.ok(not ok, "a policy on CUDA loaded on a machine without it")
+    t.contains(text, "loading the policy failed on rank 0")
+  end
+end)
+
 t.test("pol:sample spreads a call over the ranks and keeps its shape", function()
   local dir = t.tmpdir()
   local ok, text = run(3, dir, 0, "shapes")
