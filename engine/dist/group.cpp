@@ -18,16 +18,28 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #endif
+#ifndef ENGINE_HAS_NCCL
+#define ENGINE_HAS_NCCL 0
+#endif
+#if ENGINE_HAS_NCCL
+#define USE_C10D_NCCL 1
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 namespace dist {
 
 struct Group::Impl {
   int rank = 0, size = 1;
-  std::string store;
+  std::string store, backend;
   std::map<std::string, int64_t> counters;  // a group of one keeps its counters here
 #if ENGINE_HAS_GLOO
   c10::intrusive_ptr<c10d::Store> kv;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;  // null in a group of one
+#endif
+#if ENGINE_HAS_NCCL
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;  // GPU tensors, with "nccl"
 #endif
 
   std::string who() const {
@@ -36,11 +48,13 @@ struct Group::Impl {
 };
 
 bool available() { return ENGINE_HAS_GLOO; }
+bool nccl_available() { return ENGINE_HAS_NCCL; }
 
 Group::Group(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Group::~Group() = default;
 int Group::rank() const { return impl_->rank; }
 int Group::size() const { return impl_->size; }
+const std::string& Group::backend() const { return impl_->backend; }
 
 #if ENGINE_HAS_GLOO
 // c10d's messages carry a backtrace; the first line says what happened.
@@ -86,26 +100,54 @@ static c10::intrusive_ptr<c10d::Store> open_store(const Rendezvous& r,
 }
 #endif
 
+#if ENGINE_HAS_NCCL
+// NCCL on the ranks' GPUs, meeting through their own keys of the store. Communicators
+// are made at the first collective, on the device of its tensors.
+static c10::intrusive_ptr<c10d::ProcessGroupNCCL> join_nccl(const c10::intrusive_ptr<c10d::Store>& kv,
+                                                            const Rendezvous& r,
+                                                            std::chrono::milliseconds timeout) {
+  auto opts = c10d::ProcessGroupNCCL::Options::create();
+  opts->timeout = timeout;
+  return c10::make_intrusive<c10d::ProcessGroupNCCL>(c10::make_intrusive<c10d::PrefixStore>("nccl", kv),
+                                                     r.rank, r.size, opts);
+}
+#endif
+
 std::shared_ptr<Group> Group::join(const Rendezvous& r) {
   if (r.size < 1 || r.rank < 0 || r.rank >= r.size)
     throw std::invalid_argument("dist: rank " + std::to_string(r.rank) + " is not one of " +
                                 std::to_string(r.size) + " ranks");
   if (!(r.timeout_s > 0)) throw std::invalid_argument("dist: the timeout must be positive");
+  if (r.backend != "gloo" && r.backend != "nccl")
+    throw std::invalid_argument("dist: the backend '" + r.backend + "' is neither gloo nor nccl");
   auto impl = std::make_unique<Impl>();
   impl->rank = r.rank;
   impl->size = r.size;
   impl->store = r.store;
-  if (r.size == 1) return std::shared_ptr<Group>(new Group(std::move(impl)));
+  impl->backend = r.backend;
+  if (r.backend == "nccl" && !nccl_available())
+    throw std::runtime_error(impl->who() + ": this engine was built without NCCL (its libtorch has no "
+                             "c10d NCCL backend, or nccl.h was not found): use the gloo backend");
+  if (r.size == 1 && r.backend == "gloo") return std::shared_ptr<Group>(new Group(std::move(impl)));
 #if ENGINE_HAS_GLOO
   // A peer that stops closes its sockets; writing to one must fail the collective with an
   // error this rank reports, not kill the process with SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
   auto timeout = std::chrono::milliseconds(static_cast<int64_t>(r.timeout_s * 1000));
   try {
+#if ENGINE_HAS_NCCL
+    if (r.size == 1) {  // an NCCL group of one: its store need not be shared
+      impl->nccl = join_nccl(c10::make_intrusive<c10d::HashStore>(), r, timeout);
+      return std::shared_ptr<Group>(new Group(std::move(impl)));
+    }
+#endif
     impl->kv = open_store(r, timeout);
     auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
     opts->devices.push_back(default_device<c10d::ProcessGroupGloo>(0));
     impl->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->kv, r.rank, r.size, opts);
+#if ENGINE_HAS_NCCL
+    if (r.backend == "nccl") impl->nccl = join_nccl(impl->kv, r, timeout);
+#endif
   } catch (const c10::Error& e) {
     throw std::runtime_error(impl->who() + " could not join through " + r.store + ": " + first_line(e));
   } catch (const std::invalid_argument& e) {
@@ -209,9 +251,10 @@ int64_t Group::counter(const std::string& key, int64_t delta) {
 }
 
 // Tensors of one dtype and device travel as one flat buffer: one collective, not one per
-// parameter.
-template <class Op>
-static void flat(std::vector<at::Tensor>& tensors, Op&& op) {
+// parameter. A buffer on a GPU stays there under NCCL; otherwise gloo reduces host memory,
+// and a group of one without NCCL has nothing to do.
+template <class Gloo, class Nccl>
+static void flat(Group& g, std::vector<at::Tensor>& tensors, Gloo&& gloo, Nccl&& nccl) {
   std::map<std::pair<int, std::string>, std::vector<at::Tensor*>> buckets;
   for (auto& t : tensors)
     buckets[{static_cast<int>(t.scalar_type()), t.device().str()}].push_back(&t);
@@ -219,39 +262,71 @@ static void flat(std::vector<at::Tensor>& tensors, Op&& op) {
     std::vector<at::Tensor> views;
     for (auto* t : ts) views.push_back(t->reshape({-1}));
     at::Tensor buf = at::cat(views);
-    // gloo reduces host memory: device tensors go through a host copy.
-    at::Tensor host = buf.is_cpu() ? buf : buf.cpu();
-    op(host);
+    bool on_device = false;
+#if ENGINE_HAS_NCCL
+    on_device = buf.is_cuda() && g.impl().nccl;
+#endif
+    if (on_device) {
+      nccl(buf);
+    } else {
+      if (g.size() == 1) continue;
+      if (!buf.is_cpu()) buf = buf.cpu();
+      gloo(buf);
+    }
     int64_t offset = 0;
     for (auto* t : ts) {
       int64_t n = t->numel();
-      t->copy_(host.narrow(0, offset, n).view(t->sizes()));
+      t->copy_(buf.narrow(0, offset, n).view(t->sizes()));
       offset += n;
     }
   }
 }
 
+// A group of one without NCCL, or a build without gloo, has no process group at all.
+static bool alone(Group& g) {
+#if ENGINE_HAS_NCCL
+  if (g.impl().nccl) return false;
+#endif
+  return g.size() == 1;
+}
+
 void sum(Group& g, std::vector<at::Tensor>& tensors) {
-  if (g.size() == 1 || tensors.empty()) return;
+  if (alone(g) || tensors.empty()) return;
 #if ENGINE_HAS_GLOO
   auto& impl = g.impl();
-  flat(tensors, [&](at::Tensor& buf) {
-    std::vector<at::Tensor> one{buf};
-    collective(impl, "the sum of gradients", [&] { return impl.pg->allreduce(one); });
-  });
+  flat(
+      g, tensors,
+      [&](at::Tensor& buf) {
+        std::vector<at::Tensor> one{buf};
+        collective(impl, "the sum of gradients", [&] { return impl.pg->allreduce(one); });
+      },
+      [&](at::Tensor& buf) {
+        std::vector<at::Tensor> one{buf};
+#if ENGINE_HAS_NCCL
+        collective(impl, "the sum of gradients (NCCL)", [&] { return impl.nccl->allreduce(one); });
+#endif
+      });
 #endif
 }
 
 void broadcast(Group& g, std::vector<at::Tensor>& tensors, int root) {
-  if (g.size() == 1 || tensors.empty()) return;
+  if (alone(g) || tensors.empty()) return;
 #if ENGINE_HAS_GLOO
   auto& impl = g.impl();
-  flat(tensors, [&](at::Tensor& buf) {
-    std::vector<at::Tensor> one{buf};
-    c10d::BroadcastOptions o;
-    o.rootRank = root;
-    collective(impl, "a broadcast", [&] { return impl.pg->broadcast(one, o); });
-  });
+  c10d::BroadcastOptions o;
+  o.rootRank = root;
+  flat(
+      g, tensors,
+      [&](at::Tensor& buf) {
+        std::vector<at::Tensor> one{buf};
+        collective(impl, "a broadcast", [&] { return impl.pg->broadcast(one, o); });
+      },
+      [&](at::Tensor& buf) {
+        std::vector<at::Tensor> one{buf};
+#if ENGINE_HAS_NCCL
+        collective(impl, "a broadcast (NCCL)", [&] { return impl.nccl->broadcast(one, o); });
+#endif
+      });
 #endif
 }
 

@@ -1,7 +1,8 @@
 // Data-parallel ranks: one engine process per device, each holding a replica of the policy
 // and its trainer. The ranks of a step split its micro-batches and sum their gradients, so
-// every replica takes the same optimizer step (libtorch's process groups: gloo).
-// Torch-free; tensors cross ranks through dist/tensors.hpp.
+// every replica takes the same optimizer step (libtorch's process groups: gloo, and NCCL
+// for GPU tensors where libtorch carries it). Torch-free; tensors cross ranks through
+// dist/tensors.hpp.
 #pragma once
 
 #include <cstdint>
@@ -19,19 +20,26 @@ struct Rendezvous {
   std::string store;
   // How long a collective waits for a missing rank before it fails.
   double timeout_s = 300;
+  // "gloo": every tensor crosses through host memory. "nccl": GPU tensors are summed on
+  // their devices by NCCL (one GPU per rank), the rest still through gloo. Under NCCL a
+  // stopped peer is not an error of the next collective: NCCL's watchdog ends the
+  // waiting ranks after timeout_s.
+  std::string backend = "gloo";
 };
 
 class Group {
  public:
   // Blocks until all `size` ranks have joined; throws std::runtime_error naming the
   // rendezvous when the address is malformed, the backend is missing or a rank never
-  // comes. A process that joins a group of several ignores SIGPIPE from then on: a peer
+  // comes. A group of one needs no store; with "nccl" it still forms a (1-rank) NCCL
+  // communicator, so the device path runs on a machine with one GPU. A process that joins a group of several ignores SIGPIPE from then on: a peer
   // that stops becomes an error of the next collective.
   static std::shared_ptr<Group> join(const Rendezvous& r);
   ~Group();
 
   int rank() const;
   int size() const;
+  const std::string& backend() const;
   // Every rank waits for the others (throws when one has stopped).
   void barrier();
 
@@ -55,5 +63,7 @@ class Group {
 
 // Whether this build can form groups (it was built against gloo's headers).
 bool available();
+// Whether it can form NCCL groups (its libtorch carries c10d's NCCL backend).
+bool nccl_available();
 
 }  // namespace dist

@@ -189,6 +189,7 @@ class LocalRanks {
     if (!mkdtemp(dir)) throw std::runtime_error("--ranks: cannot make a directory in /tmp");
     dir_ = dir;
     setenv("ENGINE_WORLD_SIZE", std::to_string(n).c_str(), 1);
+    setenv("ENGINE_LOCAL_WORLD_SIZE", std::to_string(n).c_str(), 1);
     setenv("ENGINE_RENDEZVOUS", ("file:" + dir_ + "/store").c_str(), 1);
     const pid_t leader = getpid();
     // The program itself, by its own name (a follower's process name is then "engine").

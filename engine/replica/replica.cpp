@@ -323,6 +323,18 @@ std::string device_for(const std::string& device, int local_rank, int cuda_devic
   return "cuda:" + std::to_string((first + local_rank) % cuda_devices);
 }
 
+// NCCL needs a GPU of its own per rank: chosen by itself only where this node's ranks
+// are known to have one each.
+static std::string backend_for(const std::string& asked, const std::string& local_ranks) {
+  if (!asked.empty()) {
+    if (asked != "gloo" && asked != "nccl")
+      throw std::invalid_argument("ENGINE_DIST_BACKEND is '" + asked + "': gloo or nccl");
+    return asked;
+  }
+  if (!dist::nccl_available() || local_ranks.empty()) return "gloo";
+  return policy::cuda_devices() >= env_int("ENGINE_LOCAL_WORLD_SIZE", local_ranks) ? "nccl" : "gloo";
+}
+
 std::optional<int> start() {
   const std::string rank = env("ENGINE_RANK"), size = env("ENGINE_WORLD_SIZE");
   if (rank.empty() && size.empty()) return std::nullopt;
@@ -338,6 +350,7 @@ std::optional<int> start() {
   auto& t = team();
   t.local_rank = env("ENGINE_LOCAL_RANK").empty() ? r.rank : env_int("ENGINE_LOCAL_RANK", env("ENGINE_LOCAL_RANK"));
   if (r.size == 1) return std::nullopt;
+  r.backend = backend_for(env("ENGINE_DIST_BACKEND"), env("ENGINE_LOCAL_WORLD_SIZE"));
   t.group = dist::Group::join(r);
   if (r.rank == 0) return std::nullopt;
   return serve();

@@ -12,6 +12,9 @@
 //   ENGINE_LOCAL_RANK               its rank on its node (default: ENGINE_RANK); a policy
 //                                   loaded on "cuda" goes to device LOCAL_RANK % devices
 //   ENGINE_DIST_TIMEOUT             seconds a collective waits for a silent rank (300)
+//   ENGINE_DIST_BACKEND             gloo or nccl (dist::Rendezvous::backend). Unset: nccl
+//                                   when this build has it and ENGINE_LOCAL_WORLD_SIZE
+//                                   ranks have a GPU each, else gloo
 // `engine --ranks=N` sets these for N processes on one node and starts the followers.
 //
 // Checkpoints are written by the leader; trainer:load reads the directory on every rank,

@@ -118,7 +118,7 @@ struct Trainer::Impl {
 
   // After a pass: every rank's gradients and totals become their sums over the ranks.
   void sum_over_ranks(std::vector<double*> totals) {
-    if (!group || group->size() == 1) return;
+    if (!group) return;  // a group of one may still be an NCCL group: dist::sum decides
     std::vector<Tensor> grads;
     for (auto& p : params) {
       if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);

@@ -140,7 +140,37 @@ TEST_CASE("a rank that stops ends its peer with an error naming the failed sum")
   }
 }
 
+// One GPU is enough to run NCCL's path: a group of one still sums (and broadcasts) the
+// gradients through an NCCL communicator on the device. Where this build has no NCCL the
+// backend is refused, and says why; where it has NCCL but no GPU, the rank fails as the
+// single trainer does.
+TEST_CASE("a GPU rank in an NCCL group of one takes the single trainer's update") {
+  if (!dist::nccl_available()) {
+    CHECK_THROWS_WITH(dist::Group::join({0, 1, "", 5, "nccl"}), Catch::Contains("built without NCCL"));
+    CHECK_THROWS_WITH(dist::Group::join({0, 2, "file:/tmp/x", 5, "nccl"}), Catch::Contains("built without NCCL"));
+    return;
+  }
+  Job job("dist_nccl");
+  pid_t one = start({kModel, (job.dir / "one.txt").string(), "0", "0", "-", "full", "cuda"}, job.dir / "one.err");
+  const int rc_one = finish(one);
+  pid_t r0 = start({kModel, (job.dir / "r0.txt").string(), "0", "1", "-", "full", "cuda", "nccl"}, job.dir / "r0.err");
+  const int rc0 = finish(r0);
+  INFO(slurp(job.dir / "one.err") << slurp(job.dir / "r0.err"));
+  if (rc_one != 0) {  // no GPU here: the NCCL rank cannot load its policy either
+    CHECK(slurp(job.dir / "one.err").find("CUDA") != std::string::npos);
+    CHECK(rc0 == rc_one);
+    return;
+  }
+  REQUIRE(rc0 == 0);
+  auto single = numbers(job.dir / "one.txt"), r = numbers(job.dir / "r0.txt");
+  REQUIRE(single.size() == 38);
+  CHECK(max_diff(r, single) < 1e-6);
+  CHECK(std::abs(single[0] - single[1]) > 1e-6);
+}
+
 TEST_CASE("a malformed rendezvous is refused with what is wrong") {
+  CHECK_THROWS_WITH(dist::Group::join({0, 2, "file:/tmp/x", 5, "mpi"}),
+                    Catch::Contains("the backend 'mpi' is neither gloo nor nccl"));
   CHECK_THROWS_WITH(dist::Group::join({2, 2, "file:/tmp/x", 5}),
                     Catch::Contains("rank 2 is not one of 2 ranks"));
   CHECK_THROWS_WITH(dist::Group::join({0, 2, "/tmp/x", 5}),

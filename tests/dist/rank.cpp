@@ -2,11 +2,12 @@
 // (two prompts, four completions each, micro-batches of two), two steps; then each step's
 // loss and the trained model's log-probabilities of every completion, one per line.
 //
-//   dist_rank MODEL OUT RANK SIZE STORE [lora] [stop] [cuda]
+//   dist_rank MODEL OUT RANK SIZE STORE [lora] [stop] [cuda] [nccl]
 //
 // SIZE 0 joins no group: the single trainer the ranks are compared with. With "stop" the
 // rank exits after joining, before its first step, as a killed rank would. With "cuda"
-// the replica lives on the GPU (its gradients cross ranks through host memory).
+// the replica lives on the GPU (its gradients cross ranks through host memory, or on the
+// device with "nccl", which also forms a group of one).
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -38,18 +39,20 @@ static std::vector<train::Group> fixed_batch(policy::Policy& pol) {
 
 int main(int argc, char** argv) {
   if (argc < 6) {
-    std::fprintf(stderr, "usage: dist_rank MODEL OUT RANK SIZE STORE [lora] [stop] [cuda]\n");
+    std::fprintf(stderr, "usage: dist_rank MODEL OUT RANK SIZE STORE [lora] [stop] [cuda] [nccl]\n");
     return 2;
   }
   try {
     const std::string model = argv[1], out = argv[2], store = argv[5];
     const int rank = std::atoi(argv[3]), size = std::atoi(argv[4]);
     bool lora = false, stop = false;
+    dist::Rendezvous rv{rank, size, store, 20.0};
     policy::LoadOptions lo;
     for (int i = 6; i < argc; ++i) {
       lora = lora || std::string(argv[i]) == "lora";
       stop = stop || std::string(argv[i]) == "stop";
       if (std::string(argv[i]) == "cuda") lo.device = "cuda";
+      if (std::string(argv[i]) == "nccl") rv.backend = "nccl";
     }
     auto pol = std::shared_ptr<policy::Policy>(policy::Policy::load(model, lo));
     train::GrpoOptions o;
@@ -58,7 +61,7 @@ int main(int argc, char** argv) {
     o.seed = 7;
     if (lora) o.lora = train::LoraSettings{4, 8, 0.0, {"q_proj", "v_proj", "down_proj"}};
     auto trainer = train::Trainer::grpo(pol, o);
-    if (size > 0) trainer->join(dist::Group::join({rank, size, store, 20.0}));
+    if (size > 0) trainer->join(dist::Group::join(rv));
     if (stop) std::_Exit(3);
     auto groups = fixed_batch(*pol);
     FILE* f = std::fopen(out.c_str(), "w");

@@ -56,6 +56,14 @@ t.test("on CUDA two ranks take one rank's update; without CUDA the load fails on
   end
 end)
 
+t.test("a collective backend other than gloo or nccl is refused by name", function()
+  local p = io.popen(string.format("ENGINE_DIST_BACKEND=mpi %s --ranks=2 %s %s 0 fixed 2>&1",
+                                   engine_exe, job, t.tmpdir()))
+  local text = p:read("a")
+  t.ok(not p:close(), "an unknown backend was accepted")
+  t.contains(text, "ENGINE_DIST_BACKEND is 'mpi': gloo or nccl")
+end)
+
 t.test("pol:sample spreads a call over the ranks and keeps its shape", function()
   local dir = t.tmpdir()
   local ok, text = run(3, dir, 0, "shapes")
