@@ -29,7 +29,7 @@ M.spec = {
   options = {
     {"G", 0, "completions per prompt (0: the runs' G)", min = 0},
     {"device", "auto", "where the policies run", check = experiment.check_device},
-    {"out", "", "also write the figures as JSON here"},
+    {"out", "", "also write the figures as JSON here, after every seed (complete = true once all are done)"},
     {"seeds", "", "only these seeds: a list '4,5,6' or a count N (1..N); empty: every seed",
      check = function(v)
        if v == "" or experiment.parse_seeds(v) then return true end
@@ -114,13 +114,17 @@ local function compare_run(cfg, base, opts, deps)
   base.score = base.score or score(policy_of(base, o, deps), set, o, base.config, sample_seed, deps)
   local learned = score(policy_of(cfg, run_opts(cfg, opts), deps), set, o, cfg.config, sample_seed, deps)
   log.info("held out", {seed = seed, config = cfg.name, base = string.format("%.1f", base.score.reward),
-                        learned = string.format("%.1f", learned.reward)})
+                        learned = string.format("%.1f", learned.reward),
+                        base_verified = string.format("%.3f", base.score.ok),
+                        learned_verified = string.format("%.3f", learned.ok)})
   return learned, #set
 end
 
 -- The comparison of the runs in dir; deps: the primitives (experiment.deps). Returns the
--- table's rows (text) and per learning configuration its per-seed gains and interval.
-function M.compare(dir, opts, deps)
+-- table's rows (text) and per learning configuration its per-seed gains. on_row(rows,
+-- by_group), when given, sees them after each comparison, so a caller can keep what a
+-- stopped call has finished.
+function M.compare(dir, opts, deps, on_row)
   deps = experiment.deps(deps)
   local exp = experiment.try(nil, results.load, (dir:gsub("/+$", "")))
   local wanted
@@ -147,6 +151,7 @@ function M.compare(dir, opts, deps)
         rows[#rows + 1] = string.format("| %d | %s | %d | %.1f, %.0f%% | %.1f, %.0f%% | %+.1f |", seed, group.key,
                                         prompts_asked, base.score.reward, 100 * base.score.ok, learned.reward,
                                         100 * learned.ok, learned.reward - base.score.reward)
+        if on_row then on_row(rows, by_group) end
       end
     end
   end
@@ -156,6 +161,22 @@ function M.compare(dir, opts, deps)
   return rows, by_group
 end
 
+-- Per learning configuration: its gains, their intervals, and the line that says them.
+local function summarize(by_group)
+  local summary, lines = {}, {}
+  for key, g in pairs(by_group) do
+    local iv, ok_iv = results.interval(g.reward), results.interval(g.ok)
+    lines[#lines + 1] = string.format("- `%s`: reward gain %s over %d seeds, %s; verified share %+.1f points",
+                                      key, results.pm(iv, "%+.2f"), iv.n,
+                                      results.verdict(iv, "better than lr = 0 beyond seed noise",
+                                                      "worse than lr = 0 beyond seed noise",
+                                                      "not distinguishable from lr = 0"),
+                                      100 * ok_iv.mean)
+    summary[key] = {reward = g.reward, ok = g.ok, interval = iv}
+  end
+  return summary, lines
+end
+
 function M.main(argv)
   local opts = args.parse(argv, M.spec)
   local dir = opts._[1]
@@ -163,24 +184,20 @@ function M.main(argv)
     io.stderr:write("usage: engine heldout.lua RUN_DIR [--G=N] (see --help)\n")
     os.exit(2)
   end
-  local rows, by_group = M.compare(dir, opts)
+  -- --out is rewritten after every seed (complete = false until the last one).
+  local function save(rows, by_group, complete)
+    if opts.out == "" then return end
+    json.write(opts.out, {rows = rows, gains = (summarize(by_group)), complete = complete})
+  end
+  local rows, by_group = M.compare(dir, opts, nil, function(r, g) save(r, g, false) end)
   local out = {"| seed | configuration | prompts | lr = 0: mean reward, verified | learned | gain |",
                "| ---: | --- | ---: | ---: | ---: | ---: |"}
   for _, r in ipairs(rows) do out[#out + 1] = r end
   out[#out + 1] = ""
-  local summary = {}
-  for key, g in pairs(by_group) do
-    local iv, ok_iv = results.interval(g.reward), results.interval(g.ok)
-    out[#out + 1] = string.format("- `%s`: reward gain %s over %d seeds, %s; verified share %+.1f points",
-                                  key, results.pm(iv, "%+.2f"), iv.n,
-                                  results.verdict(iv, "better than lr = 0 beyond seed noise",
-                                                  "worse than lr = 0 beyond seed noise",
-                                                  "not distinguishable from lr = 0"),
-                                  100 * ok_iv.mean)
-    summary[key] = {reward = g.reward, ok = g.ok, interval = iv}
-  end
+  local _, lines = summarize(by_group)
+  for _, l in ipairs(lines) do out[#out + 1] = l end
   io.stdout:write(table.concat(out, "\n"), "\n")
-  if opts.out ~= "" then json.write(opts.out, {rows = rows, gains = summary}) end
+  save(rows, by_group, true)
 end
 
 if experiment.is_main() then experiment.main(arg[0], M.main, arg) end

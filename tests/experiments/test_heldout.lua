@@ -28,6 +28,12 @@ t.test("the learned policies beat the base model on the same prompts, seed by se
   for i = 1, 2 do t.ok(g.reward[i] > 0, "seed " .. i .. " gains: " .. g.reward[i]) end
   t.eq(deps.policy.loads, 4, "a base model and a learned one per seed")
   t.contains(rows[1], "| 1 | beta=0,lr=5e-07,opt=O3 | 8 |")  -- the eight fixed prompts
+  -- a caller sees each comparison as it finishes (heldout.lua rewrites --out then)
+  local seen = {}
+  heldout.compare(out, {G = 0, device = "cpu"}, fakes.deps(), function(r, by_group)
+    seen[#seen + 1] = {#r, #by_group["beta=0,lr=5e-07,opt=O3"].reward}
+  end)
+  t.eq(seen, {{1, 1}, {2, 2}}, "one call per finished seed, with what is done so far")
   local only = heldout.compare(out, {G = 0, device = "cpu", seeds = "1"}, fakes.deps())
   t.eq(#only, 1, "--seeds=1 compares seed 1 alone")
   t.contains(only[1], "| 1 | beta=0,lr=5e-07,opt=O3 |")
