@@ -250,11 +250,13 @@ int64_t Group::counter(const std::string& key, int64_t delta) {
   return value;
 }
 
+#if ENGINE_HAS_GLOO
 // Tensors of one dtype and device travel as one flat buffer: one collective, not one per
-// parameter. A buffer on a GPU stays there under NCCL; otherwise gloo reduces host memory,
-// and a group of one without NCCL has nothing to do.
-template <class Gloo, class Nccl>
-static void flat(Group& g, std::vector<at::Tensor>& tensors, Gloo&& gloo, Nccl&& nccl) {
+// parameter. `op(process_group, buffer, what)` runs it: on the GPU under NCCL, else over
+// gloo through host memory; a group of one without NCCL has nothing to do.
+template <class Op>
+static void flat(Group& g, std::vector<at::Tensor>& tensors, Op&& op) {
+  auto& impl = g.impl();
   std::map<std::pair<int, std::string>, std::vector<at::Tensor*>> buckets;
   for (auto& t : tensors)
     buckets[{static_cast<int>(t.scalar_type()), t.device().str()}].push_back(&t);
@@ -264,14 +266,13 @@ static void flat(Group& g, std::vector<at::Tensor>& tensors, Gloo&& gloo, Nccl&&
     at::Tensor buf = at::cat(views);
     bool on_device = false;
 #if ENGINE_HAS_NCCL
-    on_device = buf.is_cuda() && g.impl().nccl;
+    on_device = buf.is_cuda() && impl.nccl;
+    if (on_device) op(*impl.nccl, buf, " (NCCL)");
 #endif
-    if (on_device) {
-      nccl(buf);
-    } else {
+    if (!on_device) {
       if (g.size() == 1) continue;
       if (!buf.is_cpu()) buf = buf.cpu();
-      gloo(buf);
+      op(*impl.pg, buf, "");
     }
     int64_t offset = 0;
     for (auto* t : ts) {
@@ -281,6 +282,7 @@ static void flat(Group& g, std::vector<at::Tensor>& tensors, Gloo&& gloo, Nccl&&
     }
   }
 }
+#endif
 
 // A group of one without NCCL, or a build without gloo, has no process group at all.
 static bool alone(Group& g) {
@@ -293,40 +295,22 @@ static bool alone(Group& g) {
 void sum(Group& g, std::vector<at::Tensor>& tensors) {
   if (alone(g) || tensors.empty()) return;
 #if ENGINE_HAS_GLOO
-  auto& impl = g.impl();
-  flat(
-      g, tensors,
-      [&](at::Tensor& buf) {
-        std::vector<at::Tensor> one{buf};
-        collective(impl, "the sum of gradients", [&] { return impl.pg->allreduce(one); });
-      },
-      [&](at::Tensor& buf) {
-        std::vector<at::Tensor> one{buf};
-#if ENGINE_HAS_NCCL
-        collective(impl, "the sum of gradients (NCCL)", [&] { return impl.nccl->allreduce(one); });
-#endif
-      });
+  flat(g, tensors, [&](auto& pg, at::Tensor& buf, const std::string& how) {
+    std::vector<at::Tensor> one{buf};
+    collective(g.impl(), ("the sum of gradients" + how).c_str(), [&] { return pg.allreduce(one); });
+  });
 #endif
 }
 
 void broadcast(Group& g, std::vector<at::Tensor>& tensors, int root) {
   if (alone(g) || tensors.empty()) return;
 #if ENGINE_HAS_GLOO
-  auto& impl = g.impl();
   c10d::BroadcastOptions o;
   o.rootRank = root;
-  flat(
-      g, tensors,
-      [&](at::Tensor& buf) {
-        std::vector<at::Tensor> one{buf};
-        collective(impl, "a broadcast", [&] { return impl.pg->broadcast(one, o); });
-      },
-      [&](at::Tensor& buf) {
-        std::vector<at::Tensor> one{buf};
-#if ENGINE_HAS_NCCL
-        collective(impl, "a broadcast (NCCL)", [&] { return impl.nccl->broadcast(one, o); });
-#endif
-      });
+  flat(g, tensors, [&](auto& pg, at::Tensor& buf, const std::string& how) {
+    std::vector<at::Tensor> one{buf};
+    collective(g.impl(), ("a broadcast" + how).c_str(), [&] { return pg.broadcast(one, o); });
+  });
 #endif
 }
 
