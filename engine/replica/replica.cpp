@@ -480,31 +480,22 @@ void set_lr(train::Trainer& tr, double lr) {
   tr.set_lr(lr);
 }
 
-void release(const policy::Policy* pol) {
-  auto& t = team();
-  auto it = t.policy_ids.find(pol);
-  if (it == t.policy_ids.end()) return;
+// The leader forgets an object's id and tells the followers to drop their copy.
+template <class T>
+static void forget(std::map<const T*, int64_t>& ids, const T* obj, Op op) {
+  auto it = ids.find(obj);
+  if (it == ids.end()) return;
   const int64_t id = it->second;
-  t.policy_ids.erase(it);
-  if (!t.leading()) return;
+  ids.erase(it);
+  if (!team().leading()) return;
   try {
-    send(kReleasePolicy, encode(id));
+    send(op, encode(id));
   } catch (const std::exception&) {
     // A broken team shows at the next command that matters.
   }
 }
 
-void release(const train::Trainer* tr) {
-  auto& t = team();
-  auto it = t.trainer_ids.find(tr);
-  if (it == t.trainer_ids.end()) return;
-  const int64_t id = it->second;
-  t.trainer_ids.erase(it);
-  if (!t.leading()) return;
-  try {
-    send(kReleaseTrainer, encode(id));
-  } catch (const std::exception&) {
-  }
-}
+void release(const policy::Policy* pol) { forget(team().policy_ids, pol, kReleasePolicy); }
+void release(const train::Trainer* tr) { forget(team().trainer_ids, tr, kReleaseTrainer); }
 
 }  // namespace replica
