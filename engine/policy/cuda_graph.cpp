@@ -1,6 +1,7 @@
 #include "policy/cuda_graph.hpp"
 
 #if POLICY_CUDA
+#include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -87,5 +88,37 @@ torch::Tensor GraphedStep::replay() { return {}; }
 #endif
 
 GraphedStep::~GraphedStep() = default;
+
+struct PendingCopy::Impl {
+  torch::Tensor host;
+#if POLICY_CUDA
+  std::optional<at::cuda::CUDAEvent> landed;
+#endif
+};
+
+PendingCopy::PendingCopy(const torch::Tensor& src) : impl_(std::make_unique<Impl>()) {
+#if POLICY_CUDA
+  if (src.is_cuda()) {
+    auto pinned = torch::TensorOptions().dtype(src.dtype()).pinned_memory(true);
+    impl_->host = torch::empty(src.sizes(), pinned);
+    impl_->host.copy_(src, /*non_blocking=*/true);
+    impl_->landed.emplace();
+    impl_->landed->record(c10::cuda::getCurrentCUDAStream(src.device().index()));
+    return;
+  }
+#endif
+  impl_->host = src.cpu();
+}
+
+PendingCopy::~PendingCopy() = default;
+PendingCopy::PendingCopy(PendingCopy&&) noexcept = default;
+PendingCopy& PendingCopy::operator=(PendingCopy&&) noexcept = default;
+
+torch::Tensor PendingCopy::wait() {
+#if POLICY_CUDA
+  if (impl_->landed) impl_->landed->synchronize();
+#endif
+  return impl_->host;
+}
 
 }  // namespace policy

@@ -26,4 +26,21 @@ class GraphedStep {
   std::unique_ptr<Impl> impl_;
 };
 
+// A device tensor's copy to pinned host memory, enqueued on the current stream now and
+// awaited later, so the host can read one step's tokens while the device runs the next.
+// A CPU tensor is simply kept.
+class PendingCopy {
+ public:
+  explicit PendingCopy(const torch::Tensor& src);
+  ~PendingCopy();
+  PendingCopy(PendingCopy&&) noexcept;
+  PendingCopy& operator=(PendingCopy&&) noexcept;
+  // Blocks until the copy has landed; returns the host tensor.
+  torch::Tensor wait();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace policy

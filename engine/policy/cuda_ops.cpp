@@ -1,12 +1,21 @@
 #include "policy/cuda_ops.hpp"
 
 #if POLICY_CUDA
+#include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <mutex>
+
 #include "policy/decode_attention.hpp"
+#include "policy/decode_kernels.hpp"
 #endif
 
 namespace policy {
+
+DecodeKernels& decode_kernels() {
+  static DecodeKernels k;
+  return k;
+}
 
 #if POLICY_CUDA
 
@@ -16,7 +25,7 @@ static bool aligned16(const torch::Tensor& t) {
 
 torch::Tensor fused_decode_attention(const torch::Tensor& q, const torch::Tensor& k,
                                      const torch::Tensor& v, const torch::Tensor& bias,
-                                     double scale) {
+                                     double scale, const torch::Tensor& last_column) {
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4 || q.size(2) != 1) return {};
   const int64_t B = q.size(0), H = q.size(1), D = q.size(3), Hk = k.size(1), S = k.size(2);
   if (!q.is_cuda() || q.scalar_type() != torch::kBFloat16 || k.scalar_type() != q.scalar_type() ||
@@ -36,6 +45,12 @@ torch::Tensor fused_decode_attention(const torch::Tensor& q, const torch::Tensor
       return {};
     a.bias = bias.data_ptr<float>();
     a.bias_sb = bias.stride(0);
+  }
+  if (last_column.defined()) {
+    if (!last_column.is_cuda() || last_column.scalar_type() != torch::kInt64 ||
+        last_column.numel() != 1)
+      return {};
+    a.last_column = last_column.data_ptr<int64_t>();
   }
   a.q = q.data_ptr();
   a.q_sb = q.stride(0);
@@ -61,12 +76,137 @@ torch::Tensor fused_decode_attention(const torch::Tensor& q, const torch::Tensor
   return out;
 }
 
+static void* stream_of(const torch::Tensor& t) {
+  return c10::cuda::getCurrentCUDAStream(t.device().index()).stream();
+}
+
+static bool bf16_cuda(const torch::Tensor& t) {
+  return t.defined() && t.is_cuda() && t.scalar_type() == torch::kBFloat16;
+}
+
+torch::Tensor fused_rope_cache(const torch::Tensor& qkv, const torch::Tensor& cos,
+                               const torch::Tensor& sin, torch::Tensor& k_cache,
+                               torch::Tensor& v_cache, const torch::Tensor& slot,
+                               int64_t column) {
+  if (!decode_kernels().fused_elementwise) return {};
+  if (!bf16_cuda(qkv) || !bf16_cuda(cos) || !bf16_cuda(sin) || !bf16_cuda(k_cache) ||
+      !bf16_cuda(v_cache) || qkv.dim() != 4 || qkv.size(1) != 1 || !qkv.is_contiguous() ||
+      !cos.is_contiguous() || !sin.is_contiguous() || k_cache.dim() != 4 ||
+      k_cache.sizes() != v_cache.sizes() || k_cache.strides() != v_cache.strides() ||
+      k_cache.stride(3) != 1)
+    return {};
+  const int64_t B = qkv.size(0), D = qkv.size(3), Hk = k_cache.size(1);
+  const int64_t H = qkv.size(2) - 2 * Hk;
+  if (H <= 0 || D % 2 != 0 || k_cache.size(0) != B || k_cache.size(3) != D ||
+      cos.numel() != B * D || sin.numel() != B * D)
+    return {};
+  if (slot.defined()) {
+    if (!slot.is_cuda() || slot.scalar_type() != torch::kInt64 || slot.numel() != 1) return {};
+  } else if (column < 0 || column >= k_cache.size(2)) {
+    return {};
+  }
+  torch::Tensor q = torch::empty({B, H, 1, D}, qkv.options());
+  RopeCacheArgs a;
+  a.qkv = qkv.data_ptr();
+  a.cos = cos.data_ptr();
+  a.sin = sin.data_ptr();
+  a.q_out = q.data_ptr();
+  a.k_cache = k_cache.data_ptr();
+  a.v_cache = v_cache.data_ptr();
+  a.c_sb = k_cache.stride(0);
+  a.c_sh = k_cache.stride(1);
+  a.c_ss = k_cache.stride(2);
+  a.slot = slot.defined() ? slot.data_ptr<int64_t>() : nullptr;
+  a.column = column;
+  a.rows = static_cast<int>(B);
+  a.heads = static_cast<int>(H);
+  a.kv_heads = static_cast<int>(Hk);
+  a.head_dim = static_cast<int>(D);
+  rope_cache_launch(a, stream_of(qkv));
+  return q;
+}
+
+torch::Tensor fused_rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
+  if (!decode_kernels().fused_elementwise || !bf16_cuda(x) || !bf16_cuda(weight) ||
+      !x.is_contiguous() || !weight.is_contiguous() || weight.dim() != 1 ||
+      x.size(-1) != weight.size(0))
+    return {};
+  torch::Tensor out = torch::empty_like(x);
+  const int64_t dim = x.size(-1);
+  rms_norm_launch(x.data_ptr(), weight.data_ptr(), out.data_ptr(), x.numel() / dim,
+                  static_cast<int>(dim), static_cast<float>(eps), stream_of(x));
+  return out;
+}
+
+torch::Tensor fused_swiglu(const torch::Tensor& gu) {
+  if (!decode_kernels().fused_elementwise || !bf16_cuda(gu) || !gu.is_contiguous() ||
+      gu.size(-1) % 2 != 0)
+    return {};
+  const int64_t inner = gu.size(-1) / 2;
+  std::vector<int64_t> shape = gu.sizes().vec();
+  shape.back() = inner;
+  torch::Tensor out = torch::empty(shape, gu.options());
+  swiglu_launch(gu.data_ptr(), out.data_ptr(), gu.numel() / gu.size(-1), inner, stream_of(gu));
+  return out;
+}
+
+std::pair<torch::Tensor, torch::Tensor> fused_sample(const torch::Tensor& logits,
+                                                     double temperature) {
+  if (!decode_kernels().fused_sampler || !logits.is_cuda() || logits.dim() != 2 ||
+      logits.stride(1) != 1 || !(temperature > 0) || logits.size(1) < 1 ||
+      (logits.scalar_type() != torch::kBFloat16 && logits.scalar_type() != torch::kFloat32))
+    return {};
+  SampleArgs a;
+  a.logits = logits.data_ptr();
+  a.logits_fp32 = logits.scalar_type() == torch::kFloat32;
+  a.row_stride = logits.stride(0);
+  a.rows = static_cast<int>(logits.size(0));
+  a.vocab = static_cast<int>(logits.size(1));
+  a.inv_temperature = static_cast<float>(1.0 / temperature);
+  auto* gen = at::get_generator_or_default<at::CUDAGeneratorImpl>(
+      {}, at::cuda::detail::getDefaultCUDAGenerator(logits.device().index()));
+  at::PhiloxCudaState rng;
+  {
+    std::lock_guard<std::mutex> lock(gen->mutex_);
+    rng = gen->philox_cuda_state(sample_offset_increment(a.rows, a.vocab));
+  }
+  if (rng.captured_) {  // inside a graph capture: the replay supplies seed and offset
+    a.seed_ptr = rng.seed_.ptr;
+    a.offset_ptr = rng.offset_.ptr;
+    a.offset_add = rng.offset_intragraph_;
+  } else {
+    a.seed = rng.seed_.val;
+    a.offset = rng.offset_.val;
+  }
+  torch::Tensor tokens = torch::empty({logits.size(0)}, logits.options().dtype(torch::kInt64));
+  torch::Tensor logprobs = torch::empty({logits.size(0)}, logits.options().dtype(torch::kFloat32));
+  torch::Tensor scratch = torch::empty({sample_scratch_bytes(a.rows, a.vocab)},
+                                      logits.options().dtype(torch::kUInt8));
+  a.scratch = scratch.data_ptr();
+  a.tokens = tokens.data_ptr<int64_t>();
+  a.logprobs = logprobs.data_ptr<float>();
+  sample_launch(a, stream_of(logits));
+  return {tokens, logprobs};
+}
+
 #else
 
+std::pair<torch::Tensor, torch::Tensor> fused_sample(const torch::Tensor&, double) { return {}; }
+
 torch::Tensor fused_decode_attention(const torch::Tensor&, const torch::Tensor&,
-                                     const torch::Tensor&, const torch::Tensor&, double) {
+                                     const torch::Tensor&, const torch::Tensor&, double,
+                                     const torch::Tensor&) {
   return {};
 }
+
+torch::Tensor fused_rope_cache(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&,
+                               torch::Tensor&, torch::Tensor&, const torch::Tensor&, int64_t) {
+  return {};
+}
+
+torch::Tensor fused_rms_norm(const torch::Tensor&, const torch::Tensor&, double) { return {}; }
+
+torch::Tensor fused_swiglu(const torch::Tensor&) { return {}; }
 
 #endif
 

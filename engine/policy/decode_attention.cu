@@ -38,7 +38,7 @@ __device__ __forceinline__ uint16_t float_to_bf16(float f) {
 // weighted values) for the G query heads; the groups are merged through shared memory
 // into one partial result per split.
 template <int D, int TILE>
-constexpr int chunk_of() { return (kThreads / (D / 8)) * TILE; }
+__host__ __device__ constexpr int chunk_of() { return (kThreads / (D / 8)) * TILE; }
 
 template <int D, int G, int TILE>
 __global__ void __launch_bounds__(kThreads) split_kernel(DecodeAttentionArgs a, int splits) {
@@ -52,8 +52,16 @@ __global__ void __launch_bounds__(kThreads) split_kernel(DecodeAttentionArgs a, 
   const uint16_t* kp = static_cast<const uint16_t*>(a.k) + kv_off;
   const uint16_t* vp = static_cast<const uint16_t*>(a.v) + kv_off;
   const float* bp = a.bias ? a.bias + b * a.bias_sb : nullptr;
+  const int span = a.last_column ? min(a.span, static_cast<int>(*a.last_column) + 1) : a.span;
   const int s_begin = split * CHUNK;
-  const int s_end = min(a.span, s_begin + CHUNK);
+  const int s_end = min(span, s_begin + CHUNK);
+  const int H = gridDim.y * G;
+  if (s_begin >= span) {  // past the step's last column: an empty result, which merges as none
+    if (threadIdx.x < G)
+      a.partial[((static_cast<int64_t>(b) * H + hk * G + threadIdx.x) * splits + split) * (D + 2) + D] =
+          -INFINITY;
+    return;
+  }
 
   const int base = s_begin + grp * TILE;
   uint4 kr[TILE], vr[TILE];  // loaded before the queries: both loads are in flight together
@@ -161,7 +169,6 @@ __global__ void __launch_bounds__(kThreads) split_kernel(DecodeAttentionArgs a, 
     for (int i = 0; i < 8; ++i) sm_acc[grp][g][dim0 + i] = acc[g][i];
   }
   __syncthreads();
-  const int H = gridDim.y * G;
   for (int idx = threadIdx.x; idx < G * D; idx += kThreads) {
     const int g = idx / D, d = idx % D;
     float mx = -INFINITY;

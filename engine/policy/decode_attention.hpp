@@ -20,6 +20,9 @@ struct DecodeAttentionArgs {
   void* out = nullptr;          // bf16 out[b, h, d], contiguous
   float* partial = nullptr;     // workspace of partial_floats() floats
   int batch = 0, heads = 0, kv_heads = 0, head_dim = 0, span = 0;
+  // When set, keys past column *last_column are skipped (read on the device, so a graph
+  // recorded for a span of several steps costs each step only the keys it has).
+  const int64_t* last_column = nullptr;
   float scale = 1.0f;
 };
 

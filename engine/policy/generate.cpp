@@ -10,12 +10,16 @@
 // 4. On CUDA each decode step is recorded once as a CUDA graph per (batch, span) and
 //    replayed: the step then reads its inputs from fixed tensors, writes its key/value
 //    at a column given as a tensor, and attends over a span rounded up to kSpanStep
-//    columns (the bias masks the unwritten ones).
+//    columns. The fused attention kernel reads that column too and skips the keys past
+//    it; other attention paths mask them with the bias. Recording a graph costs tens of
+//    milliseconds, hence spans of several hundred columns.
 #include <chrono>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "policy/cuda_graph.hpp"
+#include "policy/cuda_ops.hpp"
 #include "policy/policy_impl.hpp"
 
 namespace policy {
@@ -25,18 +29,23 @@ using torch::Tensor;
 namespace {
 
 const float kNegInf = -std::numeric_limits<float>::infinity();
-const int64_t kSpanStep = 64;
+const int64_t kSpanStep = 512;
 
-// Picks one token per row from fp32 logits [A,V]; returns tokens [A] and their log-probs
+// Picks one token per row from logits [A,V]; returns tokens [A] and their log-probs
 // under the distribution they were drawn from.
 std::pair<Tensor, Tensor> choose(Tensor logits, const SampleOptions& o) {
+  const int64_t V = logits.size(1);
+  if (o.temperature > 0 && (o.top_k == 0 || o.top_k >= V) && o.top_p >= 1.0) {
+    auto drawn = fused_sample(logits, o.temperature);  // one kernel on CUDA
+    if (drawn.first.defined()) return drawn;
+  }
+  logits = logits.to(torch::kFloat32);
   if (o.temperature == 0) {
     Tensor tok = logits.argmax(-1);
     Tensor lp = torch::log_softmax(logits, -1).gather(1, tok.unsqueeze(1)).squeeze(1);
     return {tok, lp};
   }
   Tensor x = o.temperature == 1.0 ? logits : logits / o.temperature;
-  const int64_t V = x.size(1);
   if (o.top_k > 0 && o.top_k < V) {
     Tensor kth = std::get<0>(x.topk(o.top_k, -1)).narrow(1, o.top_k - 1, 1);
     x = x.masked_fill(x < kth, kNegInf);
@@ -164,7 +173,7 @@ std::vector<std::vector<Completion>> Policy::sample(const std::vector<std::vecto
   KVCache& first = n == 1 ? cache : prefix;
   first.allocate(cfg, P, n == 1 ? cap : Lp, m->opts);
   Tensor h = m->hidden(ids, pos, bias, &first);
-  Tensor logits = m->logits(h.select(1, Lp - 1)).to(torch::kFloat32);
+  Tensor logits = m->logits(h.select(1, Lp - 1));
 
   // 2. Share the prefix with the n samples of each prompt.
   Tensor rep = torch::arange(P, i64.device(dev)).repeat_interleave(n);
@@ -182,20 +191,37 @@ std::vector<std::vector<Completion>> Policy::sample(const std::vector<std::vecto
   Tensor next_pos = mask.sum(1).index_select(0, rep);  // [R] position of the next token
   logits = logits.index_select(0, rep);
 
-  // 3. Decode.
+  // 3. Decode. The device holds the batch's newest tokens and positions (tok_in, pos_in);
+  // a step runs the model on them, samples, and updates them in place, so with CUDA
+  // graphs the next step can be launched before the host has read this one's tokens:
+  // the host's bookkeeping then overlaps the device's work instead of idling it.
   std::vector<int64_t> live(R);  // batch row -> completion index (prompt * n + sample)
   for (int64_t r = 0; r < R; ++r) live[r] = r;
   std::vector<char> done(R, 0);
   std::vector<size_t> stop_at(R, std::string::npos);  // byte offset of a matched stop string
   int64_t finished_in_batch = 0, steps = 0, generated = 0;
+  // Every live row holds the same number of tokens; a row ends by length at `last`.
+  const int64_t last = cap - Lp;
+  int64_t produced = 0;  // tokens per row taken or in flight
+  int64_t graphs_recorded = 0;
+  double graph_record_s = 0;
   double prefill_s = -1;
   const bool graphs = dev.is_cuda() && impl_->cuda_graphs && GraphedStep::supported();
+  const bool ahead = graphs && decode_kernels().pipelined_sampling;
   std::map<int64_t, std::unique_ptr<GraphedStep>> recorded;  // by span, for this batch
-  Tensor tok_in, pos_in, slot = torch::zeros({1}, i64.device(dev));
-  for (int64_t t = 0;; ++t) {
-    auto [tok, lp] = choose(logits, o);
-    Tensor both = torch::stack({tok.to(torch::kFloat64), lp.to(torch::kFloat64)}).cpu();
-    if (prefill_s < 0) prefill_s = seconds_since(start);
+  Tensor tok_in, pos_in = next_pos.view({R, 1}).clone(), slot = torch::zeros({1}, i64.device(dev));
+
+  // Samples from a step's logits, advances the device's inputs, starts the tokens' copy.
+  auto sample_step = [&](const Tensor& step_logits) {
+    auto [tok, lp] = choose(step_logits, o);
+    const int64_t rows = tok.size(0);
+    if (!tok_in.defined()) tok_in = torch::zeros({rows, 1}, i64.device(dev));
+    tok_in.copy_(tok.view({rows, 1}));
+    ++produced;
+    return PendingCopy(torch::stack({tok.to(torch::kFloat64), lp.to(torch::kFloat64)}));
+  };
+  // Records a step's tokens; true once every row of the batch has finished.
+  auto take = [&](const Tensor& both) {
     auto acc = both.accessor<double, 2>();
     const int64_t A = static_cast<int64_t>(live.size());
     for (int64_t b = 0; b < A; ++b) {
@@ -215,66 +241,89 @@ std::vector<std::vector<Completion>> Policy::sample(const std::vector<std::vecto
         if (stop) stop_at[c] = 0;  // located precisely on the full text below
       }
       if (stop) comp.finish_reason = "stop";
-      else if (static_cast<int64_t>(comp.tokens.size()) >= o.max_tokens ||
-               cache.len + 1 >= cap)
-        comp.finish_reason = "length";
+      else if (static_cast<int64_t>(comp.tokens.size()) >= last) comp.finish_reason = "length";
       if (!comp.finish_reason.empty()) done[c] = 1, ++finished_in_batch;
     }
-    if (finished_in_batch == A) break;
-    if (cache.len >= cap) break;  // cannot happen: every row hit "length" above
-    if (o.on_step) o.on_step(steps);
-    ++steps;
-    // Compact once an eighth of the batch is finished: the copy costs about one step.
-    if (finished_in_batch > 0 && finished_in_batch * 8 >= A) {
-      std::vector<int64_t> keep_rows, keep_live;
-      for (int64_t b = 0; b < A; ++b)
-        if (!done[live[b]]) keep_rows.push_back(b), keep_live.push_back(live[b]);
-      Tensor keep = torch::tensor(keep_rows, i64).to(dev);
-      cache.select_rows(keep);
-      key_bias = key_bias.index_select(0, keep);
-      next_pos = next_pos.index_select(0, keep);
-      tok = tok.index_select(0, keep);
-      live = std::move(keep_live);
-      finished_in_batch = 0;
-    }
+    return finished_in_batch == A;
+  };
+  // Drops the finished rows (cache included); the copy costs about one step, so it waits
+  // until an eighth of the batch is finished.
+  auto compact = [&] {
+    const int64_t A = static_cast<int64_t>(live.size());
+    std::vector<int64_t> keep_rows, keep_live;
+    for (int64_t b = 0; b < A; ++b)
+      if (!done[live[b]]) keep_rows.push_back(b), keep_live.push_back(live[b]);
+    Tensor keep = torch::tensor(keep_rows, i64).to(dev);
+    cache.select_rows(keep);
+    key_bias = key_bias.index_select(0, keep);
+    tok_in = tok_in.index_select(0, keep);
+    pos_in = pos_in.index_select(0, keep);
+    recorded.clear();  // new inputs, new graphs
+    live = std::move(keep_live);
+    finished_in_batch = 0;
+  };
+  // Runs one decode step on tok_in/pos_in and samples its tokens.
+  auto launch = [&] {
     key_bias.select(1, cache.len).fill_(0.0f);
+    Tensor step_logits;
     if (graphs) {
-      const int64_t rows = static_cast<int64_t>(live.size());
-      if (!tok_in.defined() || tok_in.size(0) != rows) {
-        recorded.clear();  // the batch changed: new inputs, new graphs
-        tok_in = torch::zeros({rows, 1}, i64.device(dev));
-        pos_in = torch::zeros({rows, 1}, i64.device(dev));
-      }
-      tok_in.copy_(tok.view({rows, 1}));
-      pos_in.copy_(next_pos.view({rows, 1}));
       slot.fill_(cache.len);
       const int64_t span = std::min(cap, (cache.len + 1 + kSpanStep - 1) / kSpanStep * kSpanStep);
       auto& g = recorded[span];
       if (!g) {
+        const auto record_start = std::chrono::steady_clock::now();
         cache.slot = slot;
         cache.span = span;
         g = std::make_unique<GraphedStep>([&] {
           Tensor b = key_bias.narrow(1, 0, span).unsqueeze(1).unsqueeze(1);
-          return m->logits(m->hidden(tok_in, pos_in, b, &cache).select(1, 0)).to(torch::kFloat32);
+          return m->logits(m->hidden(tok_in, pos_in, b, &cache).select(1, 0));
         }, dev);
         cache.slot = Tensor();
+        ++graphs_recorded;
+        graph_record_s += seconds_since(record_start);
       }
-      logits = g->replay();
+      step_logits = g->replay();
     } else {
-      const int64_t S = cache.len + 1;
-      Tensor step_bias = key_bias.narrow(1, 0, S).unsqueeze(1).unsqueeze(1);  // [A,1,1,S]
-      h = m->hidden(tok.unsqueeze(1), next_pos.unsqueeze(1), step_bias, &cache);
-      logits = m->logits(h.select(1, 0)).to(torch::kFloat32);
+      Tensor step_bias = key_bias.narrow(1, 0, cache.len + 1).unsqueeze(1).unsqueeze(1);  // [A,1,1,S]
+      step_logits = m->logits(m->hidden(tok_in, pos_in, step_bias, &cache).select(1, 0));
     }
     cache.len += 1;
-    next_pos = next_pos + 1;
+    pos_in.add_(1);
+    return sample_step(step_logits);
+  };
+
+  bool all_done = take(sample_step(logits).wait());
+  prefill_s = seconds_since(start);
+  std::optional<PendingCopy> in_flight;
+  while (!all_done) {
+    const bool compact_now =
+        finished_in_batch > 0 && finished_in_batch * 8 >= static_cast<int64_t>(live.size());
+    if (in_flight && (compact_now || produced == last)) {
+      all_done = take(in_flight->wait());  // nothing to launch before these tokens are known
+      in_flight.reset();
+      continue;
+    }
+    if (compact_now) compact();
+    if (produced == last) break;  // cannot happen: every row ended by length in take
+    if (o.on_step) o.on_step(steps);
+    ++steps;
+    PendingCopy next = launch();
+    if (!ahead) {
+      all_done = take(next.wait());
+      continue;
+    }
+    if (in_flight) all_done = take(in_flight->wait());
+    in_flight = std::move(next);
   }
+  if (in_flight) in_flight->wait();  // a step past the end: let the device finish it
   if (stats) {
     stats->prefill_s = prefill_s;
     stats->decode_s = seconds_since(start) - prefill_s;
     stats->prefill_tokens = P * Lp;
     stats->decode_steps = steps;
     stats->generated_tokens = generated;
+    stats->graphs_recorded = graphs_recorded;
+    stats->graph_record_s = graph_record_s;
   }
 
   // Text: the stop token is not text; a stop string and what follows it are cut.

@@ -32,8 +32,18 @@ RMSNormImpl::RMSNormImpl(int64_t dim, double e, const torch::TensorOptions& o) :
   weight = register_parameter("weight", torch::empty({dim}, o), false);
 }
 
+// A decode step (one token per row, no autograd) takes the model's own fused kernels
+// (cuda_ops.hpp); everything else, training included, the plain operations.
+static bool decode_step(const Tensor& x) {
+  return c10::InferenceMode::is_enabled() && x.is_cuda() && x.dim() == 3 && x.size(1) == 1;
+}
+
 // Normalises in fp32, scales in the model's dtype (as transformers does).
 Tensor RMSNormImpl::forward(const Tensor& x) {
+  if (decode_step(x)) {
+    Tensor out = fused_rms_norm(x, weight, eps);
+    if (out.defined()) return out;
+  }
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
   // One kernel on CUDA (fp32 accumulation); the weight multiplies before the final
   // rounding, a difference far inside the dtype's noise.
@@ -106,32 +116,38 @@ Tensor AttentionImpl::forward(const Tensor& x, const Tensor& cos, const Tensor& 
 Tensor AttentionImpl::attend(const Tensor& x, const Tensor& cos, const Tensor& sin,
                              const Tensor& bias, KVCache* cache, int layer) {
   const int64_t B = x.size(0), T = x.size(1), G = heads / kv_heads;
-  // Projections as [B,T,heads,d]; RoPE on queries and keys in one pass when fused.
+  // Projections as [B,h,T,d]; RoPE on queries and keys in one pass when fused.
   Tensor q, k, v;
   Tensor c = cos.unsqueeze(2), s = sin.unsqueeze(2);
   if (qkv_weight.defined()) {
     Tensor qkv = torch::linear(x, qkv_weight, qkv_bias).view({B, T, heads + 2 * kv_heads, head_dim});
-    Tensor qk = apply_rope(qkv.narrow(2, 0, heads + kv_heads), c, s);
-    q = qk.narrow(2, 0, heads);
-    k = qk.narrow(2, heads, kv_heads);
-    v = qkv.narrow(2, heads + kv_heads, kv_heads);
+    // A decode step's own kernel rotates q and k and writes k and v into the cache itself.
+    if (cache && decode_step(x))
+      q = fused_rope_cache(qkv, cos, sin, cache->k[layer], cache->v[layer], cache->slot, cache->len);
+    if (!q.defined()) {
+      Tensor qk = apply_rope(qkv.narrow(2, 0, heads + kv_heads), c, s);
+      q = qk.narrow(2, 0, heads).transpose(1, 2);
+      k = qk.narrow(2, heads, kv_heads).transpose(1, 2);
+      v = qkv.narrow(2, heads + kv_heads, kv_heads).transpose(1, 2);
+    }
   } else {
-    q = apply_rope(q_proj(x).view({B, T, heads, head_dim}), c, s);
-    k = apply_rope(k_proj(x).view({B, T, kv_heads, head_dim}), c, s);
-    v = v_proj(x).view({B, T, kv_heads, head_dim});
+    q = apply_rope(q_proj(x).view({B, T, heads, head_dim}), c, s).transpose(1, 2);
+    k = apply_rope(k_proj(x).view({B, T, kv_heads, head_dim}), c, s).transpose(1, 2);
+    v = v_proj(x).view({B, T, kv_heads, head_dim}).transpose(1, 2);
   }
-  q = q.transpose(1, 2);  // [B,h,T,d]
-  k = k.transpose(1, 2);
-  v = v.transpose(1, 2);
   if (cache && cache->slot.defined()) {
-    cache->k[layer].index_copy_(2, cache->slot, k);
-    cache->v[layer].index_copy_(2, cache->slot, v);
+    if (k.defined()) {
+      cache->k[layer].index_copy_(2, cache->slot, k);
+      cache->v[layer].index_copy_(2, cache->slot, v);
+    }
     k = cache->k[layer].narrow(2, 0, cache->span);
     v = cache->v[layer].narrow(2, 0, cache->span);
   } else if (cache) {
     const int64_t at = cache->len;
-    cache->k[layer].narrow(2, at, T).copy_(k);
-    cache->v[layer].narrow(2, at, T).copy_(v);
+    if (k.defined()) {
+      cache->k[layer].narrow(2, at, T).copy_(k);
+      cache->v[layer].narrow(2, at, T).copy_(v);
+    }
     k = cache->k[layer].narrow(2, 0, at + T);
     v = cache->v[layer].narrow(2, 0, at + T);
   }
@@ -140,7 +156,8 @@ Tensor AttentionImpl::attend(const Tensor& x, const Tensor& cos, const Tensor& s
   if (T == 1 && x.is_cuda()) {
     // One fused split-K kernel reads each key/value row once for the whole query group
     // (cuda_ops.hpp); it declines what it does not cover (dtype, head size, layout).
-    Tensor out = fused_decode_attention(q, k, v, bias, scale);
+    Tensor last = cache && cache->slot.defined() ? cache->slot : Tensor();
+    Tensor out = fused_decode_attention(q, k, v, bias, scale, last);
     if (out.defined()) return out;
   }
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
@@ -184,6 +201,10 @@ Tensor MLPImpl::forward(const Tensor& x) { return down_proj(activation(x)); }
 Tensor MLPImpl::activation(const Tensor& x) {
   if (gate_up_weight.defined()) {
     Tensor gu = torch::linear(x, gate_up_weight, gate_up_bias);
+    if (decode_step(x)) {
+      Tensor out = fused_swiglu(gu);
+      if (out.defined()) return out;
+    }
     const int64_t I = gu.size(-1) / 2;
     return torch::silu(gu.narrow(-1, 0, I)).mul_(gu.narrow(-1, I, I));
   }

@@ -59,6 +59,9 @@ struct Completion {
 struct SampleStats {
   double prefill_s = 0, decode_s = 0;
   int64_t prefill_tokens = 0, decode_steps = 0, generated_tokens = 0;
+  // CUDA graphs recorded while decoding and the time that took (part of decode_s).
+  int64_t graphs_recorded = 0;
+  double graph_record_s = 0;
 };
 
 class Policy {

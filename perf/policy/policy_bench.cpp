@@ -8,12 +8,18 @@
 //                [--device cuda] [--dtype bf16] [--bandwidth GBPS] [--graphs 0|1]
 //     random weights for CONFIG; decode tokens/s; the bandwidth limit (weight bytes read
 //     per step / bandwidth, the bandwidth measured here by a device copy unless given).
+//     --fused 0 / --pipelined 0 / --sampler 0 turn off the step's fused elementwise
+//     kernels / sampling a step ahead / the one-kernel sampler (cuda_ops.hpp:
+//     DecodeKernels), to measure each in the same session.
 //     --profile TRACE.json (CUDA builds): afterwards, decode steps 8..19 of another run
 //     are traced with Kineto (scripts/device/profile_summary.py summarises the trace).
 //   policy_bench attention
 //     the fused decode attention kernel against a float64 reference on random inputs
 //     (shapes of the parity models and the 14B config, masks, strided cache views).
 //     Prints one JSON line per case; exits 1 when one is off.
+//   policy_bench kernels
+//     the same for the step's fused RoPE + cache write, RMSNorm and SwiGLU kernels; the
+//     sampler's frequencies against softmax over 200,000 draws, its log-probabilities.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -157,6 +163,9 @@ static int decode(const std::string& config_path, const std::map<std::string, st
   lo.device = get(f, "device", "cuda");
   lo.dtype = get(f, "dtype", "bf16");
   lo.cuda_graphs = get(f, "graphs", "1") == "1";
+  decode_kernels().fused_elementwise = get(f, "fused", "1") == "1";
+  decode_kernels().pipelined_sampling = get(f, "pipelined", "1") == "1";
+  decode_kernels().fused_sampler = get(f, "sampler", "1") == "1";
   const int batch = std::stoi(get(f, "batch", "64"));
   // The paper's step samples G completions of each of a few prompts: batch = prompts x G.
   const int samples = std::stoi(get(f, "samples", "1"));
@@ -201,9 +210,13 @@ static int decode(const std::string& config_path, const std::map<std::string, st
   const double limit_kv_step_ms = bw > 0 ? 1e3 * (weight_bytes + kv_bytes) / bw : 0;
   Json out = {{"engine", "policy"}, {"config", config_path}, {"device", lo.device},
               {"dtype", lo.dtype}, {"graphs", lo.cuda_graphs}, {"batch", batch},
+              {"fused", decode_kernels().fused_elementwise},
+              {"pipelined", decode_kernels().pipelined_sampling},
+              {"fused_sampler", decode_kernels().fused_sampler},
               {"samples_per_prompt", samples},
               {"prompt", prompt_len}, {"tokens", tokens}, {"prefill_s", st.prefill_s},
               {"decode_s", st.decode_s}, {"decode_steps", st.decode_steps},
+              {"graphs_recorded", st.graphs_recorded}, {"graph_record_s", st.graph_record_s},
               {"decode_tok_s", tok_s}, {"step_ms", step_ms}, {"weight_bytes", weight_bytes},
               {"bandwidth_GBps", bw / 1e9}, {"measured_copy_GBps", measured_bw / 1e9},
               {"limit_step_ms", limit_step_ms}, {"limit_tok_s", limit_tok_s},
@@ -236,10 +249,14 @@ static int decode(const std::string& config_path, const std::map<std::string, st
 static int attention_check() {
   const torch::Device dev(torch::kCUDA);
   if (!torch::cuda::is_available()) throw std::runtime_error("attention: needs CUDA");
-  struct Case { int64_t B, H, Hk, D, cap, S; bool mask; };
+  // last >= 0: the kernel is given the span S but told (on the device) that only the
+  // columns up to `last` are written, as a recorded decode step is.
+  struct Case { int64_t B, H, Hk, D, cap, S; bool mask; int64_t last = -1; };
   const std::vector<Case> cases = {{64, 40, 8, 128, 384, 192, true}, {64, 40, 8, 128, 384, 383, true},
                                    {3, 14, 2, 64, 100, 77, true},    {2, 12, 2, 128, 300, 1, false},
-                                   {5, 32, 8, 64, 520, 513, true},   {4, 16, 16, 128, 64, 64, false}};
+                                   {5, 32, 8, 64, 520, 513, true},   {4, 16, 16, 128, 64, 64, false},
+                                   {64, 40, 8, 128, 512, 512, true, 200},
+                                   {3, 14, 2, 64, 600, 512, false, 0}};
   bool ok = true;
   torch::manual_seed(3);
   for (const auto& c : cases) {
@@ -252,13 +269,20 @@ static int attention_check() {
     Tensor bias;
     if (c.mask) {
       Tensor keep = torch::rand({c.B, c.cap}, torch::TensorOptions().device(dev)) < 0.7;
-      keep.select(1, c.S - 1).fill_(true);  // the newest key is always visible
+      keep.select(1, c.last >= 0 ? c.last : c.S - 1).fill_(true);  // the newest key is visible
       Tensor full = torch::zeros({c.B, c.cap}, torch::TensorOptions().device(dev))
                         .masked_fill(keep.logical_not(), -std::numeric_limits<float>::infinity());
       bias = full.narrow(1, 0, c.S).unsqueeze(1).unsqueeze(1);
     }
     const double scale = 1.0 / std::sqrt(static_cast<double>(c.D));
-    Tensor got = fused_decode_attention(q, k, v, bias, scale);
+    Tensor last;
+    if (c.last >= 0) last = torch::full({1}, c.last, torch::TensorOptions().dtype(torch::kInt64).device(dev));
+    Tensor got = fused_decode_attention(q, k, v, bias, scale, last);
+    if (c.last >= 0) {  // the reference sees only the written columns
+      k = k.narrow(2, 0, c.last + 1);
+      v = v.narrow(2, 0, c.last + 1);
+      if (bias.defined()) bias = bias.narrow(3, 0, c.last + 1);
+    }
     if (!got.defined()) {
       std::cout << Json{{"attention", "declined"}, {"B", c.B}, {"H", c.H}, {"D", c.D}}.dump() << std::endl;
       ok = false;
@@ -274,8 +298,134 @@ static int attention_check() {
     const bool pass = std::isfinite(err) && err <= 1e-2 * std::max(1.0, mag);
     ok = ok && pass;
     std::cout << Json{{"attention", pass ? "ok" : "FAILED"}, {"B", c.B}, {"H", c.H}, {"Hk", c.Hk},
-                      {"D", c.D}, {"S", c.S}, {"mask", c.mask}, {"max_abs_err", err},
+                      {"D", c.D}, {"S", c.S}, {"mask", c.mask}, {"last", c.last}, {"max_abs_err", err},
                       {"max_abs_ref", mag}}.dump() << std::endl;
+  }
+  return ok ? 0 : 1;
+}
+
+// The decode step's fused elementwise kernels against float64 references on random inputs.
+static int kernels_check() {
+  const torch::Device dev(torch::kCUDA);
+  if (!torch::cuda::is_available()) throw std::runtime_error("kernels: needs CUDA");
+  auto bf = torch::TensorOptions().dtype(torch::kBFloat16).device(dev);
+  auto f64 = [](const Tensor& t) { return t.to(torch::kFloat64); };
+  bool ok = true;
+  auto report = [&](const std::string& what, const Tensor& got, const Tensor& ref, Json shape) {
+    // Two bf16 roundings of the result's magnitude: 2^-8 relative each.
+    const double err = (f64(got) - ref).abs().max().item<double>();
+    const double mag = ref.abs().max().item<double>();
+    const bool pass = std::isfinite(err) && err <= 8e-3 * std::max(1.0, mag);
+    ok = ok && pass;
+    shape["kernel"] = what;
+    shape["result"] = pass ? "ok" : "FAILED";
+    shape["max_abs_err"] = err;
+    shape["max_abs_ref"] = mag;
+    std::cout << shape.dump() << std::endl;
+  };
+  torch::manual_seed(5);
+  c10::InferenceMode guard;
+  struct RopeCase { int64_t B, H, Hk, D, cap, column; bool device_slot; };
+  for (const auto& c : std::vector<RopeCase>{{64, 40, 8, 128, 384, 200, true},
+                                             {3, 14, 2, 64, 100, 0, false},
+                                             {5, 32, 8, 64, 520, 519, true}}) {
+    Tensor qkv = torch::randn({c.B, 1, c.H + 2 * c.Hk, c.D}, bf);
+    Tensor angle = torch::rand({c.B, 1, c.D / 2}, bf.dtype(torch::kFloat32)) * 6.28;
+    Tensor cos = torch::cat({angle.cos(), angle.cos()}, -1).to(torch::kBFloat16);
+    Tensor sin = torch::cat({-angle.sin(), angle.sin()}, -1).to(torch::kBFloat16);
+    Tensor kc = torch::zeros({c.B, c.Hk, c.cap, c.D}, bf), vc = torch::zeros_like(kc);
+    Tensor slot = c.device_slot ? torch::full({1}, c.column, bf.dtype(torch::kInt64)) : Tensor();
+    Tensor q = fused_rope_cache(qkv, cos, sin, kc, vc, slot, c.device_slot ? -1 : c.column);
+    Json shape = {{"B", c.B}, {"H", c.H}, {"Hk", c.Hk}, {"D", c.D}, {"column", c.column}};
+    if (!q.defined()) {
+      std::cout << Json{{"kernel", "rope_cache"}, {"result", "declined"}}.dump() << std::endl;
+      ok = false;
+      continue;
+    }
+    const int64_t half = c.D / 2;
+    Tensor x = f64(qkv.squeeze(1));  // [B, heads, D]
+    Tensor swapped = torch::cat({x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+    Tensor rot = x * f64(cos) + swapped * f64(sin);  // cos/sin [B,1,D] broadcast over heads
+    report("rope_cache q", q.squeeze(2), rot.narrow(1, 0, c.H), shape);
+    report("rope_cache k", kc.select(2, c.column), rot.narrow(1, c.H, c.Hk), shape);
+    report("rope_cache v", vc.select(2, c.column), x.narrow(1, c.H + c.Hk, c.Hk), shape);
+    // Nothing but the column is written.
+    const double elsewhere = kc.abs().sum().item<double>() - kc.select(2, c.column).abs().sum().item<double>() +
+                             vc.abs().sum().item<double>() - vc.select(2, c.column).abs().sum().item<double>();
+    if (elsewhere != 0) {
+      std::cout << Json{{"kernel", "rope_cache"}, {"result", "FAILED"}, {"wrote_elsewhere", elsewhere}}.dump()
+                << std::endl;
+      ok = false;
+    }
+  }
+  for (auto [rows, dim] : std::vector<std::pair<int64_t, int64_t>>{{64, 5120}, {7, 896}, {512, 5120}}) {
+    Tensor x = torch::randn({rows, 1, dim}, bf) * 3, w = torch::randn({dim}, bf);
+    Tensor got = fused_rms_norm(x, w, 1e-6);
+    Tensor x64 = f64(x);
+    Tensor ref = f64(w) * (x64 * torch::rsqrt(x64.pow(2).mean(-1, true) + 1e-6));
+    report("rms_norm", got, ref, {{"rows", rows}, {"dim", dim}});
+    Tensor gu = torch::randn({rows, 1, 2 * dim}, bf) * 2;
+    Tensor g = f64(gu.narrow(-1, 0, dim)), u = f64(gu.narrow(-1, dim, dim));
+    report("swiglu", fused_swiglu(gu), g * torch::sigmoid(g) * u, {{"rows", rows}, {"inner", dim}});
+  }
+  // The sampler: frequencies over many rows of the same logits against softmax(x / T)
+  // (each within 5 standard deviations of a binomial count), log-probabilities against
+  // log_softmax, and a fresh draw on every call.
+  for (double temperature : {1.0, 0.7}) {
+    const int64_t rows = 200000, V = 8;
+    Tensor row = torch::tensor({2.0, 1.0, 0.5, 0.0, -1.0, -3.0, 1.5, 0.25}, torch::kFloat32);
+    Tensor logits = row.to(torch::kBFloat16).to(dev).unsqueeze(0).expand({rows, V}).contiguous();
+    auto [tok, lp] = fused_sample(logits, temperature);
+    Tensor p = torch::softmax(logits[0].to(torch::kFloat64) / temperature, 0).cpu();
+    Tensor counts = torch::bincount(tok.cpu(), {}, V).to(torch::kFloat64);
+    Tensor sd = torch::sqrt(rows * p * (1 - p));
+    const double worst = ((counts - rows * p).abs() / sd).max().item<double>();
+    Tensor lsm = torch::log_softmax(logits.to(torch::kFloat64) / temperature, 1).gather(1, tok.unsqueeze(1)).squeeze(1);
+    const double lp_err = (lp.to(torch::kFloat64) - lsm).abs().max().item<double>();
+    auto [tok2, lp2] = fused_sample(logits, temperature);
+    const double same = tok.eq(tok2).to(torch::kFloat64).mean().item<double>();
+    // Two independent draws agree with probability sum p^2.
+    const double expect_same = (p * p).sum().item<double>();
+    const bool pass = worst < 5 && lp_err < 1e-5 && std::abs(same - expect_same) < 0.01;
+    ok = ok && pass;
+    std::cout << Json{{"kernel", "sample"}, {"result", pass ? "ok" : "FAILED"}, {"temperature", temperature},
+                      {"rows", rows}, {"worst_count_sigmas", worst}, {"logprob_err", lp_err},
+                      {"repeat_agreement", same}, {"expected_agreement", expect_same}}.dump() << std::endl;
+  }
+  {
+    // Few rows: each row is cut into chunks that a second kernel merges. The likely tokens
+    // lie in different chunks; 3,000 calls of 4 rows against softmax.
+    const int64_t rows = 4, V = 8192, calls = 3000;
+    Tensor row = torch::zeros({V}, torch::kFloat32);
+    row[10] = 6.0, row[4100] = 5.0, row[8000] = 6.5;
+    Tensor logits = row.to(torch::kBFloat16).to(dev).unsqueeze(0).expand({rows, V}).contiguous();
+    std::vector<Tensor> draws;
+    for (int64_t i = 0; i < calls; ++i) draws.push_back(fused_sample(logits, 1.0).first);
+    Tensor tok = torch::cat(draws).cpu();
+    Tensor p = torch::softmax(row.to(torch::kFloat64), 0);
+    double worst = 0;
+    const double n = static_cast<double>(rows * calls);
+    for (int64_t id : {10, 4100, 8000}) {
+      const double pi = p[id].item<double>();
+      const double count = tok.eq(id).sum().item<double>();
+      worst = std::max(worst, std::abs(count - n * pi) / std::sqrt(n * pi * (1 - pi)));
+    }
+    const bool pass = worst < 5;
+    ok = ok && pass;
+    std::cout << Json{{"kernel", "sample"}, {"result", pass ? "ok" : "FAILED"}, {"rows", rows},
+                      {"vocab", V}, {"calls", calls}, {"worst_count_sigmas", worst}}.dump() << std::endl;
+  }
+  {
+    // A real vocabulary: tokens in range, log-probabilities those of the tokens drawn.
+    Tensor logits = torch::randn({64, 152064}, bf) * 2;
+    auto [tok, lp] = fused_sample(logits, 1.0);
+    Tensor lsm = torch::log_softmax(logits.to(torch::kFloat64), 1).gather(1, tok.unsqueeze(1)).squeeze(1);
+    const double lp_err = (lp.to(torch::kFloat64) - lsm).abs().max().item<double>();
+    const bool in_range = tok.min().item<int64_t>() >= 0 && tok.max().item<int64_t>() < 152064;
+    const bool pass = in_range && lp_err < 1e-3;
+    ok = ok && pass;
+    std::cout << Json{{"kernel", "sample"}, {"result", pass ? "ok" : "FAILED"}, {"vocab", 152064},
+                      {"logprob_err", lp_err}, {"in_range", in_range}}.dump() << std::endl;
   }
   return ok ? 0 : 1;
 }
@@ -285,11 +435,14 @@ int main(int argc, char** argv) {
     if (argc >= 3 && std::string(argv[1]) == "parity") return parity(argv[2], flags(argc, argv, 3));
     if (argc >= 3 && std::string(argv[1]) == "decode") return decode(argv[2], flags(argc, argv, 3));
     if (argc >= 2 && std::string(argv[1]) == "attention") return attention_check();
+    if (argc >= 2 && std::string(argv[1]) == "kernels") return kernels_check();
     std::cerr << "usage: policy_bench parity DIR [--device D] [--dtype T] [--graphs 0|1]\n"
                  "       policy_bench decode CONFIG.json [--batch B] [--samples N] [--prompt L] [--tokens N]"
                  " [--device D] [--dtype T] [--bandwidth GBPS] [--graphs 0|1]"
                  " [--profile TRACE.json]\n"
-                 "       policy_bench attention\n";
+                 " [--fused 0|1] [--pipelined 0|1] [--sampler 0|1]\n"
+                 "       policy_bench attention\n"
+                 "       policy_bench kernels\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "policy_bench: " << e.what() << "\n";

@@ -1,0 +1,279 @@
+// Fused elementwise kernels of a decode step (see decode_kernels.hpp). bf16 values are
+// handled as raw 16-bit words, as in decode_attention.cu.
+#include "policy/decode_kernels.hpp"
+
+#include <cuda_runtime.h>
+#include <curand_kernel.h>
+
+#include <climits>
+
+#include <stdexcept>
+#include <string>
+
+namespace policy {
+namespace {
+
+__device__ __forceinline__ float bf16_to_float(uint16_t h) {
+  return __uint_as_float(static_cast<uint32_t>(h) << 16);
+}
+
+// Round to nearest even; NaN stays NaN.
+__device__ __forceinline__ uint16_t float_to_bf16(float f) {
+  uint32_t u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+__device__ __forceinline__ float round_bf16(float f) { return bf16_to_float(float_to_bf16(f)); }
+
+void check_launch(const char* what) {
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": launch failed: " + cudaGetErrorString(err));
+}
+
+// Thread (row, head, i < d/2): the pair (i, i + d/2) of one head. Query and key heads are
+// rotated, value heads copied; keys and values go to the cache column.
+__global__ void rope_cache_kernel(RopeCacheArgs a) {
+  const int half = a.head_dim / 2;
+  const int all_heads = a.heads + 2 * a.kv_heads;
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= all_heads * half) return;
+  const int64_t row = blockIdx.y;
+  const int head = idx / half, i = idx % half;
+  const uint16_t* x = static_cast<const uint16_t*>(a.qkv) + (row * all_heads + head) * a.head_dim;
+  const float x1 = bf16_to_float(x[i]), x2 = bf16_to_float(x[i + half]);
+  uint16_t y1, y2;
+  if (head < a.heads + a.kv_heads) {
+    const uint16_t* c = static_cast<const uint16_t*>(a.cos) + row * a.head_dim;
+    const uint16_t* s = static_cast<const uint16_t*>(a.sin) + row * a.head_dim;
+    // The eager form rounds x * cos to bf16 before adding the rotated half.
+    y1 = float_to_bf16(fmaf(x2, bf16_to_float(s[i]), round_bf16(x1 * bf16_to_float(c[i]))));
+    y2 = float_to_bf16(
+        fmaf(x1, bf16_to_float(s[i + half]), round_bf16(x2 * bf16_to_float(c[i + half]))));
+  } else {
+    y1 = x[i];
+    y2 = x[i + half];
+  }
+  uint16_t* dst;
+  if (head < a.heads) {
+    dst = static_cast<uint16_t*>(a.q_out) + (row * a.heads + head) * a.head_dim;
+  } else {
+    const bool is_key = head < a.heads + a.kv_heads;
+    const int hk = head - a.heads - (is_key ? 0 : a.kv_heads);
+    const int64_t col = a.slot ? *a.slot : a.column;
+    dst = static_cast<uint16_t*>(is_key ? a.k_cache : a.v_cache) + row * a.c_sb + hk * a.c_sh +
+          col * a.c_ss;
+  }
+  dst[i] = y1;
+  dst[i + half] = y2;
+}
+
+constexpr int kNormThreads = 256;
+
+__device__ float block_sum(float v) {
+  __shared__ float warp_sums[kNormThreads / 32];
+  for (int off = 16; off >= 1; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = v;
+  __syncthreads();
+  float total = 0.f;
+#pragma unroll
+  for (int w = 0; w < kNormThreads / 32; ++w) total += warp_sums[w];
+  return total;
+}
+
+// Block per row; the row is read twice (the second time from cache).
+__global__ void __launch_bounds__(kNormThreads)
+    rms_norm_kernel(const uint16_t* __restrict__ x, const uint16_t* __restrict__ w,
+                    uint16_t* __restrict__ out, int dim, float eps) {
+  const uint16_t* xr = x + static_cast<int64_t>(blockIdx.x) * dim;
+  uint16_t* outr = out + static_cast<int64_t>(blockIdx.x) * dim;
+  float ss = 0.f;
+  for (int i = threadIdx.x; i < dim; i += kNormThreads) {
+    const float v = bf16_to_float(xr[i]);
+    ss = fmaf(v, v, ss);
+  }
+  const float r = rsqrtf(block_sum(ss) / dim + eps);
+  for (int i = threadIdx.x; i < dim; i += kNormThreads)
+    outr[i] = float_to_bf16(bf16_to_float(w[i]) * round_bf16(bf16_to_float(xr[i]) * r));
+}
+
+__device__ __forceinline__ uint16_t swiglu_one(uint16_t gate, uint16_t up) {
+  const float g = bf16_to_float(gate);
+  return float_to_bf16(round_bf16(g / (1.f + __expf(-g))) * bf16_to_float(up));
+}
+
+// Thread per VEC consecutive outputs (VEC = 8: one 16-byte load of gate and of up).
+template <int VEC>
+__global__ void swiglu_kernel(const uint16_t* __restrict__ gu, uint16_t* __restrict__ out,
+                              int64_t rows, int64_t inner) {
+  const int64_t idx = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC;
+  if (idx >= rows * inner) return;
+  const int64_t r = idx / inner, i = idx % inner;
+  const uint16_t* g = gu + r * 2 * inner + i;
+  const uint16_t* u = g + inner;
+  if constexpr (VEC == 8) {
+    const uint4 gv = *reinterpret_cast<const uint4*>(g), uv = *reinterpret_cast<const uint4*>(u);
+    const uint16_t* gs = reinterpret_cast<const uint16_t*>(&gv);
+    const uint16_t* us = reinterpret_cast<const uint16_t*>(&uv);
+    uint4 ov;
+    uint16_t* os = reinterpret_cast<uint16_t*>(&ov);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) os[j] = swiglu_one(gs[j], us[j]);
+    *reinterpret_cast<uint4*>(out + idx) = ov;
+  } else {
+    out[idx] = swiglu_one(*g, *u);
+  }
+}
+
+constexpr int kSampleThreads = 1024;
+
+// A row's running state: log-sum-exp (max m, sum s of exp(x - m)) and the race's leader.
+struct RowState {
+  float m, s, key, x;
+  int index;
+};
+
+__device__ __forceinline__ RowState merge(RowState a, RowState b) {
+  RowState r;
+  r.m = fmaxf(a.m, b.m);
+  r.s = r.m == -INFINITY ? 0.f : a.s * __expf(a.m - r.m) + b.s * __expf(b.m - r.m);
+  const bool take_b = b.key > a.key || (b.key == a.key && b.index < a.index);
+  r.key = take_b ? b.key : a.key;
+  r.x = take_b ? b.x : a.x;
+  r.index = take_b ? b.index : a.index;
+  return r;
+}
+
+__device__ __forceinline__ RowState shuffle(const RowState& v, int lane_mask) {
+  RowState o;
+  o.m = __shfl_xor_sync(0xffffffffu, v.m, lane_mask);
+  o.s = __shfl_xor_sync(0xffffffffu, v.s, lane_mask);
+  o.key = __shfl_xor_sync(0xffffffffu, v.key, lane_mask);
+  o.x = __shfl_xor_sync(0xffffffffu, v.x, lane_mask);
+  o.index = __shfl_xor_sync(0xffffffffu, v.index, lane_mask);
+  return o;
+}
+
+int sample_chunks(int rows, int vocab) {
+  const int fill = (2 * 132 + rows - 1) / rows;  // two blocks per SM of an H100
+  const int most = (vocab + 4 * kSampleThreads - 1) / (4 * kSampleThreads);
+  return max(1, min(min(fill, 16), most));
+}
+
+// Block (row, chunk): the chunk's elements, its running state into scratch.
+__global__ void __launch_bounds__(kSampleThreads) sample_kernel(SampleArgs a, int chunks) {
+  const int row = blockIdx.x, chunk = blockIdx.y, tid = threadIdx.x;
+  const uint64_t seed = a.seed_ptr ? static_cast<uint64_t>(*a.seed_ptr) : a.seed;
+  const uint64_t offset =
+      a.offset_ptr ? static_cast<uint64_t>(*a.offset_ptr) + a.offset_add : a.offset;
+  curandStatePhilox4_32_10_t rng;
+  curand_init(seed, (static_cast<uint64_t>(row) * chunks + chunk) * kSampleThreads + tid, offset,
+              &rng);
+  const int per_chunk = (a.vocab + chunks - 1) / chunks;
+  const int begin = chunk * per_chunk, end = min(a.vocab, begin + per_chunk);
+  RowState st{-INFINITY, 0.f, -INFINITY, -INFINITY, INT_MAX};
+  for (int i = begin + tid; i < end; i += kSampleThreads) {
+    const int64_t at = static_cast<int64_t>(row) * a.row_stride + i;
+    const float raw = a.logits_fp32 ? static_cast<const float*>(a.logits)[at]
+                                    : bf16_to_float(static_cast<const uint16_t*>(a.logits)[at]);
+    const float x = raw * a.inv_temperature;
+    if (x > st.m) {
+      st.s = st.s * __expf(st.m - x) + 1.f;
+      st.m = x;
+    } else {
+      st.s += __expf(x - st.m);
+    }
+    // E = -log(u), u in (0, 1]; u = 1 stands for the smallest E the 24-bit u resolves.
+    const float u = curand_uniform(&rng);
+    const float e = u >= 1.f ? 2.98e-8f : -logf(u);
+    const float key = x - logf(e);
+    if (key > st.key) st.key = key, st.x = x, st.index = i;
+  }
+  for (int mask = 16; mask >= 1; mask >>= 1) st = merge(st, shuffle(st, mask));
+  __shared__ RowState warps[kSampleThreads / 32];
+  if (tid % 32 == 0) warps[tid / 32] = st;
+  __syncthreads();
+  if (tid == 0) {
+    RowState r = warps[0];
+    for (int w = 1; w < kSampleThreads / 32; ++w) r = merge(r, warps[w]);
+    static_cast<RowState*>(a.scratch)[static_cast<int64_t>(row) * chunks + chunk] = r;
+  }
+}
+
+// Thread per row: its chunks merged; the token and its log-probability.
+__global__ void sample_merge_kernel(SampleArgs a, int chunks) {
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= a.rows) return;
+  const RowState* part = static_cast<const RowState*>(a.scratch) + static_cast<int64_t>(row) * chunks;
+  RowState r = part[0];
+  for (int c = 1; c < chunks; ++c) r = merge(r, part[c]);
+  a.tokens[row] = r.index;
+  a.logprobs[row] = r.x - (r.m + logf(r.s));
+}
+
+}  // namespace
+
+uint64_t sample_offset_increment(int rows, int vocab) {
+  const int chunks = sample_chunks(rows, vocab);
+  const uint64_t per_chunk = (static_cast<uint64_t>(vocab) + chunks - 1) / chunks;
+  const uint64_t per_thread = (per_chunk + kSampleThreads - 1) / kSampleThreads;
+  return (per_thread + 3) / 4 * 4;
+}
+
+int64_t sample_scratch_bytes(int rows, int vocab) {
+  return static_cast<int64_t>(rows) * sample_chunks(rows, vocab) * sizeof(RowState);
+}
+
+void sample_launch(const SampleArgs& a, void* stream) {
+  if (a.rows <= 0) return;
+  if (a.vocab <= 0) throw std::runtime_error("sample: empty vocabulary");
+  if (!a.scratch) throw std::runtime_error("sample: no scratch memory");
+  const int chunks = sample_chunks(a.rows, a.vocab);
+  auto s = static_cast<cudaStream_t>(stream);
+  sample_kernel<<<dim3(a.rows, chunks), kSampleThreads, 0, s>>>(a, chunks);
+  sample_merge_kernel<<<(a.rows + 127) / 128, 128, 0, s>>>(a, chunks);
+  check_launch("sample");
+}
+
+void rope_cache_launch(const RopeCacheArgs& a, void* stream) {
+  if (a.rows <= 0 || a.head_dim % 2 != 0) throw std::runtime_error("rope/cache: bad shape");
+  const int pairs = (a.heads + 2 * a.kv_heads) * (a.head_dim / 2);
+  const int threads = 256;
+  rope_cache_kernel<<<dim3((pairs + threads - 1) / threads, a.rows), threads, 0,
+                      static_cast<cudaStream_t>(stream)>>>(a);
+  check_launch("rope/cache");
+}
+
+void rms_norm_launch(const void* x, const void* w, void* out, int64_t rows, int dim, float eps,
+                     void* stream) {
+  if (rows <= 0) return;
+  rms_norm_kernel<<<static_cast<unsigned>(rows), kNormThreads, 0,
+                    static_cast<cudaStream_t>(stream)>>>(
+      static_cast<const uint16_t*>(x), static_cast<const uint16_t*>(w),
+      static_cast<uint16_t*>(out), dim, eps);
+  check_launch("rms_norm");
+}
+
+void swiglu_launch(const void* gu, void* out, int64_t rows, int64_t inner, void* stream) {
+  const int64_t n = rows * inner;
+  if (n <= 0) return;
+  const int threads = 256;
+  auto s = static_cast<cudaStream_t>(stream);
+  auto g = static_cast<const uint16_t*>(gu);
+  auto o = static_cast<uint16_t*>(out);
+  const bool wide = inner % 8 == 0 && reinterpret_cast<uintptr_t>(gu) % 16 == 0 &&
+                    reinterpret_cast<uintptr_t>(out) % 16 == 0;
+  if (wide) {
+    const int64_t threads_needed = n / 8;
+    swiglu_kernel<8><<<static_cast<unsigned>((threads_needed + threads - 1) / threads), threads, 0, s>>>(
+        g, o, rows, inner);
+  } else {
+    swiglu_kernel<1><<<static_cast<unsigned>((n + threads - 1) / threads), threads, 0, s>>>(
+        g, o, rows, inner);
+  }
+  check_launch("swiglu");
+}
+
+}  // namespace policy
