@@ -68,7 +68,7 @@ torch::Tensor fused_decode_attention(const torch::Tensor& q, const torch::Tensor
   a.scale = static_cast<float>(scale);
   torch::Tensor out = torch::empty({B, 1, H * D}, q.options());
   torch::Tensor partial = torch::empty(
-      {decode_attention_partial_floats(a.batch, a.heads, a.head_dim, a.span)},
+      {decode_attention_partial_floats(a.batch, a.heads, a.kv_heads, a.head_dim, a.span)},
       q.options().dtype(torch::kFloat32));
   a.out = out.data_ptr();
   a.partial = partial.data_ptr<float>();

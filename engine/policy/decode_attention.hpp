@@ -30,7 +30,7 @@ struct DecodeAttentionArgs {
 // key/value head).
 bool decode_attention_supported(int heads, int kv_heads, int head_dim);
 // Floats of workspace the launch needs.
-int64_t decode_attention_partial_floats(int batch, int heads, int head_dim, int span);
+int64_t decode_attention_partial_floats(int batch, int heads, int kv_heads, int head_dim, int span);
 // Enqueues the kernels on the given cudaStream_t; throws std::runtime_error on a launch error.
 void decode_attention_launch(const DecodeAttentionArgs& a, void* stream);
 

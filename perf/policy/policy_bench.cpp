@@ -256,7 +256,11 @@ static int attention_check() {
                                    {3, 14, 2, 64, 100, 77, true},    {2, 12, 2, 128, 300, 1, false},
                                    {5, 32, 8, 64, 520, 513, true},   {4, 16, 16, 128, 64, 64, false},
                                    {64, 40, 8, 128, 512, 512, true, 200},
-                                   {3, 14, 2, 64, 600, 512, false, 0}};
+                                   {3, 14, 2, 64, 600, 512, false, 0},
+                                   // enough rows for one block per (row, kv head) walking the span
+                                   {160, 40, 8, 128, 384, 383, true},
+                                   {160, 40, 8, 128, 512, 512, true, 300},
+                                   {300, 16, 4, 64, 200, 150, true}};
   bool ok = true;
   torch::manual_seed(3);
   for (const auto& c : cases) {
