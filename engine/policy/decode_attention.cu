@@ -47,15 +47,15 @@ template <int TILE>
 __device__ __forceinline__ void load_tile(uint4 (&kr)[TILE], uint4 (&vr)[TILE], const uint16_t* kp,
                                           const uint16_t* vp, int64_t kv_ss, int base, int s_end) {
 #pragma unroll
-for (int j = 0; j < TILE; ++j) {
-  const int s = base + j;
-  if (s < s_end) {
-    kr[j] = *reinterpret_cast<const uint4*>(kp + s * kv_ss);
-    vr[j] = *reinterpret_cast<const uint4*>(vp + s * kv_ss);
-  } else {
-    kr[j] = vr[j] = make_uint4(0, 0, 0, 0);
+  for (int j = 0; j < TILE; ++j) {
+    const int s = base + j;
+    if (s < s_end) {
+      kr[j] = *reinterpret_cast<const uint4*>(kp + s * kv_ss);
+      vr[j] = *reinterpret_cast<const uint4*>(vp + s * kv_ss);
+    } else {
+      kr[j] = vr[j] = make_uint4(0, 0, 0, 0);
+    }
   }
-}
 }
 
 // Adds a lane group's tile to its online softmax (max m, sum l, weighted values acc) for
@@ -66,7 +66,6 @@ __device__ __forceinline__ void add_tile(float (&m)[G], float (&l)[G], float (&a
                                          const uint4 (&vr)[TILE], const float* bp, int base,
                                          int s_end) {
   constexpr int L = D / 8;
-{
   float sc[TILE][G];
 #pragma unroll
   for (int j = 0; j < TILE; ++j) {
@@ -127,11 +126,10 @@ __device__ __forceinline__ void add_tile(float (&m)[G], float (&l)[G], float (&a
       for (int i = 0; i < 8; ++i) acc[g][i] = fmaf(sc[j][g], vf[i], acc[g][i]);
   }
 }
-}
 
 template <int D, int G, int TILE, bool WALK>
-__global__ void __launch_bounds__(kThreads, WALK ? 3 : 0) split_kernel(DecodeAttentionArgs a, int splits,
-                                                         int tiles_per_split) {
+__global__ void __launch_bounds__(kThreads, WALK ? 3 : 0)
+    split_kernel(DecodeAttentionArgs a, int splits, int tiles_per_split) {
   constexpr int L = D / 8;          // lanes per key
   constexpr int NG = kThreads / L;  // lane groups per block
   constexpr int CHUNK = chunk_of<D, TILE>();
