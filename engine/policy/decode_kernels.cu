@@ -209,8 +209,11 @@ __global__ void sample_merge_kernel(SampleArgs a, int chunks) {
   const RowState* part = static_cast<const RowState*>(a.scratch) + static_cast<int64_t>(row) * chunks;
   RowState r = part[0];
   for (int c = 1; c < chunks; ++c) r = merge(r, part[c]);
-  a.tokens[row] = r.index;
-  a.logprobs[row] = r.x - (r.m + logf(r.s));
+  // A row of NaN logits (a diverged model) has no candidate: token 0 with a NaN
+  // log-probability, as the unfused sampler gives, never an index past the vocabulary.
+  const bool none = r.index == INT_MAX;
+  a.tokens[row] = none ? 0 : r.index;
+  a.logprobs[row] = none ? NAN : r.x - (r.m + logf(r.s));
 }
 
 }  // namespace

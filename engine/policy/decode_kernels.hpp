@@ -60,6 +60,7 @@ struct SampleArgs {
   uint32_t offset_add = 0;
   void* scratch = nullptr;  // sample_scratch_bytes(rows, vocab)
 };
+// A row without a finite logit draws token 0 with a NaN log-probability.
 // Random 32-bit values each thread draws: the generator's offset must advance by this.
 uint64_t sample_offset_increment(int rows, int vocab);
 int64_t sample_scratch_bytes(int rows, int vocab);

@@ -420,6 +420,19 @@ static int kernels_check() {
                       {"vocab", V}, {"calls", calls}, {"worst_count_sigmas", worst}}.dump() << std::endl;
   }
   {
+    // A row of NaN logits (a diverged model) must not yield a token past the vocabulary.
+    Tensor logits = torch::randn({3, 1000}, bf);
+    logits[1].fill_(std::numeric_limits<float>::quiet_NaN());
+    auto [tok, lp] = fused_sample(logits, 1.0);
+    Tensor t = tok.cpu(), l = lp.cpu();
+    const bool pass = t[1].item<int64_t>() == 0 && std::isnan(l[1].item<float>()) &&
+                      t.min().item<int64_t>() >= 0 && t.max().item<int64_t>() < 1000 &&
+                      std::isfinite(l[0].item<float>()) && std::isfinite(l[2].item<float>());
+    ok = ok && pass;
+    std::cout << Json{{"kernel", "sample"}, {"result", pass ? "ok" : "FAILED"}, {"nan_row_token", t[1].item<int64_t>()},
+                      {"nan_row_logprob_is_nan", std::isnan(l[1].item<float>())}}.dump() << std::endl;
+  }
+  {
     // A real vocabulary: tokens in range, log-probabilities those of the tokens drawn.
     Tensor logits = torch::randn({64, 152064}, bf) * 2;
     auto [tok, lp] = fused_sample(logits, 1.0);
