@@ -1,34 +1,14 @@
-// Split-K decode attention (see decode_attention.hpp). bf16 is handled as raw 16-bit
-// words (the top half of an fp32), so no CUDA half-precision headers are needed.
+// Split-K decode attention (see decode_attention.hpp).
 #include "policy/decode_attention.hpp"
-
-#include <cuda_runtime.h>
 
 #include <cmath>
 
-#include <stdexcept>
-#include <string>
+#include "policy/cuda_common.cuh"
 
 namespace policy {
 namespace {
 
 constexpr int kThreads = 128;
-
-__device__ __forceinline__ void bf16x8_to_float(const uint4& u, float* f) {
-  const uint32_t w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    f[2 * i] = __uint_as_float(w[i] << 16);
-    f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
-  }
-}
-
-// Round to nearest even (finite inputs; the output of a softmax average is finite).
-__device__ __forceinline__ uint16_t float_to_bf16(float f) {
-  uint32_t u = __float_as_uint(f);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
 
 // Block (split, kv head, row): keys [split * chunk, min(span, (split + 1) * chunk)),
 // chunk = NG * TILE: a group of D/8 lanes owns TILE keys (each lane 8 of their dims, one
@@ -246,9 +226,6 @@ __global__ void __launch_bounds__(D) combine_kernel(const float* __restrict__ pa
 }
 
 constexpr int kTile = 8;  // keys per lane group
-// (row, kv head) pairs from which one block each fills an H100 twice over (132 SMs, 4
-// blocks each): from there a block walks its whole span instead of one tile of it.
-constexpr int kPairsForOneSplit = 2 * 132 * 4;
 
 struct Splits {
   int splits, tiles_per_split;
@@ -257,7 +234,9 @@ struct Splits {
 Splits splits_for(int batch, int kv_heads, int span, int head_dim) {
   const int chunk = head_dim == 64 ? chunk_of<64, kTile>() : chunk_of<128, kTile>();
   const int tiles = (span + chunk - 1) / chunk;
-  if (static_cast<int64_t>(batch) * kv_heads >= kPairsForOneSplit) return {1, tiles};
+  // From as many (row, kv head) pairs as fill the GPU twice over (4 blocks an SM), a block
+  // walks its row's whole span instead of one tile of it.
+  if (static_cast<int64_t>(batch) * kv_heads >= 2 * 4 * sm_count()) return {1, tiles};
   return {tiles, 1};
 }
 
@@ -307,9 +286,7 @@ void decode_attention_launch(const DecodeAttentionArgs& a, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   if (a.head_dim == 64) launch_d<64>(a, s);
   else launch_d<128>(a, s);
-  cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess)
-    throw std::runtime_error(std::string("decode attention: launch failed: ") + cudaGetErrorString(err));
+  check_launch("decode attention");
 }
 
 }  // namespace policy

@@ -1,37 +1,14 @@
-// Fused elementwise kernels of a decode step (see decode_kernels.hpp). bf16 values are
-// handled as raw 16-bit words, as in decode_attention.cu.
+// Fused elementwise kernels of a decode step (see decode_kernels.hpp).
 #include "policy/decode_kernels.hpp"
 
-#include <cuda_runtime.h>
 #include <curand_kernel.h>
 
 #include <climits>
 
-#include <stdexcept>
-#include <string>
+#include "policy/cuda_common.cuh"
 
 namespace policy {
 namespace {
-
-__device__ __forceinline__ float bf16_to_float(uint16_t h) {
-  return __uint_as_float(static_cast<uint32_t>(h) << 16);
-}
-
-// Round to nearest even; NaN stays NaN.
-__device__ __forceinline__ uint16_t float_to_bf16(float f) {
-  uint32_t u = __float_as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
-
-__device__ __forceinline__ float round_bf16(float f) { return bf16_to_float(float_to_bf16(f)); }
-
-void check_launch(const char* what) {
-  cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": launch failed: " + cudaGetErrorString(err));
-}
 
 // Thread (row, head, i < d/2): the pair (i, i + d/2) of one head. Query and key heads are
 // rotated, value heads copied; keys and values go to the cache column.
@@ -157,7 +134,7 @@ __device__ __forceinline__ RowState shuffle(const RowState& v, int lane_mask) {
 }
 
 int sample_chunks(int rows, int vocab) {
-  const int fill = (2 * 132 + rows - 1) / rows;  // two blocks per SM of an H100
+  const int fill = (2 * sm_count() + rows - 1) / rows;  // two blocks per SM
   const int most = (vocab + 4 * kSampleThreads - 1) / (4 * kSampleThreads);
   return max(1, min(min(fill, 16), most));
 }

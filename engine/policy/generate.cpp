@@ -205,7 +205,6 @@ std::vector<std::vector<Completion>> Policy::sample(const std::vector<std::vecto
   int64_t produced = 0;  // tokens per row taken or in flight
   int64_t graphs_recorded = 0;
   double graph_record_s = 0;
-  double prefill_s = -1;
   const bool graphs = dev.is_cuda() && impl_->cuda_graphs && GraphedStep::supported();
   const bool ahead = graphs && decode_kernels().pipelined_sampling;
   std::map<int64_t, std::unique_ptr<GraphedStep>> recorded;  // by span, for this batch
@@ -293,7 +292,7 @@ std::vector<std::vector<Completion>> Policy::sample(const std::vector<std::vecto
   };
 
   bool all_done = take(sample_step(logits).wait());
-  prefill_s = seconds_since(start);
+  const double prefill_s = seconds_since(start);
   std::optional<PendingCopy> in_flight;
   while (!all_done) {
     const bool compact_now =
