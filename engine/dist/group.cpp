@@ -52,6 +52,18 @@ bool nccl_available() { return ENGINE_HAS_NCCL; }
 
 Group::Group(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Group::~Group() = default;
+
+void Group::shutdown() {
+#if ENGINE_HAS_NCCL
+  if (!impl_->nccl) return;
+  try {
+    impl_->nccl->shutdown();
+  } catch (const std::exception&) {
+    // A peer already gone: its communicators are torn down all the same.
+  }
+  impl_->nccl.reset();
+#endif
+}
 int Group::rank() const { return impl_->rank; }
 int Group::size() const { return impl_->size; }
 const std::string& Group::backend() const { return impl_->backend; }

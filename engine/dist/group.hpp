@@ -42,6 +42,9 @@ class Group {
   const std::string& backend() const;
   // Every rank waits for the others (throws when one has stopped).
   void barrier();
+  // Ends the NCCL communicators while CUDA is still up: torn down at process exit, after
+  // the CUDA runtime, they abort the process. GPU tensors then go over gloo, if at all.
+  void shutdown();
 
   // Byte messages (commands and their answers; tensors go through tensors.hpp).
   // root's msg, on every rank.

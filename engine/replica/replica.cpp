@@ -353,7 +353,9 @@ std::optional<int> start() {
   r.backend = backend_for(env("ENGINE_DIST_BACKEND"), env("ENGINE_LOCAL_WORLD_SIZE"));
   t.group = dist::Group::join(r);
   if (r.rank == 0) return std::nullopt;
-  return serve();
+  const int status = serve();
+  t.group->shutdown();
+  return status;
 }
 
 void stop() {
@@ -365,6 +367,7 @@ void stop() {
     // A follower already gone has nothing left to stop.
   }
   t.stopped = true;
+  t.group->shutdown();
 }
 
 int size() { return team().ranks(); }
