@@ -66,9 +66,11 @@ torch::Tensor fused_decode_attention(const torch::Tensor& q, const torch::Tensor
   a.head_dim = static_cast<int>(D);
   a.span = static_cast<int>(S);
   a.scale = static_cast<float>(scale);
+  a.tensor_cores = decode_kernels().tensor_core_attention;
+  a.tiles_per_block = decode_kernels().attention_tiles_per_block;
   torch::Tensor out = torch::empty({B, 1, H * D}, q.options());
   torch::Tensor partial = torch::empty(
-      {decode_attention_partial_floats(a.batch, a.heads, a.kv_heads, a.head_dim, a.span)},
+      {decode_attention_partial_floats(a)},
       q.options().dtype(torch::kFloat32));
   a.out = out.data_ptr();
   a.partial = partial.data_ptr<float>();

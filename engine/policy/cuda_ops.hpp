@@ -45,6 +45,8 @@ struct DecodeKernels {
   bool fused_elementwise = true;  // fused_rope_cache, fused_rms_norm, fused_swiglu
   bool fused_sampler = true;      // fused_sample
   bool pipelined_sampling = true;  // sampling inside the step's graph, one step ahead
+  bool tensor_core_attention = true;  // fused_decode_attention on the tensor cores
+  int attention_tiles_per_block = 0;  // its 64-key tiles a block walks (0: the launch's choice)
 };
 DecodeKernels& decode_kernels();
 

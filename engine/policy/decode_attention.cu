@@ -1,7 +1,10 @@
 // Split-K decode attention (see decode_attention.hpp).
 #include "policy/decode_attention.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
 
 #include "policy/cuda_common.cuh"
 
@@ -227,43 +230,336 @@ __global__ void __launch_bounds__(D) combine_kernel(const float* __restrict__ pa
 
 constexpr int kTile = 8;  // keys per lane group
 
-struct Splits {
-  int splits, tiles_per_split;
-};
+// ---- The tensor-core kernel ----
+//
+// Block (split, kv head, row), four warps. Tiles of 64 keys and their values stream into
+// shared memory (cp.async, STAGES tiles in flight), so a block always has loads in flight
+// while it computes. Each warp takes 16 keys of a tile: the scores S = Q K^T on the tensor
+// cores (mma m16n8k16: the G query heads are rows 0..G-1 of the 16, the keys the columns),
+// the online softmax on the scores in registers (two shuffles a tile for the maximum), then
+// O += P V on the tensor cores, P rounded to bf16 (its sum is taken of the rounded values,
+// so the weights stay normalised). The warps merge through shared memory as the SIMT
+// kernel's lane groups do. Rows 8..15 of each mma are padding, free on the tensor cores.
 
-Splits splits_for(int batch, int kv_heads, int span, int head_dim) {
-  const int chunk = head_dim == 64 ? chunk_of<64, kTile>() : chunk_of<128, kTile>();
-  const int tiles = (span + chunk - 1) / chunk;
-  // From as many (row, kv head) pairs as fill the GPU twice over (4 blocks an SM), a block
-  // walks its row's whole span instead of one tile of it.
-  if (static_cast<int64_t>(batch) * kv_heads >= 2 * 4 * sm_count()) return {1, tiles};
-  return {tiles, 1};
+constexpr int kMmaWarps = 4;
+constexpr int kMmaKeys = 16 * kMmaWarps;  // keys a tile
+constexpr int kMmaStages = 2;
+
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-template <int D, int G>
-void launch_g(const DecodeAttentionArgs& a, cudaStream_t stream) {
-  const Splits sp = splits_for(a.batch, a.kv_heads, a.span, D);
-  const dim3 grid(sp.splits, a.kv_heads, a.batch);
-  if (sp.tiles_per_split > 1)
-    split_kernel<D, G, kTile, true><<<grid, kThreads, 0, stream>>>(a, sp.splits, sp.tiles_per_split);
-  else
-    split_kernel<D, G, kTile, false><<<grid, kThreads, 0, stream>>>(a, sp.splits, 1);
-  if (sp.splits > 1)
-    combine_kernel<D><<<a.batch * a.heads, D, 0, stream>>>(a.partial, static_cast<uint16_t*>(a.out),
-                                                            sp.splits);
+// 16 bytes from global to shared memory; zeros when !full (nothing is read then).
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool full) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(full ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// c += a b for a 16x16 A whose rows 8..15 are zero (a0: row g, columns 2t, 2t+1; a2: the
+// same columns + 8) and a 16x8 B (b0: rows 2t, 2t+1 of column g; b1: rows + 8).
+__device__ __forceinline__ void mma_rows8(float (&c)[4], uint32_t a0, uint32_t a2, uint32_t b0,
+                                          uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
+#endif
+}
+
+// Two floats as bf16 (round to nearest even), lo in the low half.
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
+  uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+// Byte offset in a tile of the 16-byte chunk c of key `key`; chunks are XOR-swizzled by
+// the key's low three bits so that ldmatrix's eight rows fall in distinct banks.
+template <int D>
+__device__ __forceinline__ uint32_t chunk_offset(int key, int c) {
+  return static_cast<uint32_t>((key * (D / 8) + (c ^ (key & 7))) * 16);
 }
 
 template <int D>
-void launch_d(const DecodeAttentionArgs& a, cudaStream_t s) {
+__host__ __device__ constexpr int mma_tile_bytes() { return kMmaKeys * D * 2; }
+
+template <int D>
+__host__ __device__ constexpr int mma_shared_bytes() {
+  return 2 * kMmaStages * mma_tile_bytes<D>();  // >= the merge's (4 x 8 x D + 64) floats
+}
+
+template <int D>
+__global__ void __launch_bounds__(kMmaWarps * 32)
+    mma_kernel(DecodeAttentionArgs a, int G, int splits, int tiles_per_split) {
+  constexpr int C = D / 8;  // 16-byte chunks a key
+  constexpr int kThreadsMma = kMmaWarps * 32;
+  extern __shared__ __align__(128) unsigned char smem[];
+  const int split = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gq = lane / 4, tq = lane % 4;
+  const int span = a.last_column ? min(a.span, static_cast<int>(*a.last_column) + 1) : a.span;
+  const int s_begin = split * kMmaKeys * tiles_per_split;
+  const int s_end = min(span, s_begin + kMmaKeys * tiles_per_split);
+  const int H = gridDim.y * G;
+  if (s_begin >= span) {  // past the step's last column: an empty result, which merges as none
+    if (splits > 1 && threadIdx.x < G)
+      a.partial[((static_cast<int64_t>(b) * H + hk * G + threadIdx.x) * splits + split) * (D + 2) + D] =
+          -INFINITY;
+    return;
+  }
+  const int64_t kv_off = b * a.kv_sb + hk * a.kv_sh;
+  const uint16_t* kp = static_cast<const uint16_t*>(a.k) + kv_off;
+  const uint16_t* vp = static_cast<const uint16_t*>(a.v) + kv_off;
+  const float* bp = a.bias ? a.bias + b * a.bias_sb : nullptr;
+  const int ntiles = (s_end - s_begin + kMmaKeys - 1) / kMmaKeys;
+  const uint32_t sbase = shared_address(smem);
+  constexpr uint32_t kTileBytes = mma_tile_bytes<D>();
+
+  auto load_tile = [&](int t) {
+    const uint32_t kdst = sbase + (t % kMmaStages) * 2 * kTileBytes, vdst = kdst + kTileBytes;
+    const int t0 = s_begin + t * kMmaKeys;
+#pragma unroll
+    for (int it = 0; it < kMmaKeys * C / kThreadsMma; ++it) {
+      const int i = threadIdx.x + it * kThreadsMma;
+      const int key = i / C, c = i % C, s = t0 + key;
+      const bool in = s < s_end;
+      const int64_t off = static_cast<int64_t>(in ? s : s_begin) * a.kv_ss + c * 8;
+      const uint32_t o = chunk_offset<D>(key, c);
+      cp_async16(kdst + o, kp + off, in);
+      cp_async16(vdst + o, vp + off, in);
+    }
+  };
+#pragma unroll
+  for (int t = 0; t < kMmaStages - 1; ++t) {
+    if (t < ntiles) load_tile(t);
+    cp_async_commit();
+  }
+
+  // The thread's query head gq (zero rows past G): dims 16 ks + 2 tq, +1 and the same + 8.
+  uint32_t qa[D / 16][2];
+  {
+    const bool real = gq < G;
+    const uint16_t* qp = static_cast<const uint16_t*>(a.q) + b * a.q_sb +
+                         static_cast<int64_t>(hk * G + (real ? gq : 0)) * a.q_sh + 2 * tq;
+#pragma unroll
+    for (int ks = 0; ks < D / 16; ++ks) {
+      qa[ks][0] = real ? *reinterpret_cast<const uint32_t*>(qp + 16 * ks) : 0u;
+      qa[ks][1] = real ? *reinterpret_cast<const uint32_t*>(qp + 16 * ks + 8) : 0u;
+    }
+  }
+
+  float o[D / 8][4];
+#pragma unroll
+  for (int j = 0; j < D / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+  float m = -INFINITY, l = 0.f;
+  const int mi = lane / 8, row = lane % 8;  // ldmatrix: the matrix and row this lane addresses
+
+#pragma unroll 1
+  for (int t = 0; t < ntiles; ++t) {
+    cp_async_wait<kMmaStages - 2>();
+    __syncthreads();  // tile t is in; every warp is done with the stage the next load reuses
+    if (t + kMmaStages - 1 < ntiles) load_tile(t + kMmaStages - 1);
+    cp_async_commit();
+    const int first = s_begin + t * kMmaKeys + warp * 16;  // the warp's first key
+    if (first >= s_end) continue;
+    const uint32_t ks_base = sbase + (t % kMmaStages) * 2 * kTileBytes, vs_base = ks_base + kTileBytes;
+    const int key0 = warp * 16;
+
+    float s0[4] = {0.f, 0.f, 0.f, 0.f}, s1[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int ks = 0; ks < D / 16; ++ks) {
+      uint32_t r[4];
+      const int key = key0 + (mi >> 1) * 8 + row;
+      ldmatrix_x4(r, ks_base + chunk_offset<D>(key, 2 * ks + (mi & 1)));
+      mma_rows8(s0, qa[ks][0], qa[ks][1], r[0], r[1]);  // keys 0..7 of the warp's 16
+      mma_rows8(s1, qa[ks][0], qa[ks][1], r[2], r[3]);  // keys 8..15
+    }
+    // This thread's scores of head gq: keys first + 2 tq, +1, and the same + 8.
+    float x[4] = {s0[0], s0[1], s1[0], s1[1]};
+    float mt = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int s = first + (i >> 1) * 8 + 2 * tq + (i & 1);
+      x[i] = s < s_end ? x[i] * a.scale + (bp ? bp[s] : 0.f) : -INFINITY;
+      mt = fmaxf(mt, x[i]);
+    }
+    mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 1));
+    mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 2));
+    const float mn = fmaxf(m, mt);
+    const float base = mn == -INFINITY ? 0.f : mn;  // nothing unmasked yet: all weights 0
+    const float corr = __expf(m - base);
+    const uint32_t p01 = pack_bf16x2(__expf(x[0] - base), __expf(x[1] - base));
+    const uint32_t p23 = pack_bf16x2(__expf(x[2] - base), __expf(x[3] - base));
+    l = l * corr + (__uint_as_float(p01 << 16) + __uint_as_float(p01 & 0xffff0000u)) +
+        (__uint_as_float(p23 << 16) + __uint_as_float(p23 & 0xffff0000u));
+    m = mn;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) {
+      o[j][0] *= corr;
+      o[j][1] *= corr;
+    }
+#pragma unroll
+    for (int nn = 0; nn < D / 16; ++nn) {
+      uint32_t r[4];
+      const int key = key0 + (mi & 1) * 8 + row;
+      ldmatrix_x4_trans(r, vs_base + chunk_offset<D>(key, 2 * nn + (mi >> 1)));
+      mma_rows8(o[2 * nn], p01, p23, r[0], r[1]);      // dims 16 nn .. + 7
+      mma_rows8(o[2 * nn + 1], p01, p23, r[2], r[3]);  // dims 16 nn + 8 .. + 15
+    }
+  }
+  cp_async_wait<0>();
+  __syncthreads();  // the stages are free: the merge reuses them
+
+  l += __shfl_xor_sync(0xffffffffu, l, 1);
+  l += __shfl_xor_sync(0xffffffffu, l, 2);
+  float* sm_o = reinterpret_cast<float*>(smem);  // [warp][head][D]
+  float* sm_m = sm_o + kMmaWarps * 8 * D;        // [warp][head]
+  float* sm_l = sm_m + kMmaWarps * 8;
+  if (gq < G) {
+    if (tq == 0) {
+      sm_m[warp * 8 + gq] = m;
+      sm_l[warp * 8 + gq] = l;
+    }
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j)
+      *reinterpret_cast<float2*>(sm_o + (warp * 8 + gq) * D + 8 * j + 2 * tq) = make_float2(o[j][0], o[j][1]);
+  }
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < G * D; idx += kThreadsMma) {
+    const int g = idx / D, d = idx % D;
+    float mx = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kMmaWarps; ++w) mx = fmaxf(mx, sm_m[w * 8 + g]);
+    float sum = 0.f, val = 0.f;
+    if (mx != -INFINITY) {
+#pragma unroll
+      for (int w = 0; w < kMmaWarps; ++w) {
+        const float wt = __expf(sm_m[w * 8 + g] - mx);
+        sum += sm_l[w * 8 + g] * wt;
+        val += sm_o[(w * 8 + g) * D + d] * wt;
+      }
+    }
+    const int64_t bh = static_cast<int64_t>(b) * H + hk * G + g;
+    if (splits == 1) {
+      static_cast<uint16_t*>(a.out)[bh * D + d] = float_to_bf16(sum > 0.f ? val / sum : 0.f);
+      continue;
+    }
+    float* p = a.partial + (bh * splits + split) * (D + 2);
+    p[d] = val;
+    if (d == 0) {
+      p[D] = mx;
+      p[D + 1] = sum;
+    }
+  }
+}
+
+struct Plan {
+  bool mma;
+  int splits, tiles_per_split;
+};
+
+// Whether this GPU runs the tensor-core kernel (bf16 mma needs compute capability 8).
+bool mma_capable() {
+  static std::mutex mu;
+  static std::map<int, bool> known;
+  int device = 0;
+  cudaGetDevice(&device);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = known.find(device);
+  if (it != known.end()) return it->second;
+  int major = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  return known[device] = major >= 8;
+}
+
+Plan plan_for(const DecodeAttentionArgs& a) {
+  const int64_t pairs = static_cast<int64_t>(a.batch) * a.kv_heads;
+  if (a.tensor_cores && mma_capable()) {
+    const int tiles = (a.span + kMmaKeys - 1) / kMmaKeys;
+    if (a.tiles_per_block > 0) {
+      const int per = std::min(tiles, a.tiles_per_block);
+      return {true, (tiles + per - 1) / per, per};
+    }
+    // Blocks walk as much of the span as keeps one wave of blocks (3 an SM) busy: the
+    // whole span from as many (row, kv head) pairs on, no merge then. Walking is cheaper
+    // than splitting wherever it fills the GPU: on an H100 at 64 rows of the 14B config
+    // (512 pairs, 1.3 waves) the whole span took 27 us against 37 us cut into single tiles.
+    const int64_t want = (3 * static_cast<int64_t>(sm_count()) + pairs - 1) / pairs;
+    const int splits = static_cast<int>(std::min<int64_t>(std::max<int64_t>(want, 1), tiles));
+    const int per = (tiles + splits - 1) / splits;
+    return {true, (tiles + per - 1) / per, per};
+  }
+  const int chunk = a.head_dim == 64 ? chunk_of<64, kTile>() : chunk_of<128, kTile>();
+  const int tiles = (a.span + chunk - 1) / chunk;
+  // From as many (row, kv head) pairs as fill the GPU twice over (4 blocks an SM), a block
+  // walks its row's whole span instead of one tile of it.
+  if (pairs >= 2 * 4 * sm_count()) return {false, 1, tiles};
+  return {false, tiles, 1};
+}
+
+template <int D>
+void launch_mma(const DecodeAttentionArgs& a, const Plan& p, cudaStream_t stream) {
+  constexpr int bytes = mma_shared_bytes<D>();
+  static_assert((kMmaWarps * 8 * D + 2 * kMmaWarps * 8) * 4 <= bytes, "the merge fits the stages");
+  if (bytes > 48 * 1024) {  // above the default limit of dynamic shared memory
+    static std::mutex mu;
+    static std::map<int, bool> raised;
+    int device = 0;
+    cudaGetDevice(&device);
+    std::lock_guard<std::mutex> lock(mu);
+    if (!raised[device]) {
+      cudaFuncSetAttribute(mma_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+      raised[device] = true;
+    }
+  }
+  const dim3 grid(p.splits, a.kv_heads, a.batch);
+  mma_kernel<D><<<grid, kMmaWarps * 32, bytes, stream>>>(a, a.heads / a.kv_heads, p.splits,
+                                                          p.tiles_per_split);
+  if (p.splits > 1)
+    combine_kernel<D><<<a.batch * a.heads, D, 0, stream>>>(a.partial, static_cast<uint16_t*>(a.out),
+                                                            p.splits);
+}
+
+template <int D, int G>
+void launch_g(const DecodeAttentionArgs& a, const Plan& p, cudaStream_t stream) {
+  const dim3 grid(p.splits, a.kv_heads, a.batch);
+  if (p.tiles_per_split > 1)
+    split_kernel<D, G, kTile, true><<<grid, kThreads, 0, stream>>>(a, p.splits, p.tiles_per_split);
+  else
+    split_kernel<D, G, kTile, false><<<grid, kThreads, 0, stream>>>(a, p.splits, 1);
+  if (p.splits > 1)
+    combine_kernel<D><<<a.batch * a.heads, D, 0, stream>>>(a.partial, static_cast<uint16_t*>(a.out),
+                                                            p.splits);
+}
+
+template <int D>
+void launch_d(const DecodeAttentionArgs& a, const Plan& p, cudaStream_t s) {
+  if (p.mma) return launch_mma<D>(a, p, s);
   switch (a.heads / a.kv_heads) {
-    case 1: return launch_g<D, 1>(a, s);
-    case 2: return launch_g<D, 2>(a, s);
-    case 3: return launch_g<D, 3>(a, s);
-    case 4: return launch_g<D, 4>(a, s);
-    case 5: return launch_g<D, 5>(a, s);
-    case 6: return launch_g<D, 6>(a, s);
-    case 7: return launch_g<D, 7>(a, s);
-    case 8: return launch_g<D, 8>(a, s);
+    case 1: return launch_g<D, 1>(a, p, s);
+    case 2: return launch_g<D, 2>(a, p, s);
+    case 3: return launch_g<D, 3>(a, p, s);
+    case 4: return launch_g<D, 4>(a, p, s);
+    case 5: return launch_g<D, 5>(a, p, s);
+    case 6: return launch_g<D, 6>(a, p, s);
+    case 7: return launch_g<D, 7>(a, p, s);
+    case 8: return launch_g<D, 8>(a, p, s);
   }
 }
 
@@ -275,17 +571,18 @@ bool decode_attention_supported(int heads, int kv_heads, int head_dim) {
   return (head_dim == 64 || head_dim == 128) && g >= 1 && g <= 8;
 }
 
-int64_t decode_attention_partial_floats(int batch, int heads, int kv_heads, int head_dim, int span) {
-  const Splits sp = splits_for(batch, kv_heads, span, head_dim);
-  return sp.splits == 1 ? 0 : static_cast<int64_t>(batch) * heads * sp.splits * (head_dim + 2);
+int64_t decode_attention_partial_floats(const DecodeAttentionArgs& a) {
+  const Plan p = plan_for(a);
+  return p.splits == 1 ? 0 : static_cast<int64_t>(a.batch) * a.heads * p.splits * (a.head_dim + 2);
 }
 
 void decode_attention_launch(const DecodeAttentionArgs& a, void* stream) {
   if (!decode_attention_supported(a.heads, a.kv_heads, a.head_dim))
     throw std::runtime_error("decode attention: unsupported shape");
   auto s = static_cast<cudaStream_t>(stream);
-  if (a.head_dim == 64) launch_d<64>(a, s);
-  else launch_d<128>(a, s);
+  const Plan p = plan_for(a);
+  if (a.head_dim == 64) launch_d<64>(a, p, s);
+  else launch_d<128>(a, p, s);
   check_launch("decode attention");
 }
 

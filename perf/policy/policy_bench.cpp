@@ -10,16 +10,20 @@
 //     per step / bandwidth, the bandwidth measured here by a device copy unless given).
 //     --fused 0 / --pipelined 0 / --sampler 0 turn off the step's fused elementwise
 //     kernels / sampling a step ahead / the one-kernel sampler (cuda_ops.hpp:
-//     DecodeKernels), to measure each in the same session.
+//     DecodeKernels), --mma 0 the tensor-core attention kernel, to measure each in the
+//     same session; --attention_tiles N has each attention block walk N tiles of 64 keys. Also prints cuBLAS's bf16 GEMM rate on this GPU (the step's gate/up
+//     shape and 8192^3), the compute limit the large batches meet.
 //     --profile TRACE.json (CUDA builds): afterwards, decode steps 8..19 of another run
 //     are traced with Kineto (scripts/device/profile_summary.py summarises the trace).
 //   policy_bench attention
 //     the fused decode attention kernel against a float64 reference on random inputs
-//     (shapes of the parity models and the 14B config, masks, strided cache views).
-//     Prints one JSON line per case; exits 1 when one is off.
+//     (shapes of the parity models and the 14B config, masks, strided cache views), both
+//     the tensor-core and the SIMT kernel; then their speed on the 14B config's shapes
+//     against the copy bandwidth. Prints one JSON line per case; exits 1 when one is off.
 //   policy_bench kernels
 //     the same for the step's fused RoPE + cache write, RMSNorm and SwiGLU kernels; the
 //     sampler's frequencies against softmax over 200,000 draws, its log-probabilities.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -153,6 +157,22 @@ static double copy_bandwidth(const torch::Device& d) {
   return 2.0 * bytes * reps / s;
 }
 
+// Seconds a call of fn takes on the GPU, the median of `reps` timed calls after a warm-up.
+template <class Fn>
+static double gpu_seconds(const torch::Device& d, Fn&& fn, int reps = 20) {
+  fn();
+  sync(d);
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    fn();
+    sync(d);
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
 static int decode(const std::string& config_path, const std::map<std::string, std::string>& f) {
   std::ifstream in(config_path);
   if (!in) throw std::runtime_error(config_path + ": cannot open");
@@ -166,6 +186,8 @@ static int decode(const std::string& config_path, const std::map<std::string, st
   decode_kernels().fused_elementwise = get(f, "fused", "1") == "1";
   decode_kernels().pipelined_sampling = get(f, "pipelined", "1") == "1";
   decode_kernels().fused_sampler = get(f, "sampler", "1") == "1";
+  decode_kernels().tensor_core_attention = get(f, "mma", "1") == "1";
+  decode_kernels().attention_tiles_per_block = std::stoi(get(f, "attention_tiles", "0"));
   const int batch = std::stoi(get(f, "batch", "64"));
   // The paper's step samples G completions of each of a few prompts: batch = prompts x G.
   const int samples = std::stoi(get(f, "samples", "1"));
@@ -177,6 +199,19 @@ static int decode(const std::string& config_path, const std::map<std::string, st
   double bw = std::stod(get(f, "bandwidth", "0")) * 1e9;
   const double measured_bw = dev.is_cuda() ? copy_bandwidth(dev) : 0;
   if (bw == 0) bw = measured_bw;
+  // What cuBLAS reaches on this GPU: bf16 GEMMs of the step's widest shape (rows x
+  // hidden x 2 x intermediate, the gate/up projection) and of 8192^3, in FLOP/s.
+  double gemm_step = 0, gemm_square = 0;
+  if (dev.is_cuda() && lo.dtype == "bf16") {
+    auto bf = torch::TensorOptions().dtype(torch::kBFloat16).device(dev);
+    auto rate = [&](int64_t m, int64_t k, int64_t n) {
+      Tensor x = torch::randn({m, k}, bf), w = torch::randn({n, k}, bf);
+      const double s = gpu_seconds(dev, [&] { torch::matmul(x, w.t()); }, 10);
+      return 2.0 * m * k * n / s;
+    };
+    gemm_step = rate(std::stoi(get(f, "batch", "64")), cfg.hidden_size, 2 * cfg.intermediate_size);
+    gemm_square = rate(8192, 8192, 8192);
+  }
 
   auto pol = Policy::random(cfg, lo, 1);
   // Weight bytes a decode step reads: everything but the embedding table, of which only
@@ -208,21 +243,32 @@ static int decode(const std::string& config_path, const std::map<std::string, st
   const double kv_bytes = static_cast<double>(batch) * (prompt_len + tokens / 2.0) * cfg.num_layers *
                           2 * cfg.num_kv_heads * cfg.head_dim * (lo.dtype == "fp32" ? 4 : 2);
   const double limit_kv_step_ms = bw > 0 ? 1e3 * (weight_bytes + kv_bytes) / bw : 0;
+  // Large batches also meet the GEMMs' compute limit: 2 FLOPs a weight a row, at the best
+  // rate cuBLAS reached here (8192^3), or the weights' read, whichever is longer; then the
+  // cache read.
+  const double gemm_flops = 2.0 * weight_bytes / (lo.dtype == "fp32" ? 4 : 2) * batch;
+  const double limit_measured_step_ms =
+      gemm_square > 0 && bw > 0 ? 1e3 * (std::max(gemm_flops / gemm_square, weight_bytes / bw) + kv_bytes / bw) : 0;
   Json out = {{"engine", "policy"}, {"config", config_path}, {"device", lo.device},
               {"dtype", lo.dtype}, {"graphs", lo.cuda_graphs}, {"batch", batch},
               {"fused", decode_kernels().fused_elementwise},
               {"pipelined", decode_kernels().pipelined_sampling},
               {"fused_sampler", decode_kernels().fused_sampler},
+              {"tensor_core_attention", decode_kernels().tensor_core_attention},
+              {"attention_tiles_per_block", decode_kernels().attention_tiles_per_block},
               {"samples_per_prompt", samples},
               {"prompt", prompt_len}, {"tokens", tokens}, {"prefill_s", st.prefill_s},
               {"decode_s", st.decode_s}, {"decode_steps", st.decode_steps},
               {"graphs_recorded", st.graphs_recorded}, {"graph_record_s", st.graph_record_s},
               {"decode_tok_s", tok_s}, {"step_ms", step_ms}, {"weight_bytes", weight_bytes},
               {"bandwidth_GBps", bw / 1e9}, {"measured_copy_GBps", measured_bw / 1e9},
+              {"gemm_step_shape_TFLOPS", gemm_step / 1e12}, {"gemm_8192_TFLOPS", gemm_square / 1e12},
               {"limit_step_ms", limit_step_ms}, {"limit_tok_s", limit_tok_s},
               {"fraction_of_limit", limit_tok_s > 0 ? tok_s / limit_tok_s : 0},
               {"kv_bytes_mean", kv_bytes}, {"limit_with_kv_step_ms", limit_kv_step_ms},
-              {"fraction_of_limit_with_kv", step_ms > 0 ? limit_kv_step_ms / step_ms : 0}};
+              {"fraction_of_limit_with_kv", step_ms > 0 ? limit_kv_step_ms / step_ms : 0},
+              {"gemm_flops", gemm_flops}, {"limit_measured_step_ms", limit_measured_step_ms},
+              {"fraction_of_measured_limit", step_ms > 0 ? limit_measured_step_ms / step_ms : 0}};
   std::cout << out.dump() << std::endl;
 
   const std::string trace = get(f, "profile", "");
@@ -246,6 +292,47 @@ static int decode(const std::string& config_path, const std::map<std::string, st
   return 0;
 }
 
+// The decode attention kernels' rate on the 14B config's shapes (40 query heads, 8 kv
+// heads of 128) over a cache of `span` columns, in bytes of keys and values read per second,
+// against the copy bandwidth measured in the same run. Ten calls are timed together so
+// that launch latency does not count.
+static void attention_speed(const torch::Device& dev) {
+  const double copy_bw = copy_bandwidth(dev);
+  auto bf = torch::TensorOptions().dtype(torch::kBFloat16).device(dev);
+  struct Shape { int64_t B, S; };
+  for (const Shape& sh : std::vector<Shape>{{64, 192}, {64, 512}, {128, 192}, {512, 192}, {512, 384}, {256, 256}}) {
+    const int64_t H = 40, Hk = 8, D = 128;
+    Tensor q = torch::randn({sh.B, H, 1, D}, bf);
+    Tensor k = torch::randn({sh.B, Hk, sh.S, D}, bf), v = torch::randn({sh.B, Hk, sh.S, D}, bf);
+    Tensor bias = torch::zeros({sh.B, 1, 1, sh.S}, torch::TensorOptions().device(dev));
+    const double bytes = 2.0 * k.numel() * 2;
+    Json row = {{"attention_speed", "14B shapes"}, {"B", sh.B}, {"S", sh.S}, {"kv_MB", bytes / 1e6},
+                {"copy_GBps", copy_bw / 1e9}};
+    auto time_it = [&] {
+      return gpu_seconds(dev, [&] {
+        for (int i = 0; i < 10; ++i) fused_decode_attention(q, k, v, bias, 0.088);
+      }) / 10;
+    };
+    for (bool tc : {false, true}) {
+      decode_kernels().tensor_core_attention = tc;
+      const double s = time_it();
+      row[tc ? "tensor_cores_us" : "simt_us"] = s * 1e6;
+      row[tc ? "tensor_cores_GBps" : "simt_GBps"] = bytes / s / 1e9;
+    }
+    // Tensor cores, each block walking 1, 2, 4 or all of the span's tiles.
+    Json by_tiles = Json::object();
+    for (int tiles : {1, 2, 4, 64}) {
+      decode_kernels().attention_tiles_per_block = tiles;
+      by_tiles[std::to_string(tiles)] = time_it() * 1e6;
+    }
+    decode_kernels().attention_tiles_per_block = 0;
+    row["tensor_cores_us_by_tiles_per_block"] = by_tiles;
+    decode_kernels().tensor_core_attention = true;
+    row["speedup"] = row["simt_us"].get<double>() / row["tensor_cores_us"].get<double>();
+    std::cout << row.dump() << std::endl;
+  }
+}
+
 static int attention_check() {
   const torch::Device dev(torch::kCUDA);
   if (!torch::cuda::is_available()) throw std::runtime_error("attention: needs CUDA");
@@ -260,7 +347,10 @@ static int attention_check() {
                                    // enough rows for one block per (row, kv head) walking the span
                                    {160, 40, 8, 128, 384, 383, true},
                                    {160, 40, 8, 128, 512, 512, true, 300},
-                                   {300, 16, 4, 64, 200, 150, true}};
+                                   {300, 16, 4, 64, 200, 150, true},
+                                   // few rows, a long span: blocks walk several tiles, then merge
+                                   {8, 40, 8, 128, 1024, 1000, true},
+                                   {8, 40, 8, 128, 1024, 1024, true, 700}};
   bool ok = true;
   torch::manual_seed(3);
   for (const auto& c : cases) {
@@ -281,13 +371,17 @@ static int attention_check() {
     const double scale = 1.0 / std::sqrt(static_cast<double>(c.D));
     Tensor last;
     if (c.last >= 0) last = torch::full({1}, c.last, torch::TensorOptions().dtype(torch::kInt64).device(dev));
+    decode_kernels().tensor_core_attention = true;
     Tensor got = fused_decode_attention(q, k, v, bias, scale, last);
+    decode_kernels().tensor_core_attention = false;
+    Tensor got_simt = fused_decode_attention(q, k, v, bias, scale, last);
+    decode_kernels().tensor_core_attention = true;
     if (c.last >= 0) {  // the reference sees only the written columns
       k = k.narrow(2, 0, c.last + 1);
       v = v.narrow(2, 0, c.last + 1);
       if (bias.defined()) bias = bias.narrow(3, 0, c.last + 1);
     }
-    if (!got.defined()) {
+    if (!got.defined() || !got_simt.defined()) {
       std::cout << Json{{"attention", "declined"}, {"B", c.B}, {"H", c.H}, {"D", c.D}}.dump() << std::endl;
       ok = false;
       continue;
@@ -298,13 +392,17 @@ static int attention_check() {
     if (bias.defined()) s64 = s64 + bias.to(torch::kFloat64);
     Tensor ref = torch::matmul(torch::softmax(s64, -1), v.to(torch::kFloat64)).reshape({c.B, 1, c.H * c.D});
     const double err = (got.to(torch::kFloat64) - ref).abs().max().item<double>();
+    const double err_simt = (got_simt.to(torch::kFloat64) - ref).abs().max().item<double>();
     const double mag = ref.abs().max().item<double>();
-    const bool pass = std::isfinite(err) && err <= 1e-2 * std::max(1.0, mag);
+    const bool pass = std::isfinite(err) && err <= 1e-2 * std::max(1.0, mag) &&
+                      std::isfinite(err_simt) && err_simt <= 1e-2 * std::max(1.0, mag);
     ok = ok && pass;
     std::cout << Json{{"attention", pass ? "ok" : "FAILED"}, {"B", c.B}, {"H", c.H}, {"Hk", c.Hk},
-                      {"D", c.D}, {"S", c.S}, {"mask", c.mask}, {"last", c.last}, {"max_abs_err", err},
+                      {"D", c.D}, {"S", c.S}, {"mask", c.mask}, {"last", c.last},
+                      {"max_abs_err_tensor_cores", err}, {"max_abs_err_simt", err_simt},
                       {"max_abs_ref", mag}}.dump() << std::endl;
   }
+  attention_speed(dev);
   return ok ? 0 : 1;
 }
 
@@ -457,7 +555,7 @@ int main(int argc, char** argv) {
                  "       policy_bench decode CONFIG.json [--batch B] [--samples N] [--prompt L] [--tokens N]"
                  " [--device D] [--dtype T] [--bandwidth GBPS] [--graphs 0|1]"
                  " [--profile TRACE.json]\n"
-                 " [--fused 0|1] [--pipelined 0|1] [--sampler 0|1]\n"
+                 " [--fused 0|1] [--pipelined 0|1] [--sampler 0|1] [--mma 0|1] [--attention_tiles N]\n"
                  "       policy_bench attention\n"
                  "       policy_bench kernels\n";
     return 2;
