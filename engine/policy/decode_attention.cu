@@ -275,12 +275,10 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t add
 // same columns + 8) and a 16x8 B (b0: rows 2t, 2t+1 of column g; b1: rows + 8).
 __device__ __forceinline__ void mma_rows8(float (&c)[4], uint32_t a0, uint32_t a2, uint32_t b0,
                                           uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
       "{%8,%9}, {%0,%1,%2,%3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
-#endif
 }
 
 // Two floats as bf16 (round to nearest even), lo in the low half.
@@ -308,6 +306,7 @@ __host__ __device__ constexpr int mma_shared_bytes() {
 template <int D>
 __global__ void __launch_bounds__(kMmaWarps * 32)
     mma_kernel(DecodeAttentionArgs a, int G, int splits, int tiles_per_split) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800  // cp.async, bf16 mma (mma_capable checks)
   constexpr int C = D / 8;  // 16-byte chunks a key
   constexpr int kThreadsMma = kMmaWarps * 32;
   extern __shared__ __align__(128) unsigned char smem[];
@@ -467,6 +466,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
       p[D + 1] = sum;
     }
   }
+#endif
 }
 
 struct Plan {
@@ -474,7 +474,9 @@ struct Plan {
   int splits, tiles_per_split;
 };
 
-// Whether this GPU runs the tensor-core kernel (bf16 mma needs compute capability 8).
+// Whether the tensor-core kernel runs here: bf16 mma and cp.async need compute capability
+// 8, on the GPU and in the code built for it (a build for older GPUs, run on a newer one
+// from its PTX, has the kernel's body compiled out).
 bool mma_capable() {
   static std::mutex mu;
   static std::map<int, bool> known;
@@ -485,7 +487,10 @@ bool mma_capable() {
   if (it != known.end()) return it->second;
   int major = 0;
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-  return known[device] = major >= 8;
+  cudaFuncAttributes attr{};
+  const bool built = cudaFuncGetAttributes(&attr, mma_kernel<128>) == cudaSuccess && attr.ptxVersion >= 80;
+  cudaGetLastError();  // a kernel without an image for this GPU is an answer, not an error
+  return known[device] = major >= 8 && built;
 }
 
 Plan plan_for(const DecodeAttentionArgs& a) {

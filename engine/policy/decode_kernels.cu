@@ -162,11 +162,16 @@ __global__ void __launch_bounds__(kSampleThreads) sample_kernel(SampleArgs a, in
     } else {
       st.s += __expf(x - st.m);
     }
-    // E = -log(u), u in (0, 1]; u = 1 stands for the smallest E the 24-bit u resolves.
+    // The race's key is x - log(E), E = -log(u), u in (0, 1]; u = 1 stands for the
+    // smallest E the 24-bit u resolves. Only a u above exp(-exp(x - the leader's key)) can
+    // beat the leader, so the two logs are taken only then: the leader changes a few
+    // times a thread, and the logs were most of the kernel's work.
     const float u = curand_uniform(&rng);
-    const float e = u >= 1.f ? 2.98e-8f : -logf(u);
-    const float key = x - logf(e);
-    if (key > st.key) st.key = key, st.x = x, st.index = i;
+    if (u > __expf(-__expf(x - st.key))) {
+      const float e = u >= 1.f ? 2.98e-8f : -logf(u);
+      const float key = x - logf(e);
+      if (key > st.key) st.key = key, st.x = x, st.index = i;
+    }
   }
   for (int mask = 16; mask >= 1; mask >>= 1) st = merge(st, shuffle(st, mask));
   __shared__ RowState warps[kSampleThreads / 32];

@@ -350,7 +350,10 @@ static int attention_check() {
                                    {300, 16, 4, 64, 200, 150, true},
                                    // few rows, a long span: blocks walk several tiles, then merge
                                    {8, 40, 8, 128, 1024, 1000, true},
-                                   {8, 40, 8, 128, 1024, 1024, true, 700}};
+                                   {8, 40, 8, 128, 1024, 1024, true, 700},
+                                   // eight and seven query heads a kv head (rows 0..7 of the mma)
+                                   {6, 64, 8, 128, 256, 200, true},
+                                   {3, 28, 4, 64, 128, 100, true}};
   bool ok = true;
   torch::manual_seed(3);
   for (const auto& c : cases) {
