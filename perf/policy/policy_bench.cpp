@@ -476,10 +476,16 @@ static int kernels_check() {
   // The sampler: frequencies over many rows of the same logits against softmax(x / T)
   // (each within 5 standard deviations of a binomial count), log-probabilities against
   // log_softmax, and a fresh draw on every call.
-  for (double temperature : {1.0, 0.7}) {
-    const int64_t rows = 200000, V = 8;
-    Tensor row = torch::tensor({2.0, 1.0, 0.5, 0.0, -1.0, -3.0, 1.5, 0.25}, torch::kFloat32);
-    Tensor logits = row.to(torch::kBFloat16).to(dev).unsqueeze(0).expand({rows, V}).contiguous();
+  // Also fp32 logits in rows of 13, which take the unaligned path with its tail.
+  struct SampleCase { double temperature; bool fp32; };
+  for (const SampleCase sc : {SampleCase{1.0, false}, SampleCase{0.7, false}, SampleCase{0.8, true}}) {
+    const double temperature = sc.temperature;
+    const int64_t rows = 200000;
+    Tensor row = sc.fp32 ? torch::tensor({2.0, 1.0, 0.5, 0.0, -1.0, -3.0, 1.5, 0.25, 0.75, -0.5, 1.75, 0.1, 1.9},
+                                         torch::kFloat32)
+                         : torch::tensor({2.0, 1.0, 0.5, 0.0, -1.0, -3.0, 1.5, 0.25}, torch::kFloat32);
+    const int64_t V = row.numel();
+    Tensor logits = (sc.fp32 ? row : row.to(torch::kBFloat16)).to(dev).unsqueeze(0).expand({rows, V}).contiguous();
     auto [tok, lp] = fused_sample(logits, temperature);
     Tensor p = torch::softmax(logits[0].to(torch::kFloat64) / temperature, 0).cpu();
     Tensor counts = torch::bincount(tok.cpu(), {}, V).to(torch::kFloat64);
@@ -494,7 +500,7 @@ static int kernels_check() {
     const bool pass = worst < 5 && lp_err < 1e-5 && std::abs(same - expect_same) < 0.01;
     ok = ok && pass;
     std::cout << Json{{"kernel", "sample"}, {"result", pass ? "ok" : "FAILED"}, {"temperature", temperature},
-                      {"rows", rows}, {"worst_count_sigmas", worst}, {"logprob_err", lp_err},
+                      {"logits", sc.fp32 ? "fp32" : "bf16"}, {"vocab", V}, {"rows", rows}, {"worst_count_sigmas", worst}, {"logprob_err", lp_err},
                       {"repeat_agreement", same}, {"expected_agreement", expect_same}}.dump() << std::endl;
   }
   {
