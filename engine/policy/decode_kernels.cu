@@ -10,28 +10,69 @@
 namespace policy {
 namespace {
 
-// Thread (row, head, i < d/2): the pair (i, i + d/2) of one head. Query and key heads are
-// rotated, value heads copied; keys and values go to the cache column.
+// VEC values of a bf16 row as floats: one 16-byte load when VEC is 8.
+template <int VEC>
+__device__ __forceinline__ void load_bf16(const uint16_t* p, float (&f)[VEC]) {
+  if constexpr (VEC == 8) {
+    bf16x8_to_float(*reinterpret_cast<const uint4*>(p), f);
+  } else {
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) f[j] = bf16_to_float(p[j]);
+  }
+}
+
+template <int VEC>
+__device__ __forceinline__ void store_bf16(uint16_t* p, const uint16_t (&h)[VEC]) {
+  if constexpr (VEC == 8) {
+    uint4 u;
+    u.x = h[0] | static_cast<uint32_t>(h[1]) << 16;
+    u.y = h[2] | static_cast<uint32_t>(h[3]) << 16;
+    u.z = h[4] | static_cast<uint32_t>(h[5]) << 16;
+    u.w = h[6] | static_cast<uint32_t>(h[7]) << 16;
+    *reinterpret_cast<uint4*>(p) = u;
+  } else {
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) p[j] = h[j];
+  }
+}
+
+// Thread (row, head, i < d/2 in steps of VEC): the pairs (i + j, i + j + d/2), j < VEC, of
+// one head (VEC = 8: 16-byte loads and stores; one value a load left the kernel bound by
+// load latency). Query and key heads are rotated, value heads copied; keys and values go
+// to the cache column.
+template <int VEC>
 __global__ void rope_cache_kernel(RopeCacheArgs a) {
-  const int half = a.head_dim / 2;
+  const int half = a.head_dim / 2, per_head = half / VEC;
   const int all_heads = a.heads + 2 * a.kv_heads;
   const int idx = blockIdx.x * blockDim.x + threadIdx.x;
-  if (idx >= all_heads * half) return;
+  if (idx >= all_heads * per_head) return;
   const int64_t row = blockIdx.y;
-  const int head = idx / half, i = idx % half;
+  const int head = idx / per_head, i = idx % per_head * VEC;
   const uint16_t* x = static_cast<const uint16_t*>(a.qkv) + (row * all_heads + head) * a.head_dim;
-  const float x1 = bf16_to_float(x[i]), x2 = bf16_to_float(x[i + half]);
-  uint16_t y1, y2;
+  float x1[VEC], x2[VEC];
+  load_bf16<VEC>(x + i, x1);
+  load_bf16<VEC>(x + i + half, x2);
+  uint16_t y1[VEC], y2[VEC];
   if (head < a.heads + a.kv_heads) {
-    const uint16_t* c = static_cast<const uint16_t*>(a.cos) + row * a.head_dim;
-    const uint16_t* s = static_cast<const uint16_t*>(a.sin) + row * a.head_dim;
-    // The eager form rounds x * cos to bf16 before adding the rotated half.
-    y1 = float_to_bf16(fmaf(x2, bf16_to_float(s[i]), round_bf16(x1 * bf16_to_float(c[i]))));
-    y2 = float_to_bf16(
-        fmaf(x1, bf16_to_float(s[i + half]), round_bf16(x2 * bf16_to_float(c[i + half]))));
+    const uint16_t* cp = static_cast<const uint16_t*>(a.cos) + row * a.head_dim;
+    const uint16_t* sp = static_cast<const uint16_t*>(a.sin) + row * a.head_dim;
+    float c1[VEC], c2[VEC], s1[VEC], s2[VEC];
+    load_bf16<VEC>(cp + i, c1);
+    load_bf16<VEC>(cp + i + half, c2);
+    load_bf16<VEC>(sp + i, s1);
+    load_bf16<VEC>(sp + i + half, s2);
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) {
+      // The eager form rounds x * cos to bf16 before adding the rotated half.
+      y1[j] = float_to_bf16(fmaf(x2[j], s1[j], round_bf16(x1[j] * c1[j])));
+      y2[j] = float_to_bf16(fmaf(x1[j], s2[j], round_bf16(x2[j] * c2[j])));
+    }
   } else {
-    y1 = x[i];
-    y2 = x[i + half];
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) {
+      y1[j] = float_to_bf16(x1[j]);  // exact: the values are bf16
+      y2[j] = float_to_bf16(x2[j]);
+    }
   }
   uint16_t* dst;
   if (head < a.heads) {
@@ -43,8 +84,8 @@ __global__ void rope_cache_kernel(RopeCacheArgs a) {
     dst = static_cast<uint16_t*>(is_key ? a.k_cache : a.v_cache) + row * a.c_sb + hk * a.c_sh +
           col * a.c_ss;
   }
-  dst[i] = y1;
-  dst[i + half] = y2;
+  store_bf16<VEC>(dst + i, y1);
+  store_bf16<VEC>(dst + i + half, y2);
 }
 
 constexpr int kNormThreads = 256;
@@ -259,10 +300,18 @@ void sample_launch(const SampleArgs& a, void* stream) {
 
 void rope_cache_launch(const RopeCacheArgs& a, void* stream) {
   if (a.rows <= 0 || a.head_dim % 2 != 0) throw std::runtime_error("rope/cache: bad shape");
-  const int pairs = (a.heads + 2 * a.kv_heads) * (a.head_dim / 2);
+  // 16-byte accesses need halves of a multiple of 8 values and every row, head and cache
+  // column to start on 16 bytes.
+  auto on16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  const bool vec = a.head_dim % 16 == 0 && a.c_sb % 8 == 0 && a.c_sh % 8 == 0 && a.c_ss % 8 == 0 &&
+                   on16(a.qkv) && on16(a.cos) && on16(a.sin) && on16(a.q_out) && on16(a.k_cache) &&
+                   on16(a.v_cache);
   const int threads = 256;
-  rope_cache_kernel<<<dim3((pairs + threads - 1) / threads, a.rows), threads, 0,
-                      static_cast<cudaStream_t>(stream)>>>(a);
+  const int work = (a.heads + 2 * a.kv_heads) * (a.head_dim / 2) / (vec ? 8 : 1);
+  const dim3 grid((work + threads - 1) / threads, a.rows);
+  auto s = static_cast<cudaStream_t>(stream);
+  if (vec) rope_cache_kernel<8><<<grid, threads, 0, s>>>(a);
+  else rope_cache_kernel<1><<<grid, threads, 0, s>>>(a);
   check_launch("rope/cache");
 }
 

@@ -433,7 +433,9 @@ static int kernels_check() {
   struct RopeCase { int64_t B, H, Hk, D, cap, column; bool device_slot; };
   for (const auto& c : std::vector<RopeCase>{{64, 40, 8, 128, 384, 200, true},
                                              {3, 14, 2, 64, 100, 0, false},
-                                             {5, 32, 8, 64, 520, 519, true}}) {
+                                             {5, 32, 8, 64, 520, 519, true},
+                                             // halves of 12: the one-value-a-thread kernel
+                                             {4, 6, 2, 24, 50, 7, true}}) {
     Tensor qkv = torch::randn({c.B, 1, c.H + 2 * c.Hk, c.D}, bf);
     Tensor angle = torch::rand({c.B, 1, c.D / 2}, bf.dtype(torch::kFloat32)) * 6.28;
     Tensor cos = torch::cat({angle.cos(), angle.cos()}, -1).to(torch::kBFloat16);
