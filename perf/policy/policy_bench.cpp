@@ -20,6 +20,9 @@
 //     (shapes of the parity models and the 14B config, masks, strided cache views), both
 //     the tensor-core and the SIMT kernel; then their speed on the 14B config's shapes
 //     against the copy bandwidth. Prints one JSON line per case; exits 1 when one is off.
+//   policy_bench cpu-gemms CONFIG.json [--rows 32]
+//     the GEMMs of one CPU decode step (fp32) as the engine runs them, and through oneDNN
+//     where libtorch has it: milliseconds and FLOP rate.
 //   policy_bench kernels
 //     the same for the step's fused RoPE + cache write, RMSNorm and SwiGLU kernels; the
 //     sampler's frequencies against softmax over 200,000 draws, its log-probabilities.
@@ -32,6 +35,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "policy/cuda_ops.hpp"
 #include "policy/model.hpp"
@@ -556,19 +560,83 @@ static int kernels_check() {
   return ok ? 0 : 1;
 }
 
+// The GEMMs of one CPU decode step of CONFIG (fp32, `rows` rows: q/k/v, o, gate/up and
+// down of every layer, the output head) as the engine runs them (at::linear on
+// libtorch's BLAS, the policy's default threads), and through oneDNN where libtorch has
+// it; their FLOP rate. The CPU sampling limit in docs/performance.md is set against this.
+static int cpu_gemms(const std::string& config_path, const std::map<std::string, std::string>& f) {
+  std::ifstream in(config_path);
+  if (!in) throw std::runtime_error(config_path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const ModelConfig c = parse_config(ss.str(), config_path);
+  const int64_t rows = std::stoi(get(f, "rows", "32"));
+  at::set_num_threads(default_threads());
+  c10::InferenceMode guard;
+  torch::manual_seed(0);
+  std::vector<Tensor> w, x;
+  auto add = [&](int64_t out, int64_t in_features) {
+    w.push_back(torch::randn({out, in_features}));
+    x.push_back(torch::randn({rows, in_features}));
+  };
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    add((c.num_heads + 2 * c.num_kv_heads) * c.head_dim, c.hidden_size);
+    add(c.hidden_size, c.num_heads * c.head_dim);
+    add(2 * c.intermediate_size, c.hidden_size);
+    add(c.hidden_size, c.intermediate_size);
+  }
+  add(c.vocab_size, c.hidden_size);
+  double flops = 0;
+  for (const Tensor& t : w) flops += 2.0 * rows * t.size(0) * t.size(1);
+  auto seconds = [&](auto&& step) {  // the median of 7 rounds of 50 steps
+    for (int i = 0; i < 20; ++i) step();
+    std::vector<double> t;
+    for (int r = 0; r < 7; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < 50; ++i) step();
+      t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 50);
+    }
+    std::sort(t.begin(), t.end());
+    return t[3];
+  };
+  Json out = {{"cpu_gemms", config_path}, {"rows", rows}, {"torch_threads", at::get_num_threads()},
+              {"mflop_a_step", flops / 1e6}};
+  const double blas = seconds([&] {
+    for (size_t i = 0; i < w.size(); ++i) at::linear(x[i], w[i]);
+  });
+  out["blas_ms"] = blas * 1e3;
+  out["blas_GFLOPS"] = flops / blas / 1e9;
+  if (at::hasMKLDNN()) {
+    std::vector<Tensor> wd;
+    for (const Tensor& t : w) wd.push_back(t.to_mkldnn());
+    for (int threads : {1, static_cast<int>(std::thread::hardware_concurrency())}) {
+      at::set_num_threads(threads);
+      const double s = seconds([&] {
+        for (size_t i = 0; i < w.size(); ++i) at::mkldnn_linear(x[i].to_mkldnn(), wd[i]).to_dense();
+      });
+      out["onednn_" + std::to_string(threads) + "_threads_ms"] = s * 1e3;
+    }
+    at::set_num_threads(default_threads());
+  }
+  std::cout << out.dump() << std::endl;
+  return 0;
+}
+
 int main(int argc, char** argv) {
   try {
     if (argc >= 3 && std::string(argv[1]) == "parity") return parity(argv[2], flags(argc, argv, 3));
     if (argc >= 3 && std::string(argv[1]) == "decode") return decode(argv[2], flags(argc, argv, 3));
     if (argc >= 2 && std::string(argv[1]) == "attention") return attention_check();
     if (argc >= 2 && std::string(argv[1]) == "kernels") return kernels_check();
+    if (argc >= 3 && std::string(argv[1]) == "cpu-gemms") return cpu_gemms(argv[2], flags(argc, argv, 3));
     std::cerr << "usage: policy_bench parity DIR [--device D] [--dtype T] [--graphs 0|1]\n"
                  "       policy_bench decode CONFIG.json [--batch B] [--samples N] [--prompt L] [--tokens N]"
                  " [--device D] [--dtype T] [--bandwidth GBPS] [--graphs 0|1]"
                  " [--profile TRACE.json]\n"
                  " [--fused 0|1] [--pipelined 0|1] [--sampler 0|1] [--mma 0|1] [--attention_tiles N]\n"
                  "       policy_bench attention\n"
-                 "       policy_bench kernels\n";
+                 "       policy_bench kernels\n"
+                 "       policy_bench cpu-gemms CONFIG.json [--rows 32]\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "policy_bench: " << e.what() << "\n";
