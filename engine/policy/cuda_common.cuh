@@ -42,19 +42,29 @@ inline void check_launch(const char* what) {
     throw std::runtime_error(std::string(what) + ": launch failed: " + cudaGetErrorString(err));
 }
 
-// Multiprocessors of the current device (asked once per device).
-inline int sm_count() {
+// ask() for the current device, once per device and call site (each lambda is its own
+// instantiation, with its own cache).
+template <class Ask>
+auto once_per_device(Ask&& ask) {
+  using T = decltype(ask(0));
   static std::mutex mu;
-  static std::map<int, int> known;
+  static std::map<int, T> known;
   int device = 0;
   cudaGetDevice(&device);
   std::lock_guard<std::mutex> lock(mu);
   auto it = known.find(device);
   if (it != known.end()) return it->second;
-  int sms = 0;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms < 1)
-    sms = 132;  // an H100's, should the query fail
-  return known[device] = sms;
+  return known[device] = ask(device);
+}
+
+// Multiprocessors of the current device.
+inline int sm_count() {
+  return once_per_device([](int device) {
+    int sms = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms < 1)
+      sms = 132;  // an H100's, should the query fail
+    return sms;
+  });
 }
 
 }  // namespace policy

@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <mutex>
 
 #include "policy/cuda_common.cuh"
 
@@ -254,6 +252,11 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool f
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                "r"(full ? 16 : 0));
 }
+// The same for 4 bytes (any float's address).
+__device__ __forceinline__ void cp_async4(uint32_t dst, const void* src, bool full) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
+               "r"(full ? 4 : 0));
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
@@ -298,9 +301,13 @@ __device__ __forceinline__ uint32_t chunk_offset(int key, int c) {
 template <int D>
 __host__ __device__ constexpr int mma_tile_bytes() { return kMmaKeys * D * 2; }
 
+// A stage: the tile's keys, its values, then its 64 mask biases.
+template <int D>
+__host__ __device__ constexpr int mma_stage_bytes() { return 2 * mma_tile_bytes<D>() + kMmaKeys * 4; }
+
 template <int D>
 __host__ __device__ constexpr int mma_shared_bytes() {
-  return 2 * kMmaStages * mma_tile_bytes<D>();  // >= the merge's (4 x 8 x D + 64) floats
+  return kMmaStages * mma_stage_bytes<D>();  // >= the merge's (4 x 8 x D + 64) floats
 }
 
 template <int D>
@@ -328,11 +335,16 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
   const float* bp = a.bias ? a.bias + b * a.bias_sb : nullptr;
   const int ntiles = (s_end - s_begin + kMmaKeys - 1) / kMmaKeys;
   const uint32_t sbase = shared_address(smem);
-  constexpr uint32_t kTileBytes = mma_tile_bytes<D>();
+  constexpr uint32_t kTileBytes = mma_tile_bytes<D>(), kStageBytes = mma_stage_bytes<D>();
 
   auto load_tile = [&](int t) {
-    const uint32_t kdst = sbase + (t % kMmaStages) * 2 * kTileBytes, vdst = kdst + kTileBytes;
+    const uint32_t kdst = sbase + (t % kMmaStages) * kStageBytes, vdst = kdst + kTileBytes;
     const int t0 = s_begin + t * kMmaKeys;
+    // The biases come with the tile, so that the softmax waits on no load of its own.
+    if (bp && threadIdx.x < kMmaKeys) {
+      const int s = t0 + threadIdx.x;
+      cp_async4(vdst + kTileBytes + threadIdx.x * 4, bp + (s < s_end ? s : s_begin), s < s_end);
+    }
 #pragma unroll
     for (int it = 0; it < kMmaKeys * C / kThreadsMma; ++it) {
       const int i = threadIdx.x + it * kThreadsMma;
@@ -377,7 +389,9 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
     cp_async_commit();
     const int first = s_begin + t * kMmaKeys + warp * 16;  // the warp's first key
     if (first >= s_end) continue;
-    const uint32_t ks_base = sbase + (t % kMmaStages) * 2 * kTileBytes, vs_base = ks_base + kTileBytes;
+    const uint32_t ks_base = sbase + (t % kMmaStages) * kStageBytes, vs_base = ks_base + kTileBytes;
+    const float* tile_bias =
+        reinterpret_cast<const float*>(smem + (t % kMmaStages) * kStageBytes + 2 * kTileBytes);
     const int key0 = warp * 16;
 
     float s0[4] = {0.f, 0.f, 0.f, 0.f}, s1[4] = {0.f, 0.f, 0.f, 0.f};
@@ -395,7 +409,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const int s = first + (i >> 1) * 8 + 2 * tq + (i & 1);
-      x[i] = s < s_end ? x[i] * a.scale + (bp ? bp[s] : 0.f) : -INFINITY;
+      x[i] = s < s_end ? x[i] * a.scale + (bp ? tile_bias[s - s_begin - t * kMmaKeys] : 0.f) : -INFINITY;
       mt = fmaxf(mt, x[i]);
     }
     mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 1));
@@ -478,19 +492,14 @@ struct Plan {
 // 8, on the GPU and in the code built for it (a build for older GPUs, run on a newer one
 // from its PTX, has the kernel's body compiled out).
 bool mma_capable() {
-  static std::mutex mu;
-  static std::map<int, bool> known;
-  int device = 0;
-  cudaGetDevice(&device);
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = known.find(device);
-  if (it != known.end()) return it->second;
-  int major = 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-  cudaFuncAttributes attr{};
-  const bool built = cudaFuncGetAttributes(&attr, mma_kernel<128>) == cudaSuccess && attr.ptxVersion >= 80;
-  cudaGetLastError();  // a kernel without an image for this GPU is an answer, not an error
-  return known[device] = major >= 8 && built;
+  return once_per_device([](int device) {
+    int major = 0;
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    cudaFuncAttributes attr{};
+    const bool built = cudaFuncGetAttributes(&attr, mma_kernel<128>) == cudaSuccess && attr.ptxVersion >= 80;
+    cudaGetLastError();  // a kernel without an image for this GPU is an answer, not an error
+    return major >= 8 && built;
+  });
 }
 
 Plan plan_for(const DecodeAttentionArgs& a) {
@@ -522,17 +531,10 @@ template <int D>
 void launch_mma(const DecodeAttentionArgs& a, const Plan& p, cudaStream_t stream) {
   constexpr int bytes = mma_shared_bytes<D>();
   static_assert((kMmaWarps * 8 * D + 2 * kMmaWarps * 8) * 4 <= bytes, "the merge fits the stages");
-  if (bytes > 48 * 1024) {  // above the default limit of dynamic shared memory
-    static std::mutex mu;
-    static std::map<int, bool> raised;
-    int device = 0;
-    cudaGetDevice(&device);
-    std::lock_guard<std::mutex> lock(mu);
-    if (!raised[device]) {
-      cudaFuncSetAttribute(mma_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-      raised[device] = true;
-    }
-  }
+  if (bytes > 48 * 1024)  // above the default limit of dynamic shared memory
+    once_per_device([](int) {
+      return cudaFuncSetAttribute(mma_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    });
   const dim3 grid(p.splits, a.kv_heads, a.batch);
   mma_kernel<D><<<grid, kMmaWarps * 32, bytes, stream>>>(a, a.heads / a.kv_heads, p.splits,
                                                           p.tiles_per_split);

@@ -303,18 +303,23 @@ static int decode(const std::string& config_path, const std::map<std::string, st
 static void attention_speed(const torch::Device& dev) {
   const double copy_bw = copy_bandwidth(dev);
   auto bf = torch::TensorOptions().dtype(torch::kBFloat16).device(dev);
-  struct Shape { int64_t B, S; };
-  for (const Shape& sh : std::vector<Shape>{{64, 192}, {64, 512}, {128, 192}, {512, 192}, {512, 384}, {256, 256}}) {
+  // last >= 0: a graph's span of S columns of which the keys up to `last` are written, as
+  // in a recorded decode step.
+  struct Shape { int64_t B, S, last = -1; };
+  for (const Shape& sh : std::vector<Shape>{{64, 192}, {64, 512}, {128, 192}, {512, 192}, {512, 384}, {256, 256},
+                                            {64, 512, 149}, {512, 512, 149}}) {
     const int64_t H = 40, Hk = 8, D = 128;
     Tensor q = torch::randn({sh.B, H, 1, D}, bf);
     Tensor k = torch::randn({sh.B, Hk, sh.S, D}, bf), v = torch::randn({sh.B, Hk, sh.S, D}, bf);
     Tensor bias = torch::zeros({sh.B, 1, 1, sh.S}, torch::TensorOptions().device(dev));
-    const double bytes = 2.0 * k.numel() * 2;
-    Json row = {{"attention_speed", "14B shapes"}, {"B", sh.B}, {"S", sh.S}, {"kv_MB", bytes / 1e6},
+    Tensor last;
+    if (sh.last >= 0) last = torch::full({1}, sh.last, torch::TensorOptions().dtype(torch::kInt64).device(dev));
+    const double bytes = 2.0 * k.numel() * 2 * (sh.last >= 0 ? (sh.last + 1.0) / sh.S : 1.0);
+    Json row = {{"attention_speed", "14B shapes"}, {"B", sh.B}, {"S", sh.S}, {"last", sh.last}, {"kv_MB", bytes / 1e6},
                 {"copy_GBps", copy_bw / 1e9}};
     auto time_it = [&] {
       return gpu_seconds(dev, [&] {
-        for (int i = 0; i < 10; ++i) fused_decode_attention(q, k, v, bias, 0.088);
+        for (int i = 0; i < 10; ++i) fused_decode_attention(q, k, v, bias, 0.088, last);
       }) / 10;
     };
     for (bool tc : {false, true}) {
