@@ -117,6 +117,42 @@ __global__ void __launch_bounds__(kNormThreads)
     outr[i] = float_to_bf16(bf16_to_float(w[i]) * round_bf16(bf16_to_float(xr[i]) * r));
 }
 
+// Rows up to kNormThreads * 8 * kNormVectors values a block holds in registers.
+constexpr int kNormVectors = 4;
+
+// Block per row, 8 values a 16-byte load, each read once and kept in registers (one
+// value a load left a block waiting on load latency: at batch 64 there are only 64 rows).
+__global__ void __launch_bounds__(kNormThreads)
+    rms_norm_vec_kernel(const uint16_t* __restrict__ x, const uint16_t* __restrict__ w,
+                        uint16_t* __restrict__ out, int dim, float eps) {
+  const uint16_t* xr = x + static_cast<int64_t>(blockIdx.x) * dim;
+  uint16_t* outr = out + static_cast<int64_t>(blockIdx.x) * dim;
+  float v[kNormVectors][8];
+  float ss = 0.f;
+#pragma unroll
+  for (int k = 0; k < kNormVectors; ++k) {
+    const int i = (k * kNormThreads + threadIdx.x) * 8;
+    if (i < dim) {
+      load_bf16<8>(xr + i, v[k]);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) ss = fmaf(v[k][j], v[k][j], ss);
+    }
+  }
+  const float r = rsqrtf(block_sum(ss) / dim + eps);
+#pragma unroll
+  for (int k = 0; k < kNormVectors; ++k) {
+    const int i = (k * kNormThreads + threadIdx.x) * 8;
+    if (i < dim) {
+      float wf[8];
+      load_bf16<8>(w + i, wf);
+      uint16_t o[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) o[j] = float_to_bf16(wf[j] * round_bf16(v[k][j] * r));
+      store_bf16<8>(outr + i, o);
+    }
+  }
+}
+
 __device__ __forceinline__ uint16_t swiglu_one(uint16_t gate, uint16_t up) {
   const float g = bf16_to_float(gate);
   return float_to_bf16(round_bf16(g / (1.f + __expf(-g))) * bf16_to_float(up));
@@ -318,10 +354,12 @@ void rope_cache_launch(const RopeCacheArgs& a, void* stream) {
 void rms_norm_launch(const void* x, const void* w, void* out, int64_t rows, int dim, float eps,
                      void* stream) {
   if (rows <= 0) return;
-  rms_norm_kernel<<<static_cast<unsigned>(rows), kNormThreads, 0,
-                    static_cast<cudaStream_t>(stream)>>>(
-      static_cast<const uint16_t*>(x), static_cast<const uint16_t*>(w),
-      static_cast<uint16_t*>(out), dim, eps);
+  auto on16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  const bool vec = dim % 8 == 0 && dim <= kNormThreads * 8 * kNormVectors && on16(x) && on16(w) && on16(out);
+  auto kernel = vec ? rms_norm_vec_kernel : rms_norm_kernel;
+  kernel<<<static_cast<unsigned>(rows), kNormThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      static_cast<const uint16_t*>(x), static_cast<const uint16_t*>(w), static_cast<uint16_t*>(out), dim,
+      eps);
   check_launch("rms_norm");
 }
 

@@ -474,7 +474,9 @@ static int kernels_check() {
       ok = false;
     }
   }
-  for (auto [rows, dim] : std::vector<std::pair<int64_t, int64_t>>{{64, 5120}, {7, 896}, {512, 5120}}) {
+  // 1004 and 12288 values a row take the one-value-a-load kernel.
+  for (auto [rows, dim] : std::vector<std::pair<int64_t, int64_t>>{
+           {64, 5120}, {7, 896}, {512, 5120}, {5, 1004}, {3, 12288}}) {
     Tensor x = torch::randn({rows, 1, dim}, bf) * 3, w = torch::randn({dim}, bf);
     Tensor got = fused_rms_norm(x, w, 1e-6);
     Tensor x64 = f64(x);
