@@ -20,9 +20,9 @@
 //     (shapes of the parity models and the 14B config, masks, strided cache views), both
 //     the tensor-core and the SIMT kernel; then their speed on the 14B config's shapes
 //     against the copy bandwidth. Prints one JSON line per case; exits 1 when one is off.
-//   policy_bench cpu-gemms CONFIG.json [--rows 32]
+//   policy_bench cpu-decode CONFIG.json [--rows 32] [--span 260]
 //     the GEMMs of one CPU decode step (fp32) as the engine runs them, and through oneDNN
-//     where libtorch has it: milliseconds and FLOP rate.
+//     where libtorch has it, then its attention over `span` keys: milliseconds, FLOP rates.
 //   policy_bench kernels
 //     the same for the step's fused RoPE + cache write, RMSNorm and SwiGLU kernels; the
 //     sampler's frequencies against softmax over 200,000 draws, its log-probabilities.
@@ -570,14 +570,16 @@ static int kernels_check() {
 // The GEMMs of one CPU decode step of CONFIG (fp32, `rows` rows: q/k/v, o, gate/up and
 // down of every layer, the output head) as the engine runs them (at::linear on
 // libtorch's BLAS, the policy's default threads), and through oneDNN where libtorch has
-// it; their FLOP rate. The CPU sampling limit in docs/performance.md is set against this.
-static int cpu_gemms(const std::string& config_path, const std::map<std::string, std::string>& f) {
+// it; their FLOP rate. Then the step's attention over `span` keys, by the operations the
+// model's CPU path uses (model.cpp: grouped matmul, bias, softmax, matmul). The CPU
+// sampling limit in docs/performance.md is set against these.
+static int cpu_decode(const std::string& config_path, const std::map<std::string, std::string>& f) {
   std::ifstream in(config_path);
   if (!in) throw std::runtime_error(config_path + ": cannot open");
   std::stringstream ss;
   ss << in.rdbuf();
   const ModelConfig c = parse_config(ss.str(), config_path);
-  const int64_t rows = std::stoi(get(f, "rows", "32"));
+  const int64_t rows = std::stoi(get(f, "rows", "32")), span = std::stoi(get(f, "span", "260"));
   at::set_num_threads(default_threads());
   c10::InferenceMode guard;
   torch::manual_seed(0);
@@ -606,7 +608,7 @@ static int cpu_gemms(const std::string& config_path, const std::map<std::string,
     std::sort(t.begin(), t.end());
     return t[3];
   };
-  Json out = {{"cpu_gemms", config_path}, {"rows", rows}, {"torch_threads", at::get_num_threads()},
+  Json out = {{"cpu_decode", config_path}, {"rows", rows}, {"span", span}, {"torch_threads", at::get_num_threads()},
               {"mflop_a_step", flops / 1e6}};
   const double blas = seconds([&] {
     for (size_t i = 0; i < w.size(); ++i) at::linear(x[i], w[i]);
@@ -625,6 +627,18 @@ static int cpu_gemms(const std::string& config_path, const std::map<std::string,
     }
     at::set_num_threads(default_threads());
   }
+  const int64_t G = c.num_heads / c.num_kv_heads, D = c.head_dim;
+  Tensor q = torch::randn({rows, c.num_heads, 1, D}), k = torch::randn({rows, c.num_kv_heads, span, D});
+  Tensor v = torch::randn({rows, c.num_kv_heads, span, D}), bias = torch::zeros({rows, 1, 1, span});
+  const double attention = seconds([&] {
+    for (int64_t l = 0; l < c.num_layers; ++l) {
+      Tensor raw = torch::matmul(q.reshape({rows, c.num_kv_heads, G, D}), k.transpose(-1, -2));
+      Tensor p = torch::softmax(torch::add(bias, raw, 1.0 / std::sqrt(static_cast<double>(D))), -1);
+      torch::matmul(p, v).reshape({rows, 1, c.num_heads * D});
+    }
+  });
+  out["attention_ms"] = attention * 1e3;
+  out["attention_GFLOPS"] = 4.0 * rows * c.num_heads * span * D * c.num_layers / attention / 1e9;
   std::cout << out.dump() << std::endl;
   return 0;
 }
@@ -635,7 +649,7 @@ int main(int argc, char** argv) {
     if (argc >= 3 && std::string(argv[1]) == "decode") return decode(argv[2], flags(argc, argv, 3));
     if (argc >= 2 && std::string(argv[1]) == "attention") return attention_check();
     if (argc >= 2 && std::string(argv[1]) == "kernels") return kernels_check();
-    if (argc >= 3 && std::string(argv[1]) == "cpu-gemms") return cpu_gemms(argv[2], flags(argc, argv, 3));
+    if (argc >= 3 && std::string(argv[1]) == "cpu-decode") return cpu_decode(argv[2], flags(argc, argv, 3));
     std::cerr << "usage: policy_bench parity DIR [--device D] [--dtype T] [--graphs 0|1]\n"
                  "       policy_bench decode CONFIG.json [--batch B] [--samples N] [--prompt L] [--tokens N]"
                  " [--device D] [--dtype T] [--bandwidth GBPS] [--graphs 0|1]"
@@ -643,7 +657,7 @@ int main(int argc, char** argv) {
                  " [--fused 0|1] [--pipelined 0|1] [--sampler 0|1] [--mma 0|1] [--attention_tiles N]\n"
                  "       policy_bench attention\n"
                  "       policy_bench kernels\n"
-                 "       policy_bench cpu-gemms CONFIG.json [--rows 32]\n";
+                 "       policy_bench cpu-decode CONFIG.json [--rows 32] [--span 260]\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "policy_bench: " << e.what() << "\n";
