@@ -1,4 +1,5 @@
-// Split-K decode attention (see decode_attention.hpp).
+// Decode attention (see decode_attention.hpp): the SIMT kernel first, then the
+// tensor-core kernel, then the choice between them and of their splits.
 #include "policy/decode_attention.hpp"
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 
 namespace policy {
 namespace {
+
+// ---- The SIMT kernel ----
 
 constexpr int kThreads = 128;
 
@@ -230,9 +233,9 @@ constexpr int kTile = 8;  // keys per lane group
 
 // ---- The tensor-core kernel ----
 //
-// Block (split, kv head, row), four warps. Tiles of 64 keys and their values stream into
-// shared memory (cp.async, STAGES tiles in flight), so a block always has loads in flight
-// while it computes. Each warp takes 16 keys of a tile: the scores S = Q K^T on the tensor
+// Block (split, kv head, row), four warps. Tiles of 64 keys, their values and their mask
+// biases stream into shared memory (cp.async, kMmaStages tiles deep), so a block has the
+// next tile's loads in flight while it computes. Each warp takes 16 keys of a tile: the scores S = Q K^T on the tensor
 // cores (mma m16n8k16: the G query heads are rows 0..G-1 of the 16, the keys the columns),
 // the online softmax on the scores in registers (two shuffles a tile for the maximum), then
 // O += P V on the tensor cores, P rounded to bf16 (its sum is taken of the rounded values,
