@@ -111,6 +111,38 @@ __device__ __forceinline__ void add_tile(float (&m)[G], float (&l)[G], float (&a
   }
 }
 
+// Block `split` of (row, head) bh keeps its partial result here: D weighted values, then
+// their max and sum (combine_kernel reads them).
+template <int D>
+__device__ __forceinline__ float* partial_of(const DecodeAttentionArgs& a, int64_t bh, int splits,
+                                             int split) {
+  return a.partial + (bh * splits + split) * (D + 2);
+}
+
+// A block past the step's last column has an empty result, which the merge skips.
+template <int D>
+__device__ __forceinline__ void write_empty(const DecodeAttentionArgs& a, int64_t bh, int splits,
+                                            int split) {
+  if (splits > 1) partial_of<D>(a, bh, splits, split)[D] = -INFINITY;
+}
+
+// Value d of a block's result for (row, head) bh: the output itself when the block took
+// the whole span, else its partial result.
+template <int D>
+__device__ __forceinline__ void write_result(const DecodeAttentionArgs& a, int64_t bh, int d, int splits,
+                                             int split, float mx, float sum, float val) {
+  if (splits == 1) {
+    static_cast<uint16_t*>(a.out)[bh * D + d] = float_to_bf16(sum > 0.f ? val / sum : 0.f);
+    return;
+  }
+  float* p = partial_of<D>(a, bh, splits, split);
+  p[d] = val;
+  if (d == 0) {
+    p[D] = mx;
+    p[D + 1] = sum;
+  }
+}
+
 template <int D, int G, int TILE, bool WALK>
 __global__ void __launch_bounds__(kThreads, WALK ? 3 : 0)
     split_kernel(DecodeAttentionArgs a, int splits, int tiles_per_split) {
@@ -128,10 +160,8 @@ __global__ void __launch_bounds__(kThreads, WALK ? 3 : 0)
   const int s_begin = split * CHUNK * tiles_per_split;
   const int s_end = min(span, s_begin + CHUNK * tiles_per_split);
   const int H = gridDim.y * G;
-  if (s_begin >= span) {  // past the step's last column: an empty result, which merges as none
-    if (threadIdx.x < G)
-      a.partial[((static_cast<int64_t>(b) * H + hk * G + threadIdx.x) * splits + split) * (D + 2) + D] =
-          -INFINITY;
+  if (s_begin >= span) {  // past the step's last column
+    if (threadIdx.x < G) write_empty<D>(a, static_cast<int64_t>(b) * H + hk * G + threadIdx.x, splits, split);
     return;
   }
 
@@ -194,17 +224,7 @@ __global__ void __launch_bounds__(kThreads, WALK ? 3 : 0)
         val += sm_acc[r][g][d] * w;
       }
     }
-    const int64_t bh = static_cast<int64_t>(b) * H + hk * G + g;
-    if (splits == 1) {  // the whole span: the output itself
-      static_cast<uint16_t*>(a.out)[bh * D + d] = float_to_bf16(sum > 0.f ? val / sum : 0.f);
-      continue;
-    }
-    float* p = a.partial + (bh * splits + split) * (D + 2);
-    p[d] = val;
-    if (d == 0) {
-      p[D] = mx;
-      p[D + 1] = sum;
-    }
+    write_result<D>(a, static_cast<int64_t>(b) * H + hk * G + g, d, splits, split, mx, sum, val);
   }
 }
 
@@ -326,10 +346,8 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
   const int s_begin = split * kMmaKeys * tiles_per_split;
   const int s_end = min(span, s_begin + kMmaKeys * tiles_per_split);
   const int H = gridDim.y * G;
-  if (s_begin >= span) {  // past the step's last column: an empty result, which merges as none
-    if (splits > 1 && threadIdx.x < G)
-      a.partial[((static_cast<int64_t>(b) * H + hk * G + threadIdx.x) * splits + split) * (D + 2) + D] =
-          -INFINITY;
+  if (s_begin >= span) {  // past the step's last column
+    if (threadIdx.x < G) write_empty<D>(a, static_cast<int64_t>(b) * H + hk * G + threadIdx.x, splits, split);
     return;
   }
   const int64_t kv_off = b * a.kv_sb + hk * a.kv_sh;
@@ -471,17 +489,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
         val += sm_o[(w * 8 + g) * D + d] * wt;
       }
     }
-    const int64_t bh = static_cast<int64_t>(b) * H + hk * G + g;
-    if (splits == 1) {
-      static_cast<uint16_t*>(a.out)[bh * D + d] = float_to_bf16(sum > 0.f ? val / sum : 0.f);
-      continue;
-    }
-    float* p = a.partial + (bh * splits + split) * (D + 2);
-    p[d] = val;
-    if (d == 0) {
-      p[D] = mx;
-      p[D + 1] = sum;
-    }
+    write_result<D>(a, static_cast<int64_t>(b) * H + hk * G + g, d, splits, split, mx, sum, val);
   }
 #endif
 }
