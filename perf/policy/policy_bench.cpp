@@ -161,10 +161,11 @@ static double copy_bandwidth(const torch::Device& d) {
   return 2.0 * bytes * reps / s;
 }
 
-// Seconds a call of fn takes on the GPU, the median of `reps` timed calls after a warm-up.
+// Seconds a call of fn takes on device d (the CPU too), the median of `reps` timed calls
+// after three untimed ones.
 template <class Fn>
-static double gpu_seconds(const torch::Device& d, Fn&& fn, int reps = 20) {
-  fn();
+static double median_seconds(const torch::Device& d, Fn&& fn, int reps = 20) {
+  for (int i = 0; i < 3; ++i) fn();
   sync(d);
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) {
@@ -210,7 +211,7 @@ static int decode(const std::string& config_path, const std::map<std::string, st
     auto bf = torch::TensorOptions().dtype(torch::kBFloat16).device(dev);
     auto rate = [&](int64_t m, int64_t k, int64_t n) {
       Tensor x = torch::randn({m, k}, bf), w = torch::randn({n, k}, bf);
-      const double s = gpu_seconds(dev, [&] { torch::matmul(x, w.t()); }, 10);
+      const double s = median_seconds(dev, [&] { torch::matmul(x, w.t()); }, 10);
       return 2.0 * m * k * n / s;
     };
     gemm_step = rate(std::stoi(get(f, "batch", "64")), cfg.hidden_size, 2 * cfg.intermediate_size);
@@ -318,7 +319,7 @@ static void attention_speed(const torch::Device& dev) {
     Json row = {{"attention_speed", "14B shapes"}, {"B", sh.B}, {"S", sh.S}, {"last", sh.last}, {"kv_MB", bytes / 1e6},
                 {"copy_GBps", copy_bw / 1e9}};
     auto time_it = [&] {
-      return gpu_seconds(dev, [&] {
+      return median_seconds(dev, [&] {
         for (int i = 0; i < 10; ++i) fused_decode_attention(q, k, v, bias, 0.088, last);
       }) / 10;
     };
@@ -597,17 +598,8 @@ static int cpu_decode(const std::string& config_path, const std::map<std::string
   add(c.vocab_size, c.hidden_size);
   double flops = 0;
   for (const Tensor& t : w) flops += 2.0 * rows * t.size(0) * t.size(1);
-  auto seconds = [&](auto&& step) {  // the median of 7 rounds of 50 steps
-    for (int i = 0; i < 20; ++i) step();
-    std::vector<double> t;
-    for (int r = 0; r < 7; ++r) {
-      auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < 50; ++i) step();
-      t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 50);
-    }
-    std::sort(t.begin(), t.end());
-    return t[3];
-  };
+  const torch::Device cpu(torch::kCPU);
+  auto seconds = [&](auto&& step) { return median_seconds(cpu, step, 100); };
   Json out = {{"cpu_decode", config_path}, {"rows", rows}, {"span", span}, {"torch_threads", at::get_num_threads()},
               {"mflop_a_step", flops / 1e6}};
   const double blas = seconds([&] {
