@@ -5,6 +5,8 @@
 
 #include "cluster/cluster.hpp"
 #include "cluster/internal.hpp"
+#include "bench/machine.hpp"
+#include "bench/peak.hpp"
 
 namespace cluster {
 
@@ -25,17 +27,26 @@ Settings settings() {
   return g_settings;
 }
 
-std::string local_kind() { return detail::kind_of(detail::machine_json()); }
+// Without the measured peak, which would cost a measurement where none is wanted.
+std::string local_kind() {
+  const auto& m = bench::machine();
+  return detail::kind_of({{"model", m.model}, {"cores", m.cores}, {"simd", m.simd}, {"target", m.target}});
+}
 
 namespace detail {
 
 nlohmann::json machine_json() {
   const auto& m = bench::machine();
+  const auto& p = bench::measured_peak();
   return {{"cores", m.cores},     {"model", m.model},
           {"simd", m.simd},       {"cpu", m.cpu},
           {"target", m.target},   {"march", bench::join_flags(m.march)},
           {"ghz", m.ghz},         {"peak_gflops", m.peak_gflops},
-          {"peak_formula", m.peak_formula}};
+          {"peak_formula", m.peak_formula},
+          {"isa", m.isa},
+          {"measured_peak_gflops", p.gflops},
+          {"measured_peak_date", p.date},
+          {"measured_peak_method", p.method}};
 }
 
 // GFLOPS are comparable between nodes with the same CPU, core count and target.

@@ -33,6 +33,7 @@
 
 #include "bench/bench.hpp"
 #include "bench/compiler.hpp"
+#include "bench/peak.hpp"
 #include "cluster/cluster.hpp"
 #include "host/bind.hpp"
 #include "host/luajson.hpp"
@@ -155,9 +156,28 @@ static int bench_check_options(lua_State* L) {
   return 1;
 }
 
+static void set_peak(lua_State* L, const bench::MeasuredPeak& p) {
+  set_number(L, "gflops", p.gflops);
+  set_number(L, "per_cpu_gflops", p.per_cpu_gflops);
+  lua_pushinteger(L, p.cpus);
+  lua_setfield(L, -2, "cpus");
+  set_string(L, "isa", p.isa);
+  lua_pushboolean(L, p.fma);
+  lua_setfield(L, -2, "fma");
+  set_string(L, "date", p.date);
+  set_string(L, "method", p.method);
+  set_string(L, "cache_file", p.cache_file);
+  lua_pushboolean(L, p.from_cache);
+  lua_setfield(L, -2, "from_cache");
+}
+
+// bench.machine(): the machine record, with the nominal peak (peak_gflops, peak_formula)
+// and the measured one (measured_peak_gflops, _date, _method), measured on first use and
+// cached per machine.
 static int bench_machine(lua_State* L) {
   const auto& m = bench::machine();
-  lua_createtable(L, 0, 10);
+  const auto& p = bench::measured_peak();
+  lua_createtable(L, 0, 16);
   lua_pushinteger(L, m.cores);
   lua_setfield(L, -2, "cores");
   set_string(L, "model", m.model);
@@ -174,6 +194,21 @@ static int bench_machine(lua_State* L) {
   lua_setfield(L, -2, "fma_units");
   set_number(L, "peak_gflops", m.peak_gflops);
   set_string(L, "peak_formula", m.peak_formula);
+  set_number(L, "measured_peak_gflops", p.gflops);
+  set_string(L, "measured_peak_date", p.date);
+  set_string(L, "measured_peak_method", p.method);
+  return 1;
+}
+
+// bench.measure_peak([dir]): the FP64 peak measured now ({gflops =, per_cpu_gflops =,
+// cpus =, isa =, fma =, date =, method =}); with `dir`, the one cached there for this
+// machine (measured and written first when missing).
+static int bench_measure_peak(lua_State* L) {
+  bench::MeasuredPeak p = lua_isnoneornil(L, 1)
+                              ? bench::measure_peak()
+                              : bench::cached_peak(check_string(L, 1, "bench.measure_peak", "dir"));
+  lua_createtable(L, 0, 10);
+  set_peak(L, p);
   return 1;
 }
 
@@ -218,6 +253,7 @@ int open_bench(lua_State* L) {
   set_functions(L, {HOST_FN("evaluate", bench_evaluate), HOST_FN("evaluate_batch", bench_evaluate_batch),
                     HOST_FN("submit_batch", bench_submit_batch),
                     HOST_FN("reference", bench_reference), HOST_FN("machine", bench_machine),
+                    HOST_FN("measure_peak", bench_measure_peak),
                     HOST_FN("backends", bench_backends), HOST_FN("check_options", bench_check_options),
                     HOST_FN("symbol_allowed", bench_symbol_allowed),
                     HOST_FN("allowed_symbols", bench_allowed_symbols)});

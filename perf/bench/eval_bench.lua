@@ -1,7 +1,7 @@
 -- The evaluation's benchmark: throughput of a batch through the sandbox with every back
 -- end (against bare gcc compiles of the same sources in the same run; the integrity
 -- checks' share shown apart), stability of repeated GFLOPS of one
--- kernel, and GFLOPS of OpenBLAS and of the shared AVX-512 example kernel.
+-- kernel, and GFLOPS of OpenBLAS and of the labelled AVX-512 example kernel.
 --
 --   build/engine perf/bench/eval_bench.lua [--batch=64] [--repeats=10] [--size=256]
 local args = require "engine.args"
@@ -13,7 +13,7 @@ local opts = args.parse(arg, {
     {"repeats", 10, "evaluations of one kernel for the coefficient of variation"},
     {"size", 256, "M = N = K"},
     {"threads", 0, "threads per kernel (0: all cores)"},
-    {"shared", engine.root .. "/../shared", "the shared folder (kernels/)"},
+    {"kernels", engine.root .. "/tests/data/kernels", "the labelled example kernels"},
   },
 })
 
@@ -50,7 +50,7 @@ print(string.format("problem: %dx%dx%d, threads %d, warm-up 1, runs 3 (up to 10 
 print(string.format("load:    %s (other processes share these cores; figures vary with it)", loadavg()))
 
 -- 1. Throughput: a batch of distinct kernels (cache-blocked OpenMP, one block size each).
-local template = read(opts.shared .. "/kernels/k03_blocked_collapse.c")
+local template = read(opts.kernels .. "/k03_blocked_collapse.c")
 local sources = {}
 for i = 1, opts.batch do
   local bs = 8 * (1 + (i - 1) % 16)
@@ -107,7 +107,7 @@ for _, run in ipairs(measured) do
 end
 
 -- 2. Stability: one kernel evaluated again and again.
-local k04 = read(opts.shared .. "/kernels/k04_avx512_rows.c")
+local k04 = read(opts.kernels .. "/k04_avx512_rows.c")
 local g, within = {}, {}
 for i = 1, opts.repeats do
   local r = bench.evaluate(k04, {problem = problem, threads = threads})

@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> march = kharness::host_march();
   std::vector<std::string> files;
-  for (const char* dir : {KERNELC_SHARED_KERNELS, KERNELC_CORPUS})
+  for (const char* dir : {KERNELC_LABELLED_KERNELS, KERNELC_CORPUS})
     for (auto& p : kharness::list_kernels(dir))
       if (filter.empty() || p.find(filter) != std::string::npos) files.push_back(p);
   std::string flags;

@@ -12,7 +12,7 @@ The fixtures in tests/tokenizer/ came from it on the GPU machine (tokenizers 0.2
 transformers 5.17.0), with this script, tests/tokenizer/tokenizer_corpus.json,
 tests/tokenizer/tokenizer_chats.json and the tokenizer directories copied to a carried
 folder:
-  --dir qwen3   (../shared/tokenizers/qwen3)      -> tokenizer_qwen3_ref.json
+  --dir qwen3   (build/data/tokenizers/qwen3, unpacked from tests/data) -> tokenizer_qwen3_ref.json
   --dir trained (tests/tokenizer/tokenizer_trained)  -> tokenizer_trained_ref.json
 """
 import argparse

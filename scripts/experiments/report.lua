@@ -9,7 +9,8 @@
 -- Fig. 3 / Fig. 7), gflops.png (max GFLOPS: Fig. 4 / Fig. 8), report.md (Table II: best
 -- GFLOPS, peak ratio, learning gain against lr = 0; Table III: techniques of each best
 -- kernel, its SIMD column named after the vector ISA the prompts asked for; the best
--- kernel's source and lineage) and best_kernel.c.
+-- kernel's source and lineage) and best_kernel.c. The console's last lines say whether
+-- learning beat lr = 0 beyond seed noise, with the intervals.
 --
 -- Without gnuplot the figures are not drawn: report.md and best_kernel.c are written all
 -- the same, with the figures' data (reward.dat, gflops.dat) and gnuplot scripts, and
@@ -142,6 +143,8 @@ function M.main(argv)
   else
     add("## Best kernels (Table II)", "", results.table2(exp))
   end
+  local peak_warnings = results.peak_warnings(exp)
+  if peak_warnings then add(peak_warnings) end
   add("## Techniques of the best kernels (Table III)", "", results.table3(exp))
   if exp.kind == "experiment2" then
     add("## SQD pools (kernels kept per stage after each iteration)", "", results.pools_table(exp))
@@ -171,6 +174,7 @@ function M.main(argv)
     print("figures not drawn: " .. missing .. "; to get them, " .. figures.install_hint
           .. " and run again: " .. rerun)
   end
+  for _, line in ipairs(results.verdict_lines(exp)) do print(line) end
 end
 
 -- report.lua A B: A's figures against B's, with the intervals of their differences.

@@ -105,12 +105,45 @@ function results.x_label(exp)
   return exp.kind == "experiment2" and "SQD iteration" or "step"
 end
 
--- The theoretical peak the engine's bench reported for the machine, if any.
+-- The FP64 peak of the machine the runs were measured on: the measured one where the
+-- engine recorded it (then `measured` is true), else the nominal figure (clock x assumed
+-- FMA pipes), else nil.
 local function peak(cfg)
   local m = cfg.machine
   if type(m) ~= "table" then return nil end
+  if type(m.measured_peak_gflops) == "number" and m.measured_peak_gflops > 0 then
+    return m.measured_peak_gflops, true
+  end
   return m.peak_gflops or m.peak or (type(m.fp64_peak) == "table" and m.fp64_peak.gflops)
-    or m.fp64_peak
+    or m.fp64_peak, false
+end
+
+-- A figure's share of the peak. Nothing runs faster than the machine's peak, so a figure
+-- above it is not printed as a ratio: the peak or the timing is wrong (peak_warnings).
+function results.peak_ratio(gflops, p)
+  if not (gflops and p and p > 0) then return "-" end
+  if gflops > p then return "above the peak: see below" end
+  return string.format("%.1f%%", 100 * gflops / p)
+end
+
+-- Lines that say which configurations' best kernels read above the peak, or nil.
+function results.peak_warnings(exp)
+  local lines = {}
+  for _, g in ipairs(results.groups(exp)) do
+    local best = exp.seeded and results.group_figures(exp, g).iv.best.mean
+      or (g.runs[1].best and g.runs[1].best.gflops)
+    local p, measured = peak(g.runs[1])
+    if best and p and best > p then
+      lines[#lines + 1] = string.format(
+        "- **`%s`: its best kernel reads %.1f GFLOPS, above the %s FP64 peak of %.1f GFLOPS.** "
+          .. "No kernel runs faster than the machine's peak, so %s; the ratio is not printed.",
+        g.name, best, measured and "measured" or "nominal", p,
+        measured and "the timing of that kernel (or the peak's measurement) is wrong"
+          or "the nominal peak (a clock times assumed FMA pipes) is wrong for this machine")
+    end
+  end
+  if #lines == 0 then return nil end
+  return table.concat(lines, "\n") .. "\n"
 end
 
 local function fmt(v, pattern)
@@ -178,7 +211,7 @@ function results.table2(exp)
     end
     local ref = cfg.reference and cfg.reference.gflops
     rows[#rows + 1] = string.format("| %s | %s | %s | %s | %s | %s | %s | %d |", cfg.name, shown,
-                                    (best and p) and string.format("%.1f%%", 100 * best / p) or "-",
+                                    results.peak_ratio(best, p),
                                     (best and ref and ref > 0) and string.format("%.2fx", best / ref) or "-",
                                     gain, fmt(final), reward_gain, cfg.samples)
   end
@@ -232,7 +265,14 @@ function results.machine_text(exp)
       if m.simd then parts[#parts + 1] = "vector ISA " .. (stages.isas[m.simd] and stages.isas[m.simd].name or m.simd) end
       if m.target then parts[#parts + 1] = "target " .. tostring(m.target) end
       if m.cores then parts[#parts + 1] = m.cores .. " cores" end
-      if peak(cfg) then parts[#parts + 1] = string.format("FP64 peak %.1f GFLOPS", peak(cfg)) end
+      local p, measured = peak(cfg)
+      if p and measured then
+        parts[#parts + 1] = string.format("FP64 peak %.1f GFLOPS measured %s (nominal %s)", p,
+                                          tostring(m.measured_peak_date or "?"),
+                                          m.peak_gflops and string.format("%.1f", m.peak_gflops) or "-")
+      elseif p then
+        parts[#parts + 1] = string.format("FP64 peak %.1f GFLOPS nominal (not measured)", p)
+      end
       if type(cfg.nodes) == "table" and #cfg.nodes > 0 then
         parts[#parts + 1] = string.format("measured by %d benchmark worker%s", #cfg.nodes, #cfg.nodes == 1 and "" or "s")
       end
@@ -556,7 +596,7 @@ function results.table2_seeds(exp)
     end
     rows[#rows + 1] = string.format("| %s | %s | %s | %s | %s | %s | %s | %d | %s |", g.name,
                                     results.pm(f.iv.best),
-                                    (best and p) and string.format("%.1f%%", 100 * best / p) or "-",
+                                    results.peak_ratio(best, p),
                                     f.iv.vs_openblas.mean and (results.pm(f.iv.vs_openblas) .. "x") or "-",
                                     gain, results.pm(f.iv.final), reward_gain, f.samples, seeds_text(g))
   end
@@ -585,6 +625,29 @@ function results.gains_text(exp)
   end
   if #lines == 0 then return nil end
   return table.concat(lines, "\n") .. "\n"
+end
+
+-- What the console says after a report: for each learning configuration, whether it beat
+-- lr = 0 beyond seed noise, with its intervals (report.md's words, without Markdown).
+function results.verdict_lines(exp)
+  local lines = {}
+  if exp.seeded then
+    local text = results.gains_text(exp)
+    if text then
+      for line in text:gmatch("[^\n]+") do lines[#lines + 1] = (line:gsub("^%- ", ""):gsub("`", "")) end
+    end
+  else
+    for _, cfg in ipairs(exp.configs) do
+      local base = baseline(exp, cfg)
+      if base and cfg.best and base.best and base.best.gflops > 0 then
+        lines[#lines + 1] = string.format("%s against %s: best %.2f against %.2f GFLOPS, one seed each: "
+                                          .. "no interval, so no verdict on learning (run with --seeds)",
+                                          cfg.name, base.name, cfg.best.gflops, base.best.gflops)
+      end
+    end
+  end
+  if #lines == 0 then lines[1] = "no configuration has an lr = 0 counterpart: no verdict on learning" end
+  return lines
 end
 
 -- The points of a group's figure: per step (or iteration) the mean over its seeds and the

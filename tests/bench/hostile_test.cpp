@@ -44,7 +44,7 @@ TEST_CASE("hostile kernels are classified and leave nothing behind") {
     CHECK(bench_test::temp_entries("engine-hostile-").empty());
   }
   // Still working, and still exact.
-  auto ok = evaluate(bench_test::read_file(ENGINE_SHARED_KERNELS "/k02_ikj_omp.c"), o);
+  auto ok = evaluate(bench_test::read_file(ENGINE_TEST_KERNELS "/k02_ikj_omp.c"), o);
   INFO(ok.message);
   CHECK(ok.status == "ok");
   CHECK(ok.max_rel_error.value_or(1) <= 1e-6);
@@ -57,7 +57,7 @@ TEST_CASE("a hostile batch is classified kernel by kernel, the same through ever
   auto files = bench_test::kernel_files(BENCH_HOSTILE_DIR);
   std::vector<std::string> srcs;
   for (const auto& f : files) srcs.push_back(bench_test::read_file(f));
-  srcs.push_back(bench_test::read_file(ENGINE_SHARED_KERNELS "/k01_naive_ijk.c"));
+  srcs.push_back(bench_test::read_file(ENGINE_TEST_KERNELS "/k01_naive_ijk.c"));
   for (const auto& backend : bench_test::engine_backends()) {
     EvalOptions o;
     o.backend = backend;
@@ -109,7 +109,7 @@ TEST_CASE("the double-precision bound separates single from double precision") {
   for (const char* k : {"/k01_naive_ijk.c", "/k02_ikj_omp.c", "/k03_blocked_collapse.c"}) {
     for (const char* mode : {"fp64", "paper"}) {
       o.verify = mode;
-      auto honest = evaluate(bench_test::read_file(std::string(ENGINE_SHARED_KERNELS) + k), o);
+      auto honest = evaluate(bench_test::read_file(std::string(ENGINE_TEST_KERNELS) + k), o);
       INFO(k << " " << mode << ": " << honest.status << ": " << honest.message);
       CHECK(honest.status == "ok");
       CHECK(honest.max_rel_error.value_or(1) <= 1e-9);

@@ -13,8 +13,8 @@
 using namespace bench;
 using bench_test::read_file;
 
-TEST_CASE("every shared kernel gets the status its first line names with every back end") {
-  auto files = bench_test::kernel_files(ENGINE_SHARED_KERNELS);
+TEST_CASE("every labelled kernel gets the status its first line names with every back end") {
+  auto files = bench_test::kernel_files(ENGINE_TEST_KERNELS);
   std::vector<std::string> hang, rest;  // the hangs get a short timeout, the rest a long one
   std::vector<std::string> hang_src, rest_src;
   for (const auto& f : files) {
@@ -58,7 +58,7 @@ TEST_CASE("a result carries the options it was measured with") {
   o.runs = o.max_runs = 5;
   o.problem = {{"M", 64}, {"N", 48}, {"K", 80}, {"seed", 7}, {"c_init", "nan"}};
   o.verify = "fp64";
-  auto r = evaluate(read_file(ENGINE_SHARED_KERNELS "/k01_naive_ijk.c"), o);
+  auto r = evaluate(read_file(ENGINE_TEST_KERNELS "/k01_naive_ijk.c"), o);
   INFO(r.message);
   REQUIRE(r.status == "ok");
   CHECK(r.times.size() == 5);
@@ -112,7 +112,7 @@ TEST_CASE("guard pages turn writes past C into runtime errors") {
   o.problem = {{"M", 50}, {"N", 100}, {"K", 40}};
   for (const auto& backend : bench_test::engine_backends()) {
     o.backend = backend;
-    auto r = evaluate(read_file(ENGINE_SHARED_KERNELS "/k04_avx512_rows.c"), o);
+    auto r = evaluate(read_file(ENGINE_TEST_KERNELS "/k04_avx512_rows.c"), o);
     INFO(backend << ": " << r.message);
     if (machine().simd == "avx512") {
       CHECK(r.status == "runtime_error");
@@ -221,10 +221,10 @@ TEST_CASE("timed runs of a batch never overlap") {
 }
 
 TEST_CASE("a batch keeps its order and mixes statuses") {
-  std::vector<std::string> srcs = {read_file(ENGINE_SHARED_KERNELS "/k12_calls_blas.c"),
-                                   read_file(ENGINE_SHARED_KERNELS "/k01_naive_ijk.c"),
-                                   read_file(ENGINE_SHARED_KERNELS "/k08_syntax_error.c"),
-                                   read_file(ENGINE_SHARED_KERNELS "/k09_wrong_result.c")};
+  std::vector<std::string> srcs = {read_file(ENGINE_TEST_KERNELS "/k12_calls_blas.c"),
+                                   read_file(ENGINE_TEST_KERNELS "/k01_naive_ijk.c"),
+                                   read_file(ENGINE_TEST_KERNELS "/k08_syntax_error.c"),
+                                   read_file(ENGINE_TEST_KERNELS "/k09_wrong_result.c")};
   EvalOptions o;
   o.problem = {{"M", 96}, {"N", 96}, {"K", 96}};
   auto r = evaluate_batch(srcs, o);

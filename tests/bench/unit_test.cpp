@@ -11,6 +11,7 @@
 #include "bench/compiler.hpp"
 #include "bench/elf.hpp"
 #include "bench/machine.hpp"
+#include "bench/peak.hpp"
 #include "support.hpp"
 #include "test_backends.hpp"
 
@@ -73,11 +74,11 @@ TEST_CASE("the gcc back end compiles and loads a kernel and lists its references
 }
 
 TEST_CASE("the gcc back end refuses BLAS before loading and reports syntax errors by line") {
-  auto blas = find_backend("gcc")->compile(bench_test::read_file(ENGINE_SHARED_KERNELS "/k12_calls_blas.c"), {});
+  auto blas = find_backend("gcc")->compile(bench_test::read_file(ENGINE_TEST_KERNELS "/k12_calls_blas.c"), {});
   CHECK(blas.status == CompileStatus::library_violation);
   CHECK(blas.entry == nullptr);
   CHECK_THAT(blas.diagnostics, Catch::Contains("cblas_dgemm"));
-  auto syntax = find_backend("gcc")->compile(bench_test::read_file(ENGINE_SHARED_KERNELS "/k08_syntax_error.c"), {});
+  auto syntax = find_backend("gcc")->compile(bench_test::read_file(ENGINE_TEST_KERNELS "/k08_syntax_error.c"), {});
   CHECK(syntax.status == CompileStatus::compile_error);
   CHECK_THAT(syntax.diagnostics, Catch::Contains("kernel.c:5:"));
   auto bad_opt = find_backend("gcc")->compile("void matmul_optimized(){}", CompileOptions{"O9"});
@@ -90,7 +91,7 @@ TEST_CASE("the ELF reader sees a constructor without loading the object") {
   // Loading it would spin forever in the constructor: the test finishing shows it was not.
   CHECK(k.status == CompileStatus::library_violation);
   CHECK_THAT(k.diagnostics, Catch::Contains("constructor"));
-  CHECK_THROWS_WITH(read_elf_imports(ENGINE_SHARED_KERNELS "/k01_naive_ijk.c"), Catch::Contains("not a valid"));
+  CHECK_THROWS_WITH(read_elf_imports(ENGINE_TEST_KERNELS "/k01_naive_ijk.c"), Catch::Contains("not a valid"));
   CHECK_THROWS_WITH(read_elf_imports("/nonexistent.so"), Catch::Contains("cannot open"));
 }
 
@@ -114,6 +115,19 @@ TEST_CASE("the machine reports cores ISA and a peak with its formula") {
   CHECK(m.peak_gflops > 0);
   CHECK_THAT(m.peak_formula, Catch::Contains("GFLOPS"));
   CHECK_THAT(m.peak_formula, Catch::Contains(std::to_string(m.cores) + " cores"));
+}
+
+TEST_CASE("the measured peak runs the target's widest vectors on every CPU and says how") {
+  const auto& m = machine();
+  MeasuredPeak p = measure_peak();
+  CHECK(p.gflops > 0);
+  CHECK(p.cpus == m.cores);
+  CHECK(p.isa == m.simd);
+  CHECK(p.per_cpu_gflops * p.cpus <= p.gflops * (1 + 1e-9));
+  CHECK_THAT(p.method, Catch::Contains(std::to_string(m.cores) + " CPUs"));
+  CHECK(p.date.size() == 10);
+  CHECK(p.cache_file.empty());
+  CHECK_FALSE(p.from_cache);
 }
 
 TEST_CASE("bad options are errors that name the option") {
@@ -161,7 +175,7 @@ TEST_CASE("a back end that says unsupported falls back to gcc and the result say
   CHECK_THROWS_WITH(register_backend(std::make_unique<bench_test::Unsupported>()), Catch::Contains("already exists"));
   EvalOptions o;
   o.backend = "never";
-  auto r = evaluate(bench_test::read_file(ENGINE_SHARED_KERNELS "/k01_naive_ijk.c"), o);
+  auto r = evaluate(bench_test::read_file(ENGINE_TEST_KERNELS "/k01_naive_ijk.c"), o);
   INFO(r.message);
   CHECK(r.status == "ok");
   CHECK(r.backend == "gcc");
@@ -173,7 +187,7 @@ TEST_CASE("a back end that says unsupported falls back to gcc and the result say
 TEST_CASE("the sandbox checks references whatever the back end claims") {
   EvalOptions o;
   o.backend = "careless";
-  auto r = evaluate(bench_test::read_file(ENGINE_SHARED_KERNELS "/k01_naive_ijk.c"), o);
+  auto r = evaluate(bench_test::read_file(ENGINE_TEST_KERNELS "/k01_naive_ijk.c"), o);
   CHECK(r.status == "library_violation");
   CHECK_THAT(r.message, Catch::Contains("cblas_dgemm"));
   CHECK(r.backend == "careless");

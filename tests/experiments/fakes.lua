@@ -1,6 +1,6 @@
 -- Stand-ins for the engine's policy, bench and train primitives, with the same Lua
 -- interfaces, so the experiments' plumbing can be tested without a model:
---   * the policy answers with canned kernels (the labelled ones in the shared folder,
+--   * the policy answers with canned kernels (the labelled ones in tests/data/kernels,
 --     fenced, plus a few completions with no usable code), chosen by the seed; each
 --     update of its trainer makes it pick faster kernels ("skill"), so learning and a
 --     lost update both show in the samples;
@@ -12,12 +12,13 @@
 
 local fakes = {}
 
-local shared = assert(os.getenv("ENGINE_SHARED_DIR"), "ENGINE_SHARED_DIR is not set")
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+local kernel_dir = here .. "/../data/kernels"
 
 -- Canned completions: every labelled kernel, fenced, and three without usable code.
 function fakes.completions()
   local out = {}
-  local dir = shared .. "/kernels"
+  local dir = kernel_dir
   for _, f in ipairs(sys.listdir(dir)) do
     if f:match("%.c$") then
       local code = assert(io.open(dir .. "/" .. f)):read("a")
@@ -27,7 +28,7 @@ function fakes.completions()
   out[#out + 1] = "I cannot write that kernel."
   out[#out + 1] = "```c\nint matmul_optimized(double *A, int M) { return 0; }\n```"
   out[#out + 1] = "```c\nvoid matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {\n"
-  assert(#out >= 15, "the shared kernels are missing from " .. dir)
+  assert(#out >= 15, "the labelled kernels are missing from " .. dir)
   return out
 end
 

@@ -115,8 +115,8 @@ t.test("library calls are found, not in comments", function()
   t.eq(extract.library_call(KERNEL), nil)
   -- a header alone calls nothing: both back ends compile it
   t.eq(extract.library_call("#include <cblas.h>\n" .. KERNEL), nil)
-  local shared = assert(os.getenv("ENGINE_SHARED_DIR"), "ENGINE_SHARED_DIR is not set")
-  local blas = assert(io.open(shared .. "/kernels/k12_calls_blas.c")):read("a")
+  local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+  local blas = assert(io.open(here .. "/../data/kernels/k12_calls_blas.c")):read("a")
   t.eq(extract.library_call(code_of(blas)), "cblas_dgemm")
 end)
 
@@ -179,9 +179,8 @@ end)
 
 t.test("the labelled kernels: extract refuses only what the engine refuses", function()
   local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
-  local shared = assert(os.getenv("ENGINE_SHARED_DIR"), "ENGINE_SHARED_DIR is not set")
   local seen = 0
-  for _, dir in ipairs{shared .. "/kernels", here .. "/../bench/hostile"} do
+  for _, dir in ipairs{here .. "/../data/kernels", here .. "/../bench/hostile"} do
     for _, f in ipairs(sys.listdir(dir)) do
       if f:match("%.c$") then
         local src = assert(io.open(dir .. "/" .. f)):read("a")

@@ -17,12 +17,12 @@ end
 
 -- One run: its best kernel at `best` GFLOPS (peak 100, OpenBLAS 10) and a mean reward per
 -- step from `rewards`.
-local function make_run(root, config, seed, best, rewards)
+local function make_run(root, config, seed, best, rewards, machine)
   local sweep = require "engine.sweep"
   local dir = root .. "/" .. sweep.name(config)
   local run = store.open(dir, {config = {experiment = "experiment1", config = config, seed = seed,
                                          isa = "avx512"}, log_file = false})
-  run:set("machine", {cores = 2, peak_gflops = 100.0})
+  run:set("machine", machine or {cores = 2, peak_gflops = 100.0})
   run:set("reference", {gflops = 10.0, best = 10.0, median = 10.0, threads = 2})
   for step, r in ipairs(rewards) do
     run:add_sample{iteration = step, prompt = "", completion = "", status = "ok",
@@ -113,6 +113,13 @@ t.test("Table II over seeds: mean ± half-width, gains paired by seed, their ver
   t.contains(line, "learning gain -0.33 ± ")
   t.contains(line, "includes 0: not distinguishable from lr = 0")
   t.ok(not line:find("excludes", 1, true), line)
+  -- the console ends with the same verdicts, intervals included
+  local tail = out:match("report written to [^\n]*\n(.*)$")
+  t.ok(tail, out)
+  t.contains(tail, string.format("beta=0,lr=5e-07,opt=O3 against beta=0,lr=0,opt=O3 (3 paired seeds): "
+                                 .. "learning gain +10.00 ± %.2f GFLOPS, the interval [%+.2f, %+.2f] "
+                                 .. "excludes 0: better than lr = 0 beyond seed noise", g.half, g.lo, g.hi))
+  t.contains(tail, "beta=0,lr=2e-07,opt=O3 against beta=0,lr=0,opt=O3 (3 paired seeds): learning gain -0.33 ± ")
   -- the figures' data: per step the mean and the band, and the script shades it
   local dat = read(root .. "/report/reward.dat")
   t.contains(dat, "# beta=0,lr=0,opt=O3 (3 seeds)\n1 -20 -20 -20\n" .. string.format(
@@ -139,6 +146,31 @@ t.test("one seed per configuration: the report as without seeds", function()
   t.ok(not read(root .. "/report/reward.gp"):find("filledcurves", 1, true), "no band")
   local exp = results.load(root)
   t.contains(md, results.table2(exp))
+  t.contains(out, "beta=0,lr=5e-07,opt=O3 against beta=0,lr=0,opt=O3: best 20.00 against 10.00 GFLOPS, "
+                  .. "one seed each: no interval, so no verdict on learning")
+end)
+
+t.test("the measured peak is the yardstick; a kernel above it gets a warning, not a ratio", function()
+  local root = t.tmpdir()
+  local machine = {cores = 2, peak_gflops = 100.0, measured_peak_gflops = 50.0,
+                   measured_peak_date = "2026-11-25"}
+  make_run(root, {opt = "O3", beta = 0.0, lr = 0.0}, 1, 20, {-20, 1}, machine)
+  make_run(root, {opt = "O3", beta = 0.0, lr = 5e-7}, 1, 60, {-20, 5}, machine)
+  local out, ok = report(root)
+  t.ok(ok, out)
+  local md = read(root .. "/report/report.md")
+  t.contains(md, "FP64 peak 50.0 GFLOPS measured 2026-11-25 (nominal 100.0)")
+  t.contains(md, "| beta=0,lr=0,opt=O3 | 20.00 | 40.0% |")
+  t.contains(md, "| beta=0,lr=5e-07,opt=O3 | 60.00 | above the peak: see below |")
+  t.contains(md, "`beta=0,lr=5e-07,opt=O3`: its best kernel reads 60.0 GFLOPS, above the measured FP64 "
+                 .. "peak of 50.0 GFLOPS.")
+  t.ok(not md:find("120.0%", 1, true), "no ratio above 100%")
+  t.eq(results.peak_ratio(60, 50), "above the peak: see below")
+  t.eq(results.peak_ratio(25, 50), "50.0%")
+  -- runs recorded before the peak was measured: the nominal one, named so
+  t.ok(results.machine_text(results.load(root)):find("measured 2026-11-25", 1, true))
+  local old = {configs = {{name = "a", config = {}, identity = {}, machine = {cores = 2, peak_gflops = 100.0}}}}
+  t.contains(results.machine_text(old), "FP64 peak 100.0 GFLOPS nominal (not measured)")
 end)
 
 t.test("report.lua A B: each figure in both and the difference with its interval", function()

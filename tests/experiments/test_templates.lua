@@ -1,6 +1,6 @@
 -- templates.lua: the search of kernelgen's space with a run's evaluation, its resume, and
 -- the re-measurement of its best kernels beside the runs' best on the real benchmark.
--- The runs are made with the stand-ins (their best kernels are the shared labelled ones);
+-- The runs are made with the stand-ins (their best kernels are the labelled ones in tests/data/kernels);
 -- the search and the re-measurement use the engine's bench.
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 package.path = here .. "/?.lua;" .. package.path
@@ -61,7 +61,7 @@ t.test("the search evaluates its budget, resumes, and is re-measured beside ever
   for _, k in ipairs(report.kernels) do
     if k.source == "templates" then t.ok(k.median and k.median > 0, k.name .. " verified again") end
   end
-  -- the runs' best kernel (the shared AVX-512 one) runs where AVX-512 does, and is a compile
+  -- the runs' best kernel (the labelled AVX-512 one) runs where AVX-512 does, and is a compile
   -- error elsewhere, each round
   local md = assert(io.open(out .. "/compare.md")):read("a")
   t.contains(md, "| templates #1 |")

@@ -1,4 +1,4 @@
-// Differential tests: every kernel of the shared examples and of our corpus is compiled
+// Differential tests: every labelled example kernel (tests/data/kernels) and of our corpus is compiled
 // by kernelc and by gcc (subprocess, -fopenmp) at O0, O1 and O3 with the same target
 // flags, run on the same inputs, and the outputs compared (exactly, or to 1e-12
 // relative where floating-point contraction or reduction order may differ).
@@ -115,7 +115,7 @@ struct KernelCase : Catch::ITestInvoker {
 struct MissingDir : Catch::ITestInvoker {
   std::string dir;
   explicit MissingDir(std::string d) : dir(std::move(d)) {}
-  void invoke() const override { FAIL("kernel directory " << dir << " is missing; configure with -DENGINE_SHARED_DIR=<path of shared/>"); }
+  void invoke() const override { FAIL("kernel directory " << dir << " is missing from the repository"); }
 };
 
 // Registers "kernelc diff <label> <kernel>" for each kernel; a missing directory is a failure.
@@ -123,7 +123,7 @@ struct Register {
   std::vector<std::string> names;  // Catch keeps pointers into these
   Register() {
     names.reserve(1024);
-    add_dir("shared", KERNELC_SHARED_KERNELS);
+    add_dir("labelled", KERNELC_LABELLED_KERNELS);
     add_dir("corpus", KERNELC_CORPUS);
   }
   void add_dir(const std::string& label, const std::string& dir) {
@@ -145,9 +145,9 @@ Register registered;
 
 TEST_CASE("kernelc diff: the AVX-512 kernels are told apart from the portable ones", "[kernelc][diff]") {
   int avx512 = 0;
-  for (const std::string& dir : {std::string(KERNELC_CORPUS), std::string(KERNELC_SHARED_KERNELS)})
+  for (const std::string& dir : {std::string(KERNELC_CORPUS), std::string(KERNELC_LABELLED_KERNELS)})
     for (const std::string& p : kharness::list_kernels(dir)) avx512 += needs_avx512(kharness::read_file(p));
-  CHECK(avx512 >= 10);  // v01-v06, v14-v16, v18 and the shared k04: the refusal is tested
+  CHECK(avx512 >= 10);  // v01-v06, v14-v16, v18 and the labelled k04: the refusal is tested
   CHECK_FALSE(needs_avx512(kharness::read_file(std::string(KERNELC_CORPUS) + "/v19_intrinsics_ifdef.c")));
   CHECK(needs_avx512(kharness::read_file(std::string(KERNELC_CORPUS) + "/v01_avx512_tail_mask.c")));
   CHECK_FALSE(needs_avx512(kharness::read_file(std::string(KERNELC_CORPUS) + "/v07_avx2_4x8.c")));

@@ -1,4 +1,4 @@
-// Technique features against the labels of the shared kernels and hand-made cases.
+// Technique features against the labels of the labelled kernels and hand-made cases.
 #include <catch2/catch.hpp>
 
 #include <set>
@@ -23,9 +23,9 @@ std::set<std::string> techniques(const nlohmann::json& f) {
 }
 }  // namespace
 
-TEST_CASE("kernelc features match the shared kernels' labels", "[kernelc][features]") {
+TEST_CASE("kernelc features match the labelled kernels' labels", "[kernelc][features]") {
   int labelled = 0;
-  for (const std::string& p : kharness::list_kernels(KERNELC_SHARED_KERNELS)) {
+  for (const std::string& p : kharness::list_kernels(KERNELC_LABELLED_KERNELS)) {
     std::string src = kharness::read_file(p);
     kharness::Header h = kharness::read_header(src);
     if (h.expect != "ok") continue;
@@ -81,7 +81,7 @@ TEST_CASE("a compile reports the features of the tree it compiled", "[kernelc][f
   kernelc::Options o;
   o.march = {"-mavx512f", "-mavx2", "-mfma"};
   int compared = 0;
-  for (const std::string& p : kharness::list_kernels(KERNELC_SHARED_KERNELS)) {
+  for (const std::string& p : kharness::list_kernels(KERNELC_LABELLED_KERNELS)) {
     std::string src = kharness::read_file(p);
     INFO(p);
     kernelc::Result r = kernelc::compile(src, o);
