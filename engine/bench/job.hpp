@@ -4,6 +4,7 @@
 
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <cstdint>
 #include <memory>
@@ -42,7 +43,10 @@ struct Job {
   double sent_at = 0;       // when it went out
   int pings = 0, call = 0;  // answered pings; calls made
   double rtt = 1e300;       // the fastest round trip
-  uint64_t secret = 0;      // draws the points checked in "paper" mode
+  uint64_t secret = 0;      // draws the points checked in "paper" mode (drawn after the fork)
+  clockid_t cpu_clock{};    // the kernel's process's CPU clock, read by the zygote
+  bool has_cpu_clock = false;
+  double cpu_at_start = 0, wall_at_start = 0;  // when the current call was started
   std::vector<double> times;  // timed calls, as accepted
   std::vector<double> elapsed;  // the same calls by the zygote's clock (command to answer)
   double max_rel_error = 0;

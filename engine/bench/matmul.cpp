@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "bench/keystream.hpp"
 #include "bench/task.hpp"
 
 namespace bench {
@@ -113,7 +114,9 @@ bool known_verify_mode(const std::string& mode) { return mode == "fp64" || mode 
 
 namespace {
 
-// splitmix64: the same inputs for a seed on every machine and build.
+// splitmix64 for the sampled points of "paper" mode, drawn from a secret the zygote holds
+// (never the kernel's process). Inputs come from a Keystream instead: this generator's
+// state can be recovered from two outputs.
 struct Rng {
   uint64_t s;
   uint64_t next() {
@@ -159,24 +162,28 @@ constexpr double kPaperTolerance = 1e-6;
 
 class Matmul final : public Task {
  public:
-  Matmul(int M, int N, int K, uint64_t seed, bool nan_init)
+  // seed < 0: inputs from a key drawn from the operating system (the default); else the
+  // same inputs for that seed everywhere (for debugging: a kernel can know them).
+  Matmul(int M, int N, int K, int64_t seed, bool nan_init)
       : M_(M), N_(N), K_(K), seed_(seed), nan_init_(nan_init) {}
 
+  std::string seed_text() const { return seed_ < 0 ? "random" : std::to_string(seed_); }
   std::string describe() const override {
     char b[160];
-    std::snprintf(b, sizeof b, "matmul %dx%dx%d seed %llu, C initialised to %s", M_, N_, K_,
-                  static_cast<unsigned long long>(seed_), nan_init_ ? "NaN" : "zero");
+    std::snprintf(b, sizeof b, "matmul %dx%dx%d seed %s, C initialised to %s", M_, N_, K_,
+                  seed_text().c_str(), nan_init_ ? "NaN" : "zero");
     return b;
   }
   std::string key() const override {
     return "matmul:" + std::to_string(M_) + "x" + std::to_string(N_) + "x" + std::to_string(K_) +
-           ":" + std::to_string(seed_);
+           ":" + seed_text();
   }
   std::string entry() const override { return "matmul_optimized"; }
   double flops() const override { return 2.0 * M_ * N_ * K_; }
   nlohmann::json options() const override {
-    return {{"kind", "matmul"}, {"M", M_}, {"N", N_}, {"K", K_}, {"seed", seed_},
-            {"c_init", nan_init_ ? "nan" : "zero"}};
+    nlohmann::json o = {{"kind", "matmul"}, {"M", M_}, {"N", N_}, {"K", K_}, {"c_init", nan_init_ ? "nan" : "zero"}};
+    if (seed_ >= 0) o["seed"] = seed_;
+    return o;
   }
 
   // Call c's inputs, reference and |A|.|B| (for the error bound), side by side.
@@ -193,15 +200,11 @@ class Matmul final : public Task {
       throw std::invalid_argument("warm-up and timed calls: " + std::to_string(calls) + " calls of " +
                                   describe() + " need " + std::to_string(int64_t(bytes / (1 << 20))) +
                                   " MB of reference data (at most 4096 MB): ask for fewer calls");
-    // Made in shared memory for the library's helper process (the secret pool is wiped
-    // in every child), then copied into the pool.
+    // Made in shared memory by the library's helper process, inputs and references both,
+    // so the inputs' key never exists in the zygote (whose memory every kernel's process
+    // starts as a copy of); then copied into the pool, which children wipe and unmap.
     GuardedBuffer work(sizeof(double) * size_t(calls) * set_size(), true);
-    for (int c = 0; c < calls; ++c) {
-      Rng rng{seed_ * 0x100000001b3ULL + uint64_t(c) + 1};
-      double* a = work.data() + size_t(c) * set_size();
-      for (size_t i = 0; i < a_size() + b_size(); ++i) a[i] = rng.signed_unit();
-    }
-    compute_references(work.data(), calls, threads);
+    make_calls(work.data(), calls, threads);
     SecretBuffer pool(size_t(calls) * set_size());
     std::memcpy(pool.data(), work.data(), sizeof(double) * size_t(calls) * set_size());
     pool_ = std::move(pool);
@@ -308,10 +311,10 @@ class Matmul final : public Task {
   void forget_secrets() override { pool_.forget(); }
 
  private:
-  // OpenBLAS runs in a short-lived child (with all its threads), so the zygote never
-  // loads it and stays single-threaded. It writes C and |A|.|B| of every call into the
-  // shared `sets`, after each call's A and B.
-  void compute_references(double* sets, int calls, int threads) {
+  // A short-lived child draws every call's A and B from a Keystream and computes C and
+  // |A|.|B| with OpenBLAS (with all its threads, so the zygote never loads it and stays
+  // single-threaded), all into the shared `sets`.
+  void make_calls(double* sets, int calls, int threads) {
     auto* err = static_cast<char*>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
     if (err == MAP_FAILED) throw std::runtime_error("mmap failed");
     err[0] = 0;
@@ -327,6 +330,17 @@ class Matmul final : public Task {
         _exit(1);
       }
       std::vector<double> abs_a(a_size()), abs_b(b_size());
+      try {
+        Keystream key = seed_ < 0 ? Keystream::random() : Keystream::seeded(static_cast<uint64_t>(seed_));
+        for (int c = 0; c < calls; ++c) {
+          double* a = sets + size_t(c) * set_size();
+          key.fill_signed_unit(static_cast<uint32_t>(c), 0, a, a_size());
+          key.fill_signed_unit(static_cast<uint32_t>(c), 1, a + a_size(), b_size());
+        }
+      } catch (const std::exception& ex) {
+        std::snprintf(err, 4096, "%s", ex.what());
+        _exit(1);
+      }
       for (int c = 0; c < calls; ++c) {
         double* a = sets + size_t(c) * set_size();
         double* b = a + a_size();
@@ -344,12 +358,12 @@ class Matmul final : public Task {
     std::string e = err;
     munmap(err, 4096);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-      throw std::runtime_error("cannot compute the reference with OpenBLAS: " +
+      throw std::runtime_error("cannot make the inputs and the reference with OpenBLAS: " +
                                (e.empty() ? std::string("the helper process failed") : e));
   }
 
   int M_, N_, K_;
-  uint64_t seed_;
+  int64_t seed_;
   bool nan_init_;
   SecretBuffer pool_;  // per call: A, B, reference C, |A|.|B|
   int calls_ = 0;
@@ -393,7 +407,7 @@ std::unique_ptr<Task> make_task(const nlohmann::json& p) {
   int M = static_cast<int>(get_int("M", 256, 1, max_dim));
   int N = static_cast<int>(get_int("N", 256, 1, max_dim));
   int K = static_cast<int>(get_int("K", 256, 1, max_dim));
-  auto seed = static_cast<uint64_t>(get_int("seed", 42, 0, std::numeric_limits<int64_t>::max()));
+  int64_t seed = get_int("seed", -1, 0, std::numeric_limits<int64_t>::max());
   return std::make_unique<Matmul>(M, N, K, seed, c_init == "nan");
 }
 

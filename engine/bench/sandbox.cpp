@@ -435,13 +435,13 @@ void pin_threads(const cpu_set_t& cores) {
       tighten(spec, !spec.reference);
       tight = true;
     }
-    if (cmd == kPing) {
+    if (cmd == kPing || cmd == kWake) {
+      // The library as in a user's loop: its pool awake, its inputs cached. A kernel's
+      // pool is pinned and needs no help, and an untimed call could hand it the answer.
+      if (cmd == kWake && spec.reference) spec.task->wake_reference(entry, *spec.stage);
       send_record(kPong, "", 0);
       continue;
     }
-    // The library as in a user's loop: its pool awake, its inputs cached. A kernel's
-    // pool is pinned and needs no help, and an untimed call could hand it the answer.
-    if (spec.reference) spec.task->wake_reference(entry, *spec.stage);
     const double t0 = now();
     task.invoke(entry, *spec.stage);
     const double t1 = now();

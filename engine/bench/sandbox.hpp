@@ -27,7 +27,9 @@ struct DoneRecord {
 };
 // Zygote -> child commands, one byte each: answer at once (to measure the round trip),
 // or make the next call.
-constexpr char kPing = 'p', kCall = 'g';
+// kWake (the library only): its untimed call on the current inputs, answered like a ping,
+// so the pool is awake and the inputs cached before the timed command.
+constexpr char kPing = 'p', kCall = 'g', kWake = 'w';
 // Written by the child's signal handlers (async-signal-safe: a fixed binary layout).
 // For a forbidden call that names a file, `text` holds the name; for a forbidden write,
 // the start of what was written and `fd` the descriptor (a library reporting an error,

@@ -77,7 +77,7 @@ bool known_verify_mode(const std::string& mode);
 class Task {
  public:
   virtual ~Task() = default;
-  virtual std::string describe() const = 0;     // "matmul 256x256x256 seed 42"
+  virtual std::string describe() const = 0;     // "matmul 256x256x256 seed random"
   virtual std::string key() const = 0;          // identical inputs share a key
   virtual std::string entry() const = 0;        // the function a kernel defines
   virtual double flops() const = 0;             // per call

@@ -91,6 +91,10 @@ std::string fmt(const char* f, double x) {
 }
 
 constexpr int kPings = 5;
+// A call's CPU time may not exceed its threads times its span by more than accounting's
+// own error: no honest process gets more than one CPU-second per thread per second.
+constexpr double kCpuSlack = 1.02, kCpuGrace = 1e-4;
+constexpr double kMinCallSeconds = 1e-9;
 
 class Zygote {
  public:
@@ -104,6 +108,7 @@ class Zygote {
   void spawn(Job& job, const json& opts, bool reference, std::vector<Job>& all);
   void read_from(Job& job, const json& opts);
   void send(Job& job, char cmd);
+  void begin_call(Job& job, bool stopped);
   bool another_call(const Job& job, const json& opts) const;
   void call_returned(Job& job, const DoneRecord& rec, const json& opts);
   bool stop_child(Job& job);
@@ -281,7 +286,6 @@ void Zygote::spawn(Job& job, const json& opts, bool reference, std::vector<Job>&
   job.workdir = dir;
   job.stage = std::make_unique<Stage>(task_->make_stage());
   task_->load_call(*job.stage, 0);
-  if (getrandom(&job.secret, sizeof job.secret, 0) != sizeof job.secret) job.secret ^= uint64_t(mono() * 1e9);
 
   ChildSpec spec;
   spec.reference = job.reference = reference;
@@ -333,6 +337,10 @@ void Zygote::spawn(Job& job, const json& opts, bool reference, std::vector<Job>&
   setpgid(pid, pid);
   close(up[1]);
   close(down[0]);
+  // Drawn only now, so the kernel's process (a copy of this one at the fork) never holds
+  // the secret that picks the points "paper" mode checks.
+  if (getrandom(&job.secret, sizeof job.secret, 0) != sizeof job.secret) job.secret ^= uint64_t(mono() * 1e9);
+  job.has_cpu_clock = clock_getcpuclockid(pid, &job.cpu_clock) == 0;
   job.pid = pid;
   job.from = up[0];
   job.to = down[1];
@@ -377,7 +385,11 @@ void Zygote::read_from(Job& job, const json& opts) {
       }
     } else if (h.type == kPong && h.len == 0 && job.awaiting == kPing) {
       job.rtt = std::min(job.rtt, mono() - job.sent_at);
-      send(job, ++job.pings < kPings ? kPing : kCall);
+      if (++job.pings < kPings) send(job, kPing);
+      else if (job.reference) send(job, kWake);
+      else begin_call(job, false);
+    } else if (h.type == kPong && h.len == 0 && job.awaiting == kWake) {
+      begin_call(job, false);
     } else if (h.type == kDone && h.len == sizeof(DoneRecord) && job.awaiting == kCall) {
       DoneRecord rec;
       std::memcpy(&rec, body.data(), sizeof rec);
@@ -395,6 +407,23 @@ void Zygote::send(Job& job, char cmd) {
   job.awaiting = cmd;
   job.sent_at = mono();
   if (write(job.to, &cmd, 1) != 1) job.eof = true;
+}
+
+// The CPU time of the whole process, its ended threads included, by a clock of the
+// kernel's (the operating system's accounting, which the process cannot write).
+static double process_cpu_seconds(const Job& job) {
+  timespec ts{};
+  if (!job.has_cpu_clock || clock_gettime(job.cpu_clock, &ts) != 0) return -1;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Starts a call of a process that waits for its command (stopped: continued first). The
+// process's CPU time is read while it runs nothing, so the call's share is exact.
+void Zygote::begin_call(Job& job, bool stopped) {
+  job.cpu_at_start = process_cpu_seconds(job);
+  job.wall_at_start = mono();
+  if (stopped) kill(job.pid, SIGCONT);
+  send(job, kCall);
 }
 
 // Stops every thread of the kernel's process; false when it ended instead.
@@ -430,6 +459,17 @@ void Zygote::call_returned(Job& job, const DoneRecord& rec, const json& opts) {
   const int warmup = opts.at("warmup"), threads = opts.at("threads");
   const std::string what = "call " + std::to_string(job.call + 1) + " (" +
                            (job.call < warmup ? "warm-up" : "timed") + ")";
+  // CPU time from outside: threads ended before the count below still used theirs.
+  if (!job.reference) {
+    const double cpu = process_cpu_seconds(job) - job.cpu_at_start, window = mono() - job.wall_at_start;
+    if (job.cpu_at_start < 0 || !(cpu <= kCpuSlack * threads * window + kCpuGrace)) {
+      job.rejected = "the kernel's process used " + fmt("%.3g", cpu * 1e3) + " ms of CPU time in " + what +
+                     ", more than its " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") +
+                     " could in the " + fmt("%.3g", window * 1e3) + " ms it took: it ran more threads than allowed";
+      job.eof = true;
+      return;
+    }
+  }
   const int running = thread_count(job.pid);
   if (running > threads) {
     job.rejected = "the kernel left " + std::to_string(running) + " threads in its process after " + what +
@@ -446,9 +486,9 @@ void Zygote::call_returned(Job& job, const DoneRecord& rec, const json& opts) {
     job.eof = true;
     return;
   }
-  // The child's own clock is the finer one, but it is the kernel's to forge: it may not
-  // claim more than passed around the call, and is not believed below the zygote's
-  // measurement less twice the fastest round trip and 5%.
+  // The child's own clock is the kernel's to forge or freeze, so the time is bounded below
+  // by the zygote's: command to answer, less the fastest round trip of a command that does
+  // nothing. A record claiming more than that span is a forgery.
   if (!(rec.seconds >= 0) || rec.seconds > elapsed + 1e-6) {
     job.rejected = "the timing record of " + what + " (" + fmt("%.3g", rec.seconds) +
                    " s) is longer than the call took (" + fmt("%.3g", elapsed) + " s): not a measurement";
@@ -456,8 +496,9 @@ void Zygote::call_returned(Job& job, const DoneRecord& rec, const json& opts) {
     return;
   }
   if (job.call >= warmup) {
-    // The library's process runs nothing of a kernel's: its own clock is believed.
-    job.times.push_back(job.reference ? rec.seconds : std::max(rec.seconds, 0.95 * elapsed - 2 * job.rtt));
+    // The child's own figure can only lengthen it: a loaded machine's slow pings would
+    // otherwise leave an honest call next to nothing.
+    job.times.push_back(std::max({elapsed - job.rtt, rec.seconds, kMinCallSeconds}));
     job.elapsed.push_back(elapsed);
   }
   ++job.call;
@@ -465,8 +506,12 @@ void Zygote::call_returned(Job& job, const DoneRecord& rec, const json& opts) {
     task_->load_call(*job.stage, job.call);
     job.check_s += mono() - returned;
     job.deadline += mono() - returned;  // checking is not the kernel's time
-    kill(job.pid, SIGCONT);
-    send(job, kCall);
+    if (job.reference) {
+      kill(job.pid, SIGCONT);
+      send(job, kWake);  // its untimed call first; the timed one follows the answer
+    } else {
+      begin_call(job, true);
+    }
     return;
   }
   std::string handlers = foreign_handlers(job.pid);

@@ -13,7 +13,7 @@
 // threads (0/nil: all cores), warmup (1), runs (3), max_runs (10) and cov_target (0.05:
 // more timed calls, up to max_runs, while their CoV is above it), timeout (8 s, warm-up
 // and timed calls together), compile_timeout (60 s), memory_mb (4096, address space the kernel may
-// add), problem {kind = "matmul", M, N, K (256), seed (42), c_init = "zero" | "nan"},
+// add), problem {kind = "matmul", M, N, K (256), seed (none: a key drawn from the operating system for every set of inputs; a number fixes the inputs, for debugging), c_init = "zero" | "nan"},
 // verify "fp64" (every element of every call within the double-precision error bound) |
 // "paper" (105 points of every call, relative error 1e-6). Every call gets inputs of its
 // own; warmup + max(runs, max_runs) <= 64.

@@ -1,0 +1,99 @@
+#include "bench/keystream.hpp"
+
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace bench {
+
+namespace {
+
+inline uint32_t rotl(uint32_t v, int n) { return (v << n) | (v >> (32 - n)); }
+
+inline void quarter(uint32_t& a, uint32_t& b, uint32_t& c, uint32_t& d) {
+  a += b; d ^= a; d = rotl(d, 16);
+  c += d; b ^= c; b = rotl(b, 12);
+  a += b; d ^= a; d = rotl(d, 8);
+  c += d; b ^= c; b = rotl(b, 7);
+}
+
+}  // namespace
+
+Keystream Keystream::random() {
+  Keystream k;
+  size_t got = 0;
+  auto* bytes = reinterpret_cast<unsigned char*>(k.key_);
+  while (got < sizeof k.key_) {
+    ssize_t n = getrandom(bytes + got, sizeof k.key_ - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error(std::string("getrandom: ") + std::strerror(errno));
+    got += static_cast<size_t>(n);
+  }
+  return k;
+}
+
+Keystream Keystream::seeded(uint64_t seed) {
+  Keystream k;
+  uint64_t s = seed;
+  for (int i = 0; i < 8; i += 2) {  // splitmix64 spreads the seed over the key
+    uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    k.key_[i] = static_cast<uint32_t>(z);
+    k.key_[i + 1] = static_cast<uint32_t>(z >> 32);
+  }
+  return k;
+}
+
+Keystream::Keystream(Keystream&& o) noexcept {
+  std::memcpy(key_, o.key_, sizeof key_);
+  o.wipe();
+}
+
+void Keystream::wipe() { explicit_bzero(key_, sizeof key_); }
+
+void Keystream::block(uint32_t call, uint32_t buffer, uint64_t counter, uint32_t out[16]) const {
+  uint32_t s[16] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574,  // "expand 32-byte k"
+                    key_[0], key_[1], key_[2], key_[3], key_[4], key_[5], key_[6], key_[7],
+                    static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), call, buffer};
+  uint32_t x[16];
+  std::memcpy(x, s, sizeof x);
+  for (int r = 0; r < 8; r += 2) {
+    quarter(x[0], x[4], x[8], x[12]);
+    quarter(x[1], x[5], x[9], x[13]);
+    quarter(x[2], x[6], x[10], x[14]);
+    quarter(x[3], x[7], x[11], x[15]);
+    quarter(x[0], x[5], x[10], x[15]);
+    quarter(x[1], x[6], x[11], x[12]);
+    quarter(x[2], x[7], x[8], x[13]);
+    quarter(x[3], x[4], x[9], x[14]);
+  }
+  for (int i = 0; i < 16; ++i) out[i] = x[i] + s[i];
+  explicit_bzero(x, sizeof x);
+  explicit_bzero(s, sizeof s);
+}
+
+uint64_t Keystream::word(uint32_t call, uint32_t buffer, uint64_t index) const {
+  uint32_t b[16];
+  block(call, buffer, index / 8, b);
+  size_t i = 2 * (index % 8);
+  return uint64_t(b[i]) | uint64_t(b[i + 1]) << 32;
+}
+
+void Keystream::fill_signed_unit(uint32_t call, uint32_t buffer, double* out, size_t n) const {
+  uint32_t b[16];
+  for (size_t i = 0; i < n; i += 8) {
+    block(call, buffer, i / 8, b);
+    for (size_t j = 0; j < 8 && i + j < n; ++j) {
+      uint64_t w = uint64_t(b[2 * j]) | uint64_t(b[2 * j + 1]) << 32;
+      out[i + j] = 2 * (static_cast<double>(w >> 11) * 0x1.0p-53) - 1;
+    }
+  }
+  explicit_bzero(b, sizeof b);
+}
+
+}  // namespace bench

@@ -1,0 +1,35 @@
+// Inputs no kernel can predict: the ChaCha block function with 8 rounds in counter mode
+// under a 256-bit key. Without the key, the values of one call say nothing about another
+// call's, unlike an invertible generator (splitmix64: two outputs give its state away and
+// with it every later call). The key is drawn from the operating system, used while the
+// inputs are made, and wiped; a fixed seed (for debugging) makes a known key instead.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace bench {
+
+class Keystream {
+ public:
+  static Keystream random();                // key from getrandom
+  static Keystream seeded(uint64_t seed);   // the same values for a seed on every machine
+  ~Keystream() { wipe(); }
+  Keystream(const Keystream&) = delete;
+  Keystream& operator=(const Keystream&) = delete;
+  Keystream(Keystream&& o) noexcept;
+
+  // Values in [-1, 1) with 53 random bits each, for buffer `buffer` of call `call`: every
+  // (call, buffer) pair is its own stream.
+  void fill_signed_unit(uint32_t call, uint32_t buffer, double* out, size_t n) const;
+  // One 64-bit word of stream (call, buffer) at `index`.
+  uint64_t word(uint32_t call, uint32_t buffer, uint64_t index) const;
+  void wipe();  // forgets the key (the memory is cleared, not only released)
+
+ private:
+  Keystream() = default;
+  void block(uint32_t call, uint32_t buffer, uint64_t counter, uint32_t out[16]) const;
+  uint32_t key_[8] = {};
+};
+
+}  // namespace bench

@@ -1,0 +1,25 @@
+/* expect: ok | message: */
+/* Drives the calls itself: after its first answer it writes a well-formed "call */
+/* returned" record claiming a microsecond, reads the next command from the harness's */
+/* pipe and answers it without ever returning. The time of a call is the evaluation */
+/* process's alone, so the claims change nothing. */
+struct done { unsigned type, len, call, pad; double seconds; };
+static long sys3(long nr, long a, long b, long c) {
+    long r;
+    __asm__ volatile("syscall" : "=a"(r) : "a"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+    return r;
+}
+void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
+    for (unsigned call = 0;; call++) {
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double s = 0;
+                for (int k = 0; k < K; k++) s += A[i * K + k] * B[k * N + j];
+                C[i * N + j] = s;
+            }
+        struct done rec = {2, 16, call, 0, 1e-6};
+        sys3(1, 3, (long)&rec, sizeof rec);
+        char cmd;
+        if (sys3(0, 4, (long)&cmd, 1) != 1) return;
+    }
+}
