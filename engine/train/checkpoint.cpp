@@ -109,9 +109,17 @@ SavedState load_checkpoint(const fs::path& dir, const TrainedParts& p, const std
     nlohmann::json state;
     try {
       state = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::parse_error& e) {
+      // Its what() ends by quoting the input read last: in a damaged file, any number of
+      // binary bytes. The reason and the position only.
+      std::string why = e.what();
+      why = why.substr(0, why.find("; last read"));  // npos: all of it
+      throw std::runtime_error("train: corrupt " + (dir / "trainer.json").string() + ": " + why);
     } catch (const std::exception& e) {
       throw std::runtime_error("train: corrupt " + (dir / "trainer.json").string() + ": " + e.what());
     }
+    if (!state.is_object())
+      throw std::runtime_error("train: corrupt " + (dir / "trainer.json").string() + ": not a JSON object");
     std::string saved = state.value("kind", "");
     if (saved != kind)
       throw std::runtime_error("train: " + dir.string() + " holds a " + saved + " trainer's state, not a " + kind +

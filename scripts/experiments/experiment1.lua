@@ -124,7 +124,7 @@ end
 
 -- Runs every selected configuration. deps: the primitives (see experiment.lua).
 function M.run(opts, deps)
-  return experiment.run_sweep(opts, M.configs(opts), deps, M.run_config)
+  return experiment.run_sweep(opts, M.configs(opts), deps, M.run_config, "experiment1")
 end
 
 function M.main(argv)

@@ -202,7 +202,7 @@ function M.run_config(opts, config, deps)
 end
 
 function M.run(opts, deps)
-  return experiment.run_sweep(opts, M.configs(opts), deps, M.run_config)
+  return experiment.run_sweep(opts, M.configs(opts), deps, M.run_config, "experiment2")
 end
 
 function M.main(argv)

@@ -48,6 +48,21 @@ M.spec = {
   },
 }
 
+-- One report is of one experiment: a directory that mixes runs of experiment 1 and 2 would
+-- set steps beside SQD iterations in one Table II. exp: results.load's.
+function M.check_one_experiment(exp)
+  local first
+  for _, cfg in ipairs(exp.configs) do
+    local kind = cfg.identity and cfg.identity.experiment
+    if kind and first and kind ~= first.identity.experiment then
+      experiment.fail(string.format("%s mixes runs of %s (%s) and %s (%s): report each "
+                                    .. "experiment's runs from a directory of their own", exp.dir,
+                                    first.identity.experiment, first.name, kind, cfg.name))
+    end
+    first = first or (kind and cfg)
+  end
+end
+
 -- Runs are opened read-only: a report of a run in progress neither waits for its engine
 -- nor changes anything in it.
 local function lineage(dir, id)
@@ -84,6 +99,7 @@ function M.main(argv)
   end
 
   local exp = experiment.try(nil, results.load, dir)
+  M.check_one_experiment(exp)
   local out = opts.out ~= "" and opts.out or (dir .. "/report")
   sys.mkdir(out)
   local title = exp.kind == "experiment2" and "Experiment 2 (SQD)" or "Experiment 1 (fixed prompts)"
@@ -181,6 +197,8 @@ end
 function M.compare(a_dir, b_dir, opts)
   local a = experiment.try(nil, results.load, a_dir)
   local b = experiment.try(nil, results.load, b_dir)
+  M.check_one_experiment(a)
+  M.check_one_experiment(b)
   local text, matched = results.compare(a, b)
   local out = opts.out ~= "" and opts.out or (a_dir .. "/report")
   sys.mkdir(out)

@@ -213,8 +213,22 @@ function experiment.try(what, fn, ...)
   if result[1] then return table.unpack(result, 2, result.n) end
   local err = result[2]
   if experiment.is_user_error(err) then error(err, 0) end
-  local message = tostring(err):gsub("\n.*", "")  -- the first line: never a C++ backtrace
+  local message = experiment.clean_message(err)
   experiment.fail(what and (what .. ": " .. message) or message)
+end
+
+-- A primitive's message as one printable line: its first (never a C++ backtrace), without
+-- the input a JSON parser quotes from a damaged file ("last read: '...'", binary bytes of
+-- any length), other quoted text cut at 60 characters, and no byte that is not text.
+function experiment.clean_message(message)
+  local line = tostring(message):gsub("\n.*", "")
+  line = line:gsub("; last read: '.*$", ""):gsub("%[json%.exception%.[%w_.]+%] ", "")
+  line = line:gsub("'([^']*)'", function(quoted)
+    if #quoted > 60 then return "'" .. quoted:sub(1, 57) .. "...'" end
+  end)
+  line = line:gsub("[%c\127]", "?")
+  if not utf8.len(line) then line = line:gsub("[\128-\255]", "?") end  -- not UTF-8: bytes
+  return line
 end
 
 -- Whether the command line asks for --debug (read before the options are parsed, so a
@@ -295,7 +309,8 @@ function experiment.measuring_machine(deps)
 end
 
 -- The benchmark options checked by the benchmark's own rules (64 calls at most, the
--- timeout's range, ...) before anything is made: a bad combination is the user's to fix.
+-- timeout's range, ...) and by the machine's (its cores, the memory of --size's inputs)
+-- before anything is made: a bad combination is the user's to fix.
 function experiment.check_bench_options(opts)
   local engine_bench = rawget(_G, "bench")
   if not (opts and opts.warmup and engine_bench and engine_bench.check_options) then return end
@@ -307,6 +322,93 @@ function experiment.check_bench_options(opts)
     experiment.fail(string.format("--warmup=%s --runs=%s --max_runs=%s --timeout=%s: %s", opts.warmup, opts.runs,
                                   opts.max_runs, opts.timeout, why))
   end
+  if opts.threads then experiment.check_threads(opts, experiment.measuring_machine({bench = engine_bench})) end
+  if opts.size then experiment.check_size(opts, engine_bench.reference ~= nil) end
+end
+
+-- A field of /proc/meminfo (MemTotal, MemAvailable) in bytes, or nil where there is none.
+experiment.meminfo_file = "/proc/meminfo"
+
+function experiment.meminfo(field)
+  local f = io.open(experiment.meminfo_file)
+  if not f then return nil end
+  local kb = ("\n" .. f:read("a")):match("\n" .. field .. ":%s*(%d+)")
+  f:close()
+  return kb and tonumber(kb) * 1024
+end
+
+-- More threads than the measuring machine has cores would time every kernel
+-- oversubscribed (and bench.reference dies on thousands).
+function experiment.check_threads(opts, machine)
+  local cores = type(machine) == "table" and machine.cores
+  if not cores or opts.threads <= cores then return end
+  experiment.fail(string.format("--threads=%d: at most %d, the cores of the machine that times "
+                                .. "the kernels (bench.machine().cores)", opts.threads, cores))
+end
+
+-- Every call of a measurement gets inputs of its own, made before the first: A, B, C and
+-- |A||B| (C's error bound), size^2 doubles each (engine/bench/matmul.cpp, prepare). The
+-- evaluation process makes at most 4096 MB of them; and they must fit twice in memory
+-- (made in shared memory, then copied into the pool). bench.reference, which every run
+-- measures first, makes 5 warm-up and 20 timed calls (engine/host/mod_bench.cpp).
+experiment.max_reference_mb = 4096
+experiment.reference_calls = 25
+
+function experiment.check_size(opts, with_reference)
+  local calls = opts.warmup + math.max(opts.runs, opts.max_runs)
+  local which = "--warmup + --max_runs"
+  if with_reference and experiment.reference_calls > calls then
+    calls, which = experiment.reference_calls, "the OpenBLAS reference's 5 warm-up + 20 timed"
+  end
+  local limit, why = experiment.max_reference_mb * 2^20, "the evaluation's limit"
+  local total = experiment.meminfo("MemTotal")
+  if total and total / 2 < limit then limit, why = total / 2, "half of MemTotal" end
+  local bytes = calls * 4 * 8 * opts.size^2
+  if bytes <= limit then return end
+  experiment.fail(string.format("--size=%d: at most %d here: %d calls (%s) each keep A, B, C and "
+                                .. "|A||B| in doubles, %.0f MB in all, over %.0f MB (%s)", opts.size,
+                                math.floor(math.sqrt(limit / (calls * 4 * 8))), calls, which,
+                                bytes / 2^20, limit / 2^20, why))
+end
+
+-- A lower bound of the memory pol:sample needs, in bytes: it draws G completions of every
+-- prompt of a call at once (engine/policy/generate.cpp), each row holding the key/value
+-- cache of every layer for max_tokens tokens (the prompt's come on top), their attention
+-- mask (fp32), and its logits and their probabilities (2 x vocab fp32). cfg: the model's
+-- config.json. Nil when cfg lacks the dimensions.
+function experiment.sampling_bytes(cfg, opts, prompts_per_call)
+  local layers, heads, hidden, vocab = cfg.num_hidden_layers, cfg.num_attention_heads,
+                                       cfg.hidden_size, cfg.vocab_size
+  local dims = {layers, heads, hidden, vocab}
+  for i = 1, 4 do  -- not ipairs: it would stop at the first missing one
+    if type(dims[i]) ~= "number" or dims[i] <= 0 then return nil end
+  end
+  local kv_heads = cfg.num_key_value_heads or heads
+  local head_dim = cfg.head_dim or hidden // heads
+  local tokens = math.min(opts.max_tokens, cfg.max_position_embeddings or opts.max_tokens)
+  local dtype_bytes = opts.dtype == "fp32" and 4 or 2
+  local row = 2 * layers * kv_heads * head_dim * tokens * dtype_bytes + tokens * 4 + 2 * vocab * 4
+  return opts.G * prompts_per_call * row, row
+end
+
+-- --G (and --max_tokens) against the memory free now (MemAvailable): more ends in
+-- libtorch's out-of-memory error mid-run. On the CPU only: on CUDA the cache is in the
+-- GPU's memory, which this engine does not report.
+function experiment.check_memory(opts, dir, device)
+  if device ~= "cpu" or not opts.G then return end
+  local ok, cfg = pcall(json.read, dir .. "/config.json")
+  if not ok or type(cfg) ~= "table" then return end
+  local prompts = opts.prompts_per_step or 1  -- experiment 2 samples one prompt a call
+  local need, row = experiment.sampling_bytes(cfg, opts, prompts)
+  local free = experiment.meminfo("MemAvailable")
+  if not (need and free) or need <= free then return end
+  local most = math.floor(free / (prompts * row))
+  experiment.fail(string.format("--G=%d: %d completions x %d prompt(s) of up to %d tokens need at "
+                                .. "least %.0f MB for the policy's key/value cache and logits "
+                                .. "(%s), more than the %.0f MB free (MemAvailable): %s",
+                                opts.G, opts.G, prompts, opts.max_tokens, need / 2^20, dir,
+                                free / 2^20, most >= 1 and ("lower --G (at most " .. most .. ") or "
+                                                            .. "--max_tokens") or "lower --max_tokens"))
 end
 
 -- True when the calling file is the script the engine was asked to run (not loaded by a
@@ -353,7 +455,7 @@ function experiment.model_dir(opts, deps)
     if not ok or type(config) ~= "table" then
       experiment.fail(string.format("%s%s/config.json is not a model's JSON configuration%s",
                                     opts.model and "--model=" or "", dir,
-                                    ok and "" or (": " .. tostring(config):gsub("\n.*", ""))))
+                                    ok and "" or (": " .. experiment.clean_message(config))))
     end
   end
   return dir
@@ -461,13 +563,32 @@ function experiment.open_run(dir, identity, opts)
   return run
 end
 
--- Checks what a sweep needs before anything is made: the model is there, the device
--- exists, and no run directory of the selected configurations is in the way (an
--- existing run without --resume, or a run another engine has open). dirs: the run
--- directories, one per configuration.
-function experiment.prepare(opts, dirs, deps)
-  experiment.model_dir(opts, deps)
-  experiment.device(opts.device, deps.policy)
+-- --out holding another experiment's runs: report.lua could not tell them apart (it refuses
+-- such a directory). name: this experiment's, as its runs' config.json record it.
+function experiment.check_out(out, name)
+  if not (name and out and sys.exists(out)) then return end
+  local entries = sys.listdir(out)
+  table.sort(entries)
+  for _, entry in ipairs(entries) do
+    local ok, config = pcall(json.read, out .. "/" .. entry .. "/config.json")
+    if ok and type(config) == "table" and config.experiment and config.experiment ~= name then
+      experiment.fail(string.format("--out=%s holds runs of %s (%s): %s's runs need a directory "
+                                    .. "of their own; choose another --out", out,
+                                    tostring(config.experiment), entry, name))
+    end
+  end
+end
+
+-- Checks what a sweep needs before anything is made: --out holds no other experiment's
+-- runs, the model is there, the device exists, sampling fits in memory, and no run
+-- directory of the selected configurations is in the way (an existing run without
+-- --resume, or a run another engine has open). dirs: the run directories, one per
+-- configuration; name: the experiment's.
+function experiment.prepare(opts, dirs, deps, name)
+  experiment.check_out(opts.out, name)
+  local model = experiment.model_dir(opts, deps)
+  local device = experiment.device(opts.device, deps.policy)
+  if not deps.injected then experiment.check_memory(opts, model, device) end
   for _, dir in ipairs(dirs) do
     if sys.exists(dir .. "/config.json") and not opts.resume then
       experiment.fail(string.format("%s already holds a run: pass --resume to continue it, or "
@@ -605,15 +726,15 @@ end
 -- Runs every configuration of a sweep in turn with run_config(opts, config, deps): the
 -- vector ISA the prompts name made concrete first (--isa=auto: the benchmark machine's,
 -- so each run's config.json records the one it used), and every run directory checked
--- before any is made.
-function experiment.run_sweep(opts, configs, deps, run_config)
+-- before any is made. name: the experiment's ("experiment1"), as its runs record it.
+function experiment.run_sweep(opts, configs, deps, run_config, name)
   deps = experiment.deps(deps)
   experiment.check_async(opts, deps)
   opts.isa = prompts.isa(opts.isa, deps.bench)
   log.info("vector ISA", {isa = opts.isa, name = stages.isa(opts.isa).name})
   local dirs = {}
   for i, config in ipairs(configs) do dirs[i] = opts.out .. "/" .. sweep.name(config) end
-  experiment.prepare(opts, dirs, deps)
+  experiment.prepare(opts, dirs, deps, name)
   local results = {}
   for i, config in ipairs(configs) do
     log.info("configuration", {index = i, name = sweep.name(config)})

@@ -24,4 +24,5 @@ if kill_at then
     return results
   end}, {__index = bench})
 end
-exp.run(experiment.parse(argv, exp.spec), deps)
+-- as the script's own main: a user's mistake ends in one line and status 1
+experiment.main(argv[0], function() exp.run(experiment.parse(argv, exp.spec), deps) end, argv)

@@ -195,6 +195,93 @@ t.test("a primitive's error the user can act on becomes one line without a trace
   t.eq(tostring(user), "inner", "a user's error passes unchanged")
 end)
 
+-- A /proc/meminfo of a known machine, so that the bounds below do not depend on this one.
+local function with_meminfo(total_mb, available_mb, fn)
+  local file = t.tmpdir() .. "/meminfo"
+  local f = assert(io.open(file, "w"))
+  f:write(string.format("MemTotal:       %d kB\nMemFree:        1 kB\nMemAvailable:   %d kB\n",
+                        total_mb * 1024, available_mb * 1024))
+  f:close()
+  local real = experiment.meminfo_file
+  experiment.meminfo_file = file
+  local ok, err = pcall(fn)
+  experiment.meminfo_file = real
+  if not ok then error(err, 0) end
+end
+
+t.test("--threads and --size are bounded by the machine that measures the kernels", function()
+  experiment.check_threads({threads = 4}, {cores = 4})
+  t.raises(function() experiment.check_threads({threads = 5}, {cores = 4}) end,
+           "--threads=5: at most 4, the cores of the machine that times the kernels")
+  with_meminfo(65536, 65536, function()
+    t.eq(experiment.meminfo("MemAvailable"), 65536 * 2^20)
+    -- the reference's 25 calls of 4 matrices of size^2 doubles within 4096 MB: 2317 fits
+    local o = {warmup = 1, runs = 3, max_runs = 10, size = 2317}
+    experiment.check_size(o, true)
+    o.size = 2318
+    t.raises(function() experiment.check_size(o, true) end,
+             "--size=2318: at most 2317 here: 25 calls (the OpenBLAS reference's")
+    experiment.check_size(o, false)  -- the experiment's own 11 calls hold it
+    o.size, o.warmup, o.max_runs = 3000, 4, 60
+    t.raises(function() experiment.check_size(o, false) end, "64 calls (--warmup + --max_runs)")
+  end)
+  with_meminfo(2048, 2048, function()  -- a small machine: half its memory
+    t.raises(function() experiment.check_size({warmup = 1, runs = 3, max_runs = 10, size = 1200}, true) end,
+             "--size=1200: at most 1158 here")
+    t.raises(function() experiment.check_size({warmup = 1, runs = 3, max_runs = 10, size = 1200}, true) end,
+             "(half of MemTotal)")
+  end)
+  -- parsed: refused as the user's mistake, on one line
+  local ok, err = pcall(parse, exp1, {"--model=/m", "--size=20000"})
+  t.ok(not ok and experiment.is_user_error(err), tostring(err))
+  t.contains(tostring(err), "--size=20000: at most ")
+  t.ok(not tostring(err):find("\n"), "one line: " .. tostring(err))
+  if rawget(_G, "bench") then
+    local cores = bench.machine().cores
+    t.eq(parse(exp2, {"--threads=" .. cores}).threads, cores)
+    t.raises(function() parse(exp2, {"--threads=" .. (cores + 1)}) end,
+             string.format("--threads=%d: at most %d", cores + 1, cores))
+  end
+end)
+
+t.test("--G is bounded by the memory sampling needs at least", function()
+  local small = json.read(experiment.default_model .. "/config.json")
+  -- the key/value cache of 4 layers x 2 heads x 64 (fp32) for 512 tokens, the mask, the logits
+  local row = 2 * 4 * 2 * 64 * 512 * 4 + 512 * 4 + 2 * 4096 * 4
+  t.eq({experiment.sampling_bytes(small, {G = 16, max_tokens = 512, dtype = "fp32"}, 2)},
+       {16 * 2 * row, row})
+  local bf16 = experiment.sampling_bytes(small, {G = 16, max_tokens = 512, dtype = "bf16"}, 2)
+  t.ok(bf16 < 16 * 2 * row, "bf16 halves the cache")
+  t.eq(experiment.sampling_bytes({model_type = "qwen2"}, {G = 1, max_tokens = 1, dtype = "fp32"}, 1), nil)
+  with_meminfo(4096, 1024, function()
+    local o = {G = 16, max_tokens = 512, dtype = "fp32", prompts_per_step = 2}
+    experiment.check_memory(o, experiment.default_model, "cpu")
+    o.G = 1000
+    t.raises(function() experiment.check_memory(o, experiment.default_model, "cpu") end,
+             "--G=1000: 1000 completions x 2 prompt(s) of up to 512 tokens need at least 4066 MB")
+    t.raises(function() experiment.check_memory(o, experiment.default_model, "cpu") end,
+             "more than the 1024 MB free (MemAvailable): lower --G (at most 251) or --max_tokens")
+    experiment.check_memory(o, experiment.default_model, "cuda")  -- the GPU's memory: not known
+  end)
+end)
+
+t.test("a primitive's message loses the bytes of a damaged file it quotes", function()
+  t.eq(experiment.clean_message("train: corrupt x/trainer.json: [json.exception.parse_error.101] parse "
+                                .. "error at line 1, column 3: invalid literal; last read: '\"ab\1\255'"
+                                .. "; expected end of input\nframe #0"),
+       "train: corrupt x/trainer.json: parse error at line 1, column 3: invalid literal")
+  t.eq(experiment.clean_message("bad name '" .. ("x"):rep(100) .. "' in y"),
+       "bad name '" .. ("x"):rep(57) .. "...' in y")
+  t.eq(experiment.clean_message("a\1b \255\254 c"), "a?b ?? c")
+  t.eq(experiment.clean_message("runs/café: gone"), "runs/café: gone", "UTF-8 is text")
+  local ok, err = pcall(experiment.try, "cannot resume r", function()
+    error("json: cannot parse r/trainer.json: [json.exception.parse_error.101] parse error; last read: '"
+          .. ("\255"):rep(500), 0)
+  end)
+  t.ok(not ok)
+  t.eq(tostring(err), "cannot resume r: json: cannot parse r/trainer.json: parse error")
+end)
+
 -- experiment.main in a child engine: what reaches the terminal.
 t.test("main prints a user's mistake as one line, a script's bug with its traceback", function()
   local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")

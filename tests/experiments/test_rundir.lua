@@ -83,6 +83,51 @@ t.test("impossible values are refused before anything is made", function()
   end
 end)
 
+-- What the machine cannot hold: more threads than its cores, a --size whose measurement
+-- inputs do not fit, a --G whose sampling does not fit in memory (on the CPU).
+t.test("options beyond what the machine holds are refused in one line, before anything is made", function()
+  local out = t.tmpdir() .. "/runs"
+  local cores = bench.machine().cores
+  for _, case in ipairs{
+    {"experiment1.lua", "--size=20000", "--size=20000: at most "},
+    {"experiment2.lua", "--size=20000", "--size=20000: at most "},
+    {"experiment1.lua", "--threads=9999", "--threads=9999: at most " .. cores .. ", the cores"},
+    {"experiment2.lua", "--threads=" .. (cores + 1), "--threads=" .. (cores + 1) .. ": at most " .. cores},
+    {"experiment1.lua", "--G=1000000", "--G=1000000: 1000000 completions x 2 prompt(s) of up to "},
+    {"experiment2.lua", "--G=1000000", "--G=1000000: 1000000 completions x 1 prompt(s) of up to "},
+  } do
+    local text, ok, code = engine(case[1], case[2], "--device=cpu", "--out=" .. out)
+    one_line(case[3], text, ok, code)
+    t.ok(not sys.exists(out), case[2] .. ": no run directory was made")
+  end
+  -- the G bound's reason
+  t.contains(engine("experiment1.lua", "--G=1000000", "--device=cpu", "--out=" .. out),
+             "for the policy's key/value cache and logits")
+end)
+
+t.test("an --out holding another experiment's runs is refused; report.lua refuses a mix", function()
+  local out = t.tmpdir() .. "/runs"
+  exp1.run(parse(exp1, "experiment1", {"--out=" .. out, "--steps=1", table.unpack(E1)}),
+           primitives.deps())
+  one_line("--out=" .. out .. " holds runs of experiment1 (beta=0,lr=5e-07,opt=O3): experiment2's "
+           .. "runs need a directory of their own",
+           engine("experiment2.lua", "--out=" .. out, "--iterations=1"))
+  t.eq(sys.listdir(out), {"beta=0,lr=5e-07,opt=O3"}, "no run of experiment 2 was made")
+  local ok, err = pcall(exp2.run, parse(exp2, "experiment2", {"--out=" .. out, "--iterations=1",
+                                                              "--resume"}), primitives.deps())
+  t.ok(not ok and experiment.is_user_error(err), "--resume too: " .. tostring(err))
+  -- a directory that mixes them all the same (runs moved into it): no report of both
+  local other = t.tmpdir() .. "/runs2"
+  exp2.run(parse(exp2, "experiment2", {"--out=" .. other, "--iterations=1", "--profile=paper",
+                                       "--G=2", "--size=32", "--pool_size=2", "--opt=O3",
+                                       "--lr=5e-7"}), primitives.deps())
+  assert(os.rename(other .. "/lr=5e-07,opt=O3", out .. "/lr=5e-07,opt=O3"))
+  one_line(out .. " mixes runs of experiment1 (beta=0,lr=5e-07,opt=O3) and experiment2 "
+           .. "(lr=5e-07,opt=O3): report each experiment's runs from a directory of their own",
+           engine("report.lua", out))
+  t.ok(not sys.exists(out .. "/report"), "no report was written")
+end)
+
 t.test("a second engine on a run in use is refused, naming the holder", function()
   local dir = t.tmpdir()
   local out = dir .. "/runs"
@@ -157,6 +202,51 @@ t.test("a damaged checkpoint stops --resume with one line naming it", function()
   t.ok(not ok and experiment.is_user_error(err), tostring(err))
   t.contains(tostring(err), "from its checkpoint " .. ckpt2)
   t.eq(store.holder(out2 .. "/lr=5e-07,opt=O3"), nil, "the failed run was closed")
+end)
+
+-- A checkpoint of binary garbage: the message names the file and what is wrong, and
+-- quotes none of its bytes (a JSON parser's "last read: '...'" would, thousands of them).
+local garbage = '{"updates": "' .. ("abcdefghij"):rep(300) .. "\255\254\1 \0 end"
+
+t.test("a checkpoint of binary garbage stops --resume with one printable line naming the file", function()
+  local out = t.tmpdir()
+  local child = here .. "/run_experiment.lua"
+  local text, ok = engine(child, "experiment1", "--out=" .. out, "--steps=1", table.unpack(E1))
+  t.ok(ok, "the first step ran: " .. text)
+  local ckpt = out .. "/beta=0,lr=5e-07,opt=O3/checkpoints/update-1"
+  write(ckpt .. "/trainer.json", garbage)
+  local code
+  text, ok, code = engine(child, "experiment1", "--out=" .. out, "--steps=2", "--resume", table.unpack(E1))
+  one_line(ckpt .. "/trainer.json: parse error at line 1", text, ok, code)
+  local last = text:match("([^\n]*)\n$")
+  t.ok(not last:find("[^\32-\126]"), "printable: " .. last)
+  t.ok(not last:find("last read", 1, true) and not last:find(("abcdefghij"):rep(6), 1, true),
+       "no bytes of the file: " .. last)
+  t.ok(#last < 3 * #ckpt + 200, "short (three paths and the reason): " .. last)
+  t.ok(not sys.exists(out .. "/beta=0,lr=5e-07,opt=O3/checkpoints/update-2"), "no step was made")
+end)
+
+-- The engine's own trainer (engine/train/checkpoint.cpp), without the Lua side's cleaning.
+t.test("the engine's trainer names a damaged checkpoint file without quoting its bytes", function()
+  if not (rawget(_G, "train") and rawget(_G, "policy")) then return end
+  local dir = t.tmpdir()
+  local text, ok = engine(here .. "/make_tiny_model.lua", dir .. "/model")
+  t.ok(ok, text)
+  local trainer = train.grpo(policy.load(dir .. "/model", {device = "cpu"}), {lr = 1e-4, beta = 0})
+  sys.mkdir(dir .. "/ckpt")
+  trainer:save(dir .. "/ckpt")
+  local saved = assert(io.open(dir .. "/ckpt/trainer.json")):read("a")
+  write(dir .. "/ckpt/trainer.json", garbage)
+  local _, err = pcall(trainer.load, trainer, dir .. "/ckpt")
+  t.contains(tostring(err), "train: corrupt " .. dir .. "/ckpt/trainer.json: ")
+  t.ok(not tostring(err):find("last read", 1, true) and not tostring(err):find("[^\32-\126]"),
+       "no bytes of the file: " .. tostring(err))
+  write(dir .. "/ckpt/trainer.json", saved)
+  write(dir .. "/ckpt/optimizer.pt", garbage)
+  _, err = pcall(trainer.load, trainer, dir .. "/ckpt")
+  t.contains(tostring(err), "train: cannot load the checkpoint " .. dir .. "/ckpt: ")
+  t.ok(not tostring(err):find("\n") and not tostring(err):find("[^\32-\126]"),
+       "one line, no bytes of the file: " .. tostring(err))
 end)
 
 t.test("a run made before an option existed resumes at the option's old value, not at another", function()
