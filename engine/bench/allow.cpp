@@ -108,4 +108,14 @@ std::string library_violation_message(const std::string& name) {
   return "call to '" + name + "', which is outside the allowed libraries: " + allowed_libraries_text();
 }
 
+const std::vector<std::string>& allowed_constructors() {
+  static const std::vector<std::string> names = {"__cpu_indicator_init"};
+  return names;
+}
+
+bool constructor_allowed(const std::string& name) {
+  const auto& names = allowed_constructors();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 }  // namespace bench

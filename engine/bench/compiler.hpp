@@ -81,6 +81,13 @@ bool provided_by_a_library(const std::string& name);
 // "call to 'NAME', which is outside the allowed libraries: libm, ...".
 std::string library_violation_message(const std::string& name);
 
+// ---- code that may run at load time -----------------------------------------
+// A kernel's own object may hold no load-time code. The toolchain adds some without the
+// kernel's asking; these constructors may run: libgcc's CPU model (__cpu_indicator_init,
+// which __builtin_cpu_supports and __builtin_cpu_is bring in from libgcc.a).
+const std::vector<std::string>& allowed_constructors();
+bool constructor_allowed(const std::string& name);
+
 // ---- back ends by name ------------------------------------------------------
 // Kernels are compiled in the evaluation process (engine-sandbox), which registers the
 // back ends the engine is built with; a program's own registrations say which names its

@@ -86,6 +86,28 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
+// "a constructor (NAME)" for a NAME on the list of the toolchain's load-time code.
+bool is_allowed_constructor(const std::string& code) {
+  const std::string head = "a constructor (";
+  if (code.rfind(head, 0) != 0 || code.back() != ')') return false;
+  return constructor_allowed(code.substr(head.size(), code.size() - head.size() - 1));
+}
+
+// Runs one step of the compile in `dir`; false (with the diagnostics in k) when it failed.
+bool run_step(const std::vector<std::string>& argv, const std::string& dir, CompiledKernel& k) {
+  ProcessResult r;
+  try {
+    r = run_process(argv, {"TMPDIR=" + dir, "LC_ALL=C"}, dir);
+  } catch (const std::exception& e) {
+    k.diagnostics += e.what();
+    return false;
+  }
+  k.diagnostics += without_foreign_files(r.output);
+  if (r.status == 0) return true;
+  if (k.diagnostics.empty()) k.diagnostics = "gcc failed without a message";
+  return false;
+}
+
 class GccBackend final : public Backend {
  public:
   const char* name() const override { return "gcc"; }
@@ -131,34 +153,42 @@ class GccBackend final : public Backend {
         return done();
       }
     }
-    // -nostartfiles: no crt init/fini code, so any constructor in the object is the
-    // kernel's own and is refused below instead of running at load time.
+    // Compiled alone first, so any load-time code of the kernel's own is seen in its
+    // object, then linked; -nostartfiles: no crt init/fini code. What the link adds beyond
+    // the object is the toolchain's (libgcc's CPU model constructor), allowed by name.
     // -U_FORTIFY_SOURCE: Ubuntu's gcc fortifies by default, turning printf into
     // __printf_chk and memcpy into __memcpy_chk; the same source must reference the same
     // names (and get the same verdict) on every distribution.
-    std::vector<std::string> argv = {"gcc", "-shared", "-fPIC", "-nostartfiles", "-U_FORTIFY_SOURCE", "-" + opts.opt,
+    std::vector<std::string> argv = {"gcc", "-c", "-fPIC", "-U_FORTIFY_SOURCE", "-" + opts.opt,
                                      "-fdiagnostics-color=never", "-MD", "-MF", "kernel.d",
-                                     "-o", "kernel.so", "kernel.c"};
-    argv.insert(argv.begin() + 6, opts.march.begin(), opts.march.end());
+                                     "-o", "kernel.o", "kernel.c"};
+    argv.insert(argv.begin() + 5, opts.march.begin(), opts.march.end());
     if (opts.openmp) argv.push_back("-fopenmp");
-    argv.push_back("-lm");
-    ProcessResult r;
-    try {
-      r = run_process(argv, {"TMPDIR=" + dir, "LC_ALL=C"}, dir);
-    } catch (const std::exception& e) {
-      k.diagnostics = e.what();
-      return done();
-    }
-    k.diagnostics = without_foreign_files(r.output);
-    if (r.status != 0) {
-      if (k.diagnostics.empty()) k.diagnostics = "gcc failed without a message";
-      return done();
-    }
+    if (!run_step(argv, dir, k)) return done();
     if (auto foreign = foreign_includes(dir + "/kernel.d"); !foreign.empty()) {
       k.diagnostics += "kernel.c: error: includes " + std::to_string(foreign.size()) +
                        " file(s) that are not standard headers; kernels may include the standard headers only\n";
       return done();
     }
+    ObjectCode object;
+    try {
+      object = read_object_code(dir + "/kernel.o");
+    } catch (const std::exception& e) {
+      k.diagnostics += e.what();
+      return done();
+    }
+    for (const auto& name : object.defined)
+      if (constructor_allowed(name)) object.load_time_code.push_back("the toolchain's constructor " + name);
+    if (!object.load_time_code.empty()) {
+      k.status = CompileStatus::library_violation;
+      k.diagnostics += "kernel.c: error: defines " + join(object.load_time_code) +
+                       ", code that would run when the kernel is loaded\n";
+      return done();
+    }
+    std::vector<std::string> link = {"gcc", "-shared", "-nostartfiles", "-o", "kernel.so", "kernel.o"};
+    if (opts.openmp) link.push_back("-fopenmp");
+    link.push_back("-lm");
+    if (!run_step(link, dir, k)) return done();
 
     ElfImports imp;
     try {
@@ -168,18 +198,20 @@ class GccBackend final : public Backend {
       return done();
     }
     k.external_symbols = imp.undefined;
-    std::vector<std::string> forbidden, undefined;
+    std::vector<std::string> forbidden, undefined, load_time;
     for (const auto& s : imp.undefined)
       if (!symbol_allowed(s)) (provided_by_a_library(s) ? forbidden : undefined).push_back(s);
     std::vector<std::string> libs;
     for (const auto& l : imp.needed)
       if (!library_allowed(l)) libs.push_back(l);
-    if (!forbidden.empty() || !libs.empty() || !imp.load_time_code.empty()) {
+    for (const auto& code : imp.load_time_code)
+      if (!is_allowed_constructor(code)) load_time.push_back(code);
+    if (!forbidden.empty() || !libs.empty() || !load_time.empty()) {
       k.status = CompileStatus::library_violation;
       for (const auto& s : forbidden) k.diagnostics += "kernel.c: error: " + library_violation_message(s) + "\n";
       if (!libs.empty()) k.diagnostics += "kernel.c: error: depends on " + join(libs) + "\n";
-      if (!imp.load_time_code.empty())
-        k.diagnostics += "kernel.c: error: defines " + join(imp.load_time_code) +
+      if (!load_time.empty())
+        k.diagnostics += "kernel.c: error: defines " + join(load_time) +
                          ", code that would run when the kernel is loaded\n";
       return done();
     }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench/bench.hpp"
+#include "bench/compiler.hpp"
 #include "bench/keystream.hpp"
 #include "bench/machine.hpp"
 #include "bench/task.hpp"
@@ -142,4 +143,18 @@ TEST_CASE("honest OpenMP kernels within their threads are not refused for their 
       INFO(backend << " with " << threads << " threads: " << r.status << ": " << r.message);
       CHECK(r.status == "ok");
     }
+}
+
+TEST_CASE("run-time CPU dispatch is allowed: libgcc's CPU model constructor is on the list") {
+  CHECK(constructor_allowed("__cpu_indicator_init"));
+  CHECK_FALSE(constructor_allowed("frame_dummy"));
+  std::string src = bench_test::read_file(BENCH_INTEGRITY_DIR "/cpu_dispatch.c");
+  EvalOptions o;
+  o.problem = {{"M", 48}, {"N", 48}, {"K", 48}};
+  for (const auto& backend : bench_test::engine_backends()) {
+    o.backend = backend;
+    auto r = evaluate(src, o);
+    INFO(backend << ": " << r.status << ": " << r.message);
+    CHECK(r.status == "ok");
+  }
 }
