@@ -55,6 +55,8 @@ struct Result {
   std::vector<double> times; // seconds of each timed run
   std::vector<double> harness_times;  // the same calls by the evaluation process's clock
                                       // (command sent to answer read): the bound of `times`
+  std::vector<double> kernel_times;   // the same calls by the kernel process's own clock:
+                                      // counted only where longer (it is the kernel's)
   double round_trip = 0;     // the fastest command-answer round trip before the calls
   double min = 0, median = 0, mean = 0;
   double cov = 0;            // coefficient of variation of the timed calls

@@ -63,6 +63,11 @@ struct ChildSpec {
 // Runs in the freshly forked child once its descriptors are in place; never returns.
 [[noreturn]] void child_main(const ChildSpec& spec);
 
+// The OpenMP environment a kernel's process (or the library's) runs with, whatever the
+// user's shell had: every OMP_*, GOMP_* and KMP_* variable is removed, these are set. The
+// result records them.
+std::vector<std::string> openmp_environment(int threads, bool reference);
+
 // "SIGSEGV", "SIGSYS", ...
 std::string signal_name(int sig);
 // The system call's name for a number on this architecture.

@@ -101,6 +101,7 @@ json verdict(const Job& job, const json& opts, const VerdictContext& ctx) {
        {"median", 0.0}, {"mean", 0.0}, {"compile_ms", 0.0}, {"message", ""},
        {"backend", opts.at("backend")}, {"fallback", false}, {"options", opts}};
   r["options"].erase("march_flags");
+  r["environment"] = openmp_environment(opts.at("threads").get<int>(), job.reference);
   if (job.run_start > 0) {
     r["run_start"] = job.run_start;
     r["run_end"] = job.run_end;
@@ -162,6 +163,7 @@ json verdict(const Job& job, const json& opts, const VerdictContext& ctx) {
                                             : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
     r["times"] = t;
     r["harness_times"] = job.elapsed;
+    r["kernel_times"] = job.own_times;
     r["round_trip"] = job.rtt;
     r["min"] = sorted.front();
     r["median"] = median;

@@ -500,6 +500,7 @@ void Zygote::call_returned(Job& job, const DoneRecord& rec, const json& opts) {
     // otherwise leave an honest call next to nothing.
     job.times.push_back(std::max({elapsed - job.rtt, rec.seconds, kMinCallSeconds}));
     job.elapsed.push_back(elapsed);
+    job.own_times.push_back(rec.seconds);
   }
   ++job.call;
   if (another_call(job, opts)) {

@@ -1,6 +1,7 @@
 // engine [options] [script [args...]]: runs Lua scripts with the engine's modules, or
 // opens the REPL.
 #include <malloc.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -150,6 +151,24 @@ int run(int argc, char** argv) {
 }
 
 // libtorch on the CPU allocates and frees activations of tens of MB per layer; glibc
+// A shell's OMP_PROC_BIND, OMP_PLACES or GOMP_CPU_AFFINITY made libgomp (loaded with
+// libtorch, before main) bind this thread to one place, and everything the engine starts
+// (the evaluation process, the kernels' processes) would inherit that one core: a kernel
+// on 16 threads read 16 GFLOPS instead of 160. The kernels' OpenMP settings are the
+// harness's (engine/bench/sandbox.cpp): drop the variables and take back the CPUs the
+// process that launched the engine has. Under MPI the launcher's binding stays.
+void undo_openmp_binding() {
+  bool bound = false;
+  for (const char* v : {"OMP_PROC_BIND", "OMP_PLACES", "GOMP_CPU_AFFINITY"})
+    if (std::getenv(v)) {
+      bound = true;
+      unsetenv(v);
+    }
+  if (!bound || std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE")) return;
+  cpu_set_t parent;
+  if (sched_getaffinity(getppid(), sizeof parent, &parent) == 0) sched_setaffinity(0, sizeof parent, &parent);
+}
+
 // serves those with fresh mmaps, so every forward pass page-faults its whole working
 // set in again (measured: a third of a small model's training step). Keep big blocks in
 // the heap and the heap's top mapped. After the zygote forks: kernels run as they would.
@@ -231,6 +250,7 @@ int main(int argc, char** argv) {
   try {
     // The in-memory back end is the default; the evaluation process starts now so that
     // its start-up (a sweep of what crashed ones left behind) overlaps the script's.
+    undo_openmp_binding();
     bench::register_backend(std::make_unique<kernelc::GccJitBackend>());
     keep_freed_memory();
     std::unique_ptr<LocalRanks> local_ranks;

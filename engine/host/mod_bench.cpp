@@ -21,7 +21,9 @@
 // Result: the evaluation process's record as it is (one shape from the kernel's child to
 // the script): status (library_violation, compile_error, timeout, runtime_error,
 // verification_error, rejected, ok), gflops (flops / mean timed call; 0 unless ok),
-// times, min, median, mean (0 when nothing was timed), cov, harness_times, round_trip,
+// times, min, median, mean (0 when nothing was timed), cov, harness_times, kernel_times
+// (the kernel process's own clock: counted only where longer), round_trip, environment
+// (the OpenMP variables the kernel's process had: the harness's, never the user's),
 // compile_ms, check_ms (the checks between calls), max_rel_error (1e308: not finite, as
 // JSON has no infinity), message (diagnostics or the cause), backend, fallback
 // (+ fallback_reason), external_symbols, run_start/run_end (the zygote's monotonic
