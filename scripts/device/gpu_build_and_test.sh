@@ -5,7 +5,8 @@
 #   bash scripts/device/fetch_debs.sh .device/debs      # here, once: Debian packages
 #   (on the GPU machine) bash scripts/device/gpu_build_and_test.sh DEBS OUT [steps]
 #
-# steps (default "build test parity bench"): build, test (ctest), node (the whole method on
+# steps (default "build test parity bench"): build, test (ctest), timing (the evaluation's
+# integrity tests that need free cores and its timing benchmarks), node (the whole method on
 # this node: the main job at 256^3 on all cores with the policy on CUDA, a short SQD run,
 # both reports, OpenBLAS measured fairly; NODE_STEPS and NODE_ITERATIONS size it), train (the GRPO step
 # benchmark), export (exports loaded by transformers/peft), pretrain (the default model:
@@ -74,6 +75,17 @@ if has node; then
     cat $RUNS/$e/*/metrics.jsonl > "$OUT/$e-metrics.jsonl"
   done
   engine perf/bench/reference_bench.lua 2>&1 | tee "$OUT/reference.txt"
+fi
+
+# The measurement itself on this node: the integrity tests that need cores of their own
+# (CPU time counted from outside), then the timing benchmarks (discrimination of kernels
+# 5/10/20% apart, control kernels' spread, the plain C floor; the clocks of the same calls
+# and the per-call round trip). Needs TARGETS to include bench_tests and bench_test_sandbox.
+if has timing; then
+  (cd "$BUILD/tests/bench" && LD_LIBRARY_PATH=$ENGINE_LIBS ./bench_tests "[serial]" 2>&1 | tail -3)
+  (cd "$BUILD/tests/bench" && LD_LIBRARY_PATH=$ENGINE_LIBS ./bench_tests "no call is timed*,run-time CPU*,a kernel that knows*" 2>&1 | tail -2)
+  LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" perf/bench/timing_bench.lua ${TIMING_ARGS:-} 2>&1 | tee "$OUT/timing.txt"
+  LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" perf/bench/eval_bench.lua --batch=32 2>&1 | tee "$OUT/eval.txt"
 fi
 
 bench() { LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/perf/policy/policy_bench" "$@"; }

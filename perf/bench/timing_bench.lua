@@ -1,0 +1,198 @@
+-- The measurement measured: can the reward tell a kernel from the same kernel doing 5, 10
+-- and 20% more work, how steady do fixed control kernels read, what does an evaluation
+-- cost; against the floor, a plain C program (timing_floor.c) timing the same kernels
+-- in fresh processes. Each evaluation's calls are read by three statistics at once (the
+-- mean the reward uses today, the median, the fastest call), so they compare on the same
+-- calls.
+--
+--   build/engine perf/bench/timing_bench.lua [--pairs=20] [--repeats=10] [--size=256] [--threads=0]
+--     [--runs=3 --max_runs=10 --warmup=1]   (the evaluation options measured)
+local args = require "engine.args"
+
+local opts = args.parse(arg, {
+  description = "How well the evaluation's timing ranks kernels (engine.bench)",
+  options = {
+    {"pairs", 20, "evaluations of each kernel of a pair (the kernel, and it with more work)", min = 1},
+    {"repeats", 10, "evaluations of each control kernel", min = 2},
+    {"size", 256, "M = N = K", min = 16},
+    {"threads", 0, "threads of the wide kernels (0: all cores)", min = 0},
+    {"warmup", 1, "untimed calls of an evaluation", min = 0},
+    {"runs", 3, "timed calls of an evaluation", min = 1},
+    {"max_runs", 10, "timed calls at most (more while the CoV is over 5%)", min = 1},
+    {"floor_processes", 15, "fresh processes per kernel for the floor", min = 1},
+    {"floor_calls", 40, "timed calls per floor process", min = 1},
+    {"kernels", engine.root .. "/tests/data/kernels", "the labelled example kernels"},
+  },
+})
+
+local m = bench.machine()
+local threads = opts.threads > 0 and opts.threads or m.cores
+local n = opts.size
+local flops = 2.0 * n * n * n
+local eval_opts = {problem = {M = n, N = n, K = n}, warmup = opts.warmup, runs = opts.runs,
+                   max_runs = opts.max_runs}
+
+local function read(path)
+  local f = assert(io.open(path, "rb"), "cannot read " .. path)
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function sorted(xs)
+  local c = {table.unpack(xs)}
+  table.sort(c)
+  return c
+end
+local function mean(xs)
+  local s = 0
+  for _, x in ipairs(xs) do s = s + x end
+  return s / #xs
+end
+local function median(xs)
+  local c = sorted(xs)
+  local k = #c
+  return k % 2 == 1 and c[(k + 1) // 2] or (c[k // 2] + c[k // 2 + 1]) / 2
+end
+local function cov(xs)
+  local mu, v = mean(xs), 0
+  for _, x in ipairs(xs) do v = v + (x - mu) ^ 2 end
+  return #xs > 1 and math.sqrt(v / (#xs - 1)) / mu or 0
+end
+
+-- The statistics of one evaluation, as GFLOPS.
+local statistics = {"mean", "median", "fastest"}
+local function read_out(r)
+  local t = r.times
+  return {mean = flops / mean(t) * 1e-9, median = flops / median(t) * 1e-9,
+          fastest = flops / sorted(t)[1] * 1e-9}
+end
+
+-- The widest-vector example kernel this machine runs.
+local wide_file = m.simd == "avx512" and "k04_avx512_rows.c" or "k06_avx2_4x8.c"
+local wide = read(opts.kernels .. "/" .. wide_file)
+local blocked = read(opts.kernels .. "/k03_blocked_collapse.c")
+
+-- The kernel doing `extra` more work: the same code again on the first extra x M rows,
+-- into memory of its own (results unchanged).
+local function with_extra_work(src, extra)
+  local renamed = src:gsub("void%s+matmul_optimized%s*%(", "static void base_kernel(", 1)
+  return renamed .. string.format([[
+
+#include <stdlib.h>
+void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
+    static double *scratch;
+    base_kernel(A, B, C, M, N, K);
+    int rows = (int)(M * %.4f + 0.5);
+    if (rows < 1) return;
+    if (!scratch) scratch = malloc(sizeof(double) * M * N);
+    base_kernel(A, B, scratch, rows, N, K);
+}
+]], extra)
+end
+
+local function evaluate(src, nthreads)
+  local o = {}
+  for k, v in pairs(eval_opts) do o[k] = v end
+  o.threads = nthreads
+  local t0 = sys.now()
+  local r = bench.evaluate(src, o)
+  assert(r.status == "ok", r.status .. ": " .. r.message)
+  return read_out(r), sys.now() - t0
+end
+
+-- The floor: the kernels compiled by gcc and timed by timing_floor in fresh processes.
+local work = os.tmpname()
+os.remove(work)
+assert(os.execute("mkdir -p " .. work))
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+assert(os.execute(string.format("gcc -O2 %q -o %s/timing_floor -ldl", here .. "/timing_floor.c", work)))
+local compiled = 0
+local function floor_kernel(src)
+  compiled = compiled + 1
+  local base = string.format("%s/k%d", work, compiled)
+  local f = assert(io.open(base .. ".c", "w"))
+  f:write(src)
+  f:close()
+  assert(os.execute(string.format("gcc -shared -fPIC -O3 %s -fopenmp -o %s.so %s.c -lm", m.march, base, base)))
+  return base .. ".so"
+end
+local function floor_median(so, nthreads)
+  local p = io.popen(string.format("env OMP_NUM_THREADS=%d OMP_PROC_BIND=close OMP_PLACES=cores OMP_DYNAMIC=false "
+                                   .. "%s/timing_floor %s %d %d", nthreads, work, so, n, opts.floor_calls))
+  local out = p:read("a")
+  p:close()
+  return flops / assert(tonumber(out:match("^(%S+)")), "timing_floor: " .. out) * 1e-9
+end
+
+print(string.format("machine: %s, %d cores, %s; measured FP64 peak %.1f GFLOPS", m.model, m.cores, m.simd,
+                    m.measured_peak_gflops))
+print(string.format("problem: %d^3; wide kernels on %d threads; evaluation: warm-up %d, runs %d, max_runs %d",
+                    n, threads, opts.warmup, opts.runs, opts.max_runs))
+
+-- 1. Discrimination: the kernel against itself with more work, evaluated alternately.
+print(string.format("\n1. %s against itself with more work: share of %d alternate evaluations "
+                    .. "ordered right (chance: 50%%)", wide_file, opts.pairs))
+print(string.format("   %-6s %8s %8s %8s | %8s %s", "extra", "mean", "median", "fastest", "floor",
+                    "  true slowdown (floor medians)"))
+local base_so = floor_kernel(wide)
+local costs = {}
+for _, extra in ipairs{0.05, 0.10, 0.20} do
+  local slower = with_extra_work(wide, extra)
+  local slower_so = floor_kernel(slower)
+  local right = {mean = 0, median = 0, fastest = 0}
+  for i = 1, opts.pairs do
+    local a, b
+    if i % 2 == 1 then
+      a, costs[#costs + 1] = evaluate(wide, threads)
+      b = evaluate(slower, threads)
+    else
+      b = evaluate(slower, threads)
+      a, costs[#costs + 1] = evaluate(wide, threads)
+    end
+    for _, s in ipairs(statistics) do
+      if a[s] > b[s] then right[s] = right[s] + 1 end
+    end
+  end
+  local floor_right, fa, fb = 0, {}, {}
+  for i = 1, opts.floor_processes do
+    fa[i] = floor_median(base_so, threads)
+    fb[i] = floor_median(slower_so, threads)
+    if fa[i] > fb[i] then floor_right = floor_right + 1 end
+  end
+  print(string.format("   %4.0f%%  %7.0f%% %7.0f%% %7.0f%% | %7.0f%%   %.3f", 100 * extra, 100 * right.mean / opts.pairs,
+                      100 * right.median / opts.pairs, 100 * right.fastest / opts.pairs,
+                      100 * floor_right / opts.floor_processes, median(fa) / median(fb)))
+end
+
+-- 2. Stability: control kernels evaluated again and again.
+print(string.format("\n2. control kernels, %d evaluations each: CoV across evaluations (slowest / median)",
+                    opts.repeats))
+print(string.format("   %-34s %16s %16s %16s | %16s", "kernel", "mean", "median", "fastest", "floor (median)"))
+local half = math.max(1, m.cores // 2)
+local controls = {
+  {wide_file .. " on " .. threads .. " threads", wide, threads},
+  {wide_file .. " on 1 thread", wide, 1},
+  {"k03_blocked_collapse.c on " .. half .. " threads", blocked, half},
+}
+for _, c in ipairs(controls) do
+  local name, src, nthreads = table.unpack(c)
+  local by = {mean = {}, median = {}, fastest = {}}
+  for i = 1, opts.repeats do
+    local g, cost = evaluate(src, nthreads)
+    costs[#costs + 1] = cost
+    for _, s in ipairs(statistics) do by[s][i] = g[s] end
+  end
+  local so, fl = floor_kernel(src), {}
+  for i = 1, math.min(opts.repeats, opts.floor_processes) do fl[i] = floor_median(so, nthreads) end
+  local function cell(xs)
+    return string.format("%5.1f%% (%.2f)", 100 * cov(xs), median(xs) / sorted(xs)[1])
+  end
+  print(string.format("   %-34s %16s %16s %16s | %16s   median %.1f GFLOPS (floor %.1f)", name, cell(by.mean),
+                      cell(by.median), cell(by.fastest), cell(fl), median(by.median), median(fl)))
+end
+
+-- 3. Cost.
+print(string.format("\n3. an evaluation of %s: %.3f s median wall time (compile, calls, checks)", wide_file,
+                    median(costs)))
+os.execute("rm -rf " .. work)
