@@ -94,14 +94,19 @@ TEST_CASE("no call is timed below the evaluation process's clock less its round 
       o.backend = backend;
       auto r = evaluate(src, o);
       INFO(file << " via " << backend << ": " << r.status << ": " << r.message);
+      // The kernel driving the calls itself takes the pool's wake-up command for a call
+      // and answers out of turn: refused. Were it let through, its claims would not count.
+      if (r.status == "rejected") {
+        CHECK_THAT(r.message, Catch::Contains("result channel"));
+        continue;
+      }
       REQUIRE(r.status == "ok");
       REQUIRE(r.times.size() == r.harness_times.size());
       for (size_t i = 0; i < r.times.size(); ++i) {
         CHECK(r.times[i] >= r.harness_times[i] - r.round_trip - 1e-12);
         CHECK(r.times[i] <= r.harness_times[i]);
       }
-      // a claim of a microsecond changed nothing: 96^3 naive takes far longer
-      CHECK(r.min > 1e-5);
+      CHECK(r.min > 1e-5);  // a claim of a microsecond changed nothing: 96^3 naive takes far longer
     }
   }
 }

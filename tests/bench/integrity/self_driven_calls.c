@@ -1,8 +1,9 @@
-/* expect: ok | message: */
+/* expect: rejected | message: result channel */
 /* Drives the calls itself: after its first answer it writes a well-formed "call */
 /* returned" record claiming a microsecond, reads the next command from the harness's */
-/* pipe and answers it without ever returning. The time of a call is the evaluation */
-/* process's alone, so the claims change nothing. */
+/* pipe and answers it without ever returning. The next command is not always a call */
+/* (the pool's wake-up comes first), so it answers out of turn; and the time of a call */
+/* is bounded below by the evaluation process's clock, so its claims would not count. */
 struct done { unsigned type, len, call, pad; double seconds; };
 static long sys3(long nr, long a, long b, long c) {
     long r;
