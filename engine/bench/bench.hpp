@@ -27,7 +27,7 @@ struct EvalOptions {
   std::string march;                  // "" or "native": the host CPU (explicit flags)
   std::string backend;                // "" : default_backend()
   int threads = 0;                    // 0: all cores
-  int warmup = 1, runs = 3;           // untimed calls, then timed calls (mean reported);
+  int warmup = 1, runs = 3;           // untimed calls, then timed calls (the fastest counts);
                                       // each call has inputs of its own, 64 calls at most
   int max_runs = 10;                  // more timed calls, up to this many in all, while the
   double cov_target = 0.05;           // CoV of the timed calls is above cov_target (and the
@@ -51,7 +51,7 @@ struct Result {
   std::string status;        // library_violation, compile_error, timeout, runtime_error,
                              // verification_error, rejected (a measurement refused: work
                              // left running, a forged record, an impossible figure), ok
-  double gflops = 0;         // flops / mean timed run; 0 unless ok
+  double gflops = 0;         // flops / fastest timed call; 0 unless ok
   std::vector<double> times; // seconds of each timed run
   std::vector<double> harness_times;  // the same calls by the evaluation process's clock
                                       // (command sent to answer read): the bound of `times`

@@ -274,6 +274,7 @@ void tighten(const ChildSpec& spec, bool filter) {
 void set_omp_threads(int threads) {
   if (void* gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD)) {
     if (auto f = reinterpret_cast<void (*)(int)>(dlsym(gomp, "omp_set_num_threads"))) f(threads);
+    if (auto f = reinterpret_cast<void (*)(int)>(dlsym(gomp, "omp_set_dynamic"))) f(0);
     dlclose(gomp);
   }
 }

@@ -20,7 +20,7 @@
 //
 // Result: the evaluation process's record as it is (one shape from the kernel's child to
 // the script): status (library_violation, compile_error, timeout, runtime_error,
-// verification_error, rejected, ok), gflops (flops / mean timed call; 0 unless ok),
+// verification_error, rejected, ok), gflops (flops / fastest timed call; 0 unless ok),
 // times, min, median, mean (0 when nothing was timed), cov, harness_times, kernel_times
 // (the kernel process's own clock: counted only where longer), round_trip, environment
 // (the OpenMP variables the kernel's process had: the harness's, never the user's),

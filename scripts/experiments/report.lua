@@ -161,6 +161,8 @@ function M.main(argv)
   end
   local peak_warnings = results.peak_warnings(exp)
   if peak_warnings then add(peak_warnings) end
+  local noise = results.noise_text(exp)
+  if noise then add("## Timing noise", "", noise) end
   add("## Techniques of the best kernels (Table III)", "", results.table3(exp))
   if exp.kind == "experiment2" then
     add("## SQD pools (kernels kept per stage after each iteration)", "", results.pools_table(exp))

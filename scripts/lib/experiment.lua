@@ -56,7 +56,7 @@ experiment.options = {
   {"size", 256, "matrix size: M = N = K", min = 1},
   {"timeout", 8.0, "seconds a kernel may run before it is a timeout", above = 0},
   {"warmup", 1, "untimed runs before timing", min = 0},
-  {"runs", 3, "timed runs (their mean is the GFLOPS)", min = 1},
+  {"runs", 3, "timed runs (the fastest gives the GFLOPS)", min = 1},
   {"max_runs", 10, "more timed runs, up to this many, while their CoV is above --cov_target "
    .. "(at most --runs: exactly --runs, as in the paper)", min = 1},
   {"cov_target", 0.05, "the spread of timed runs (CoV) below which no more are made", min = 0},

@@ -56,7 +56,7 @@ function results.load(dir)
       local cfg = {name = name, dir = path, identity = identity,
                    config = identity.config or {}, metrics = run:metrics(),
                    machine = run:get("machine"), nodes = run:get("nodes"),
-                   reference = run:get("reference")}
+                   reference = run:get("reference"), control = run:get("control")}
       exp.kind = exp.kind or identity.experiment
       -- The best kernel is the best confirmed one (re-measured by a second evaluation;
       -- runs made before re-measuring have only first measurements).
@@ -625,6 +625,32 @@ function results.gains_text(exp)
   end
   if #lines == 0 then return nil end
   return table.concat(lines, "\n") .. "\n"
+end
+
+-- The timing noise each run measured at its start (a fixed control kernel evaluated
+-- again and again: controls.lua), one line per run, with a warning above the bound. Nil
+-- when no run measured it.
+function results.noise_text(exp)
+  local controls = require "controls"
+  local lines, noisy = {}, {}
+  for _, cfg in ipairs(exp.configs) do
+    local c = cfg.control
+    if type(c) == "table" and c.median and c.cov then
+      lines[#lines + 1] = string.format("| %s | %d | %.2f | %.1f%% | %.2f |", cfg.name, c.n or #(c.gflops or {}),
+                                        c.median, 100 * c.cov, c.slowest or 0)
+      if controls.noisy(c) then noisy[#noisy + 1] = string.format("`%s` (%.1f%%)", cfg.name, 100 * c.cov) end
+    end
+  end
+  if #lines == 0 then return nil end
+  local text = "The " .. controls.name .. " of every run, evaluated again and again with the run's "
+    .. "options when it started:\n\n| run | evaluations | median GFLOPS | CoV | slowest / median |\n"
+    .. "| --- | ---: | ---: | ---: | ---: |\n" .. table.concat(lines, "\n") .. "\n"
+  if #noisy > 0 then
+    text = text .. string.format("\n**Timing noise above %.0f%%** in %s: on that node, kernels that read "
+                                 .. "less than about twice that apart are not told apart, and rewards carry "
+                                 .. "the noise.\n", 100 * controls.bound, table.concat(noisy, ", "))
+  end
+  return text
 end
 
 -- What the console says after a report: for each learning configuration, whether it beat

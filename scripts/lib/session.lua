@@ -8,6 +8,7 @@
 --   s:start_item(item, stage, async); s:collect_item(item, scheme, ctx, async)
 --   local records = s:commit({item}, {describe = ..., store = ..., mark = ...}, since)
 
+local controls = require "controls"
 local evaluate = require "evaluate"
 local experiment = require "experiment"
 local prompts = require "prompts"
@@ -43,7 +44,26 @@ function session.new(run, opts, config, deps, pol)
     if nodes then run:set("nodes", nodes) end
   end
   if deps.bench.reference and run:get("reference") == nil then self:measure_reference() end
+  if deps.bench.evaluate and run:get("control") == nil then self:measure_control() end
   return self
+end
+
+-- The node's timing noise, measured once when the run starts: a fixed control kernel
+-- evaluated again and again with the run's options (controls.lua). The report shows it
+-- and warns above controls.bound.
+function Session:measure_control()
+  local c, why = controls.measure(self.deps.bench, self.bench_opts)
+  if not c then
+    log.warn("the control kernel could not be measured: the report will not show the timing noise",
+             {why = why})
+    return
+  end
+  self.run:set("control", c)
+  if controls.noisy(c) then
+    log.warn("timing noise on this node is above the bound: kernels closer than about twice it "
+             .. "are not told apart", {cov = string.format("%.1f%%", 100 * c.cov),
+                                       bound = string.format("%.0f%%", 100 * controls.bound)})
+  end
 end
 
 -- OpenBLAS on the run's problem, measured once when the run starts (its fastest thread

@@ -32,9 +32,11 @@ t.test("evaluate returns every documented field", function()
   t.eq(r.options.verify, "fp64")
   t.eq(r.options.timeout, 8)
   t.ok(r.options.march:find("^%-march="), r.options.march)
-  local mean = 0
-  for _, x in ipairs(r.times) do mean = mean + x / #r.times end
-  t.near(r.gflops, 2 * 48 * 40 * 32 / mean * 1e-9, 1e-9)
+  -- one statistic: the fastest timed call
+  local fastest = math.huge
+  for _, x in ipairs(r.times) do fastest = math.min(fastest, x) end
+  t.eq(r.min, fastest)
+  t.near(r.gflops, 2 * 48 * 40 * 32 / fastest * 1e-9, 1e-9)
 end)
 
 t.test("statuses come back per kernel in a batch", function()

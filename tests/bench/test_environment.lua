@@ -11,7 +11,9 @@ local hostile = "OMP_PROC_BIND=close OMP_PLACES=cores OMP_NUM_THREADS=1 OMP_WAIT
                 .. "GOMP_SPINCOUNT=0 OMP_DYNAMIC=true GOMP_CPU_AFFINITY=0"
 
 -- What an engine started with `env` reports: its cores, the kernel's environment and the
--- median GFLOPS of an OpenMP kernel over five evaluations.
+-- best GFLOPS of an OpenMP kernel over five evaluations (the best: a core another
+-- process holds for a moment halves a 2-core figure; the bug this guards against halves
+-- every one).
 local function measure(env)
   local script = t.tmpdir() .. "/probe.lua"
   local f = assert(io.open(script, "w"))
@@ -26,7 +28,7 @@ end
 table.sort(g)
 print("cores=" .. bench.machine().cores)
 print("env=" .. env)
-print("gflops=" .. g[3])
+print("gflops=" .. g[#g])
 ]], here .. "/../data/kernels/k02_ikj_omp.c"))
   f:close()
   local unset = {}
@@ -39,7 +41,11 @@ print("gflops=" .. g[3])
 end
 
 t.test("a shell's OpenMP variables change nothing a kernel measures", function()
+  -- alternately, twice each: the better of each pair of engines
   local clean, bad = measure(""), measure(hostile)
+  local clean2, bad2 = measure(""), measure(hostile)
+  clean.gflops = math.max(clean.gflops or 0, clean2.gflops or 0)
+  bad.gflops = math.max(bad.gflops or 0, bad2.gflops or 0)
   t.ok(clean.cores and clean.gflops, clean.out)
   t.ok(bad.cores and bad.gflops, bad.out)
   t.eq(bad.cores, clean.cores, "the engine's cores")

@@ -17,12 +17,13 @@ end
 
 -- One run: its best kernel at `best` GFLOPS (peak 100, OpenBLAS 10) and a mean reward per
 -- step from `rewards`.
-local function make_run(root, config, seed, best, rewards, machine)
+local function make_run(root, config, seed, best, rewards, machine, control)
   local sweep = require "engine.sweep"
   local dir = root .. "/" .. sweep.name(config)
   local run = store.open(dir, {config = {experiment = "experiment1", config = config, seed = seed,
                                          isa = "avx512"}, log_file = false})
   run:set("machine", machine or {cores = 2, peak_gflops = 100.0})
+  if control then run:set("control", control) end
   run:set("reference", {gflops = 10.0, best = 10.0, median = 10.0, threads = 2})
   for step, r in ipairs(rewards) do
     run:add_sample{iteration = step, prompt = "", completion = "", status = "ok",
@@ -148,6 +149,22 @@ t.test("one seed per configuration: the report as without seeds", function()
   t.contains(md, results.table2(exp))
   t.contains(out, "beta=0,lr=5e-07,opt=O3 against beta=0,lr=0,opt=O3: best 20.00 against 10.00 GFLOPS, "
                   .. "one seed each: no interval, so no verdict on learning")
+end)
+
+t.test("the report shows each run's timing noise and warns above the bound", function()
+  local controls = require "controls"
+  local root = t.tmpdir()
+  make_run(root, {opt = "O3", beta = 0.0, lr = 0.0}, 1, 20, {-20, 1}, nil, controls.summary{50, 51, 49, 50, 50})
+  make_run(root, {opt = "O3", beta = 0.0, lr = 5e-7}, 1, 30, {-20, 5}, nil, controls.summary{50, 40, 55, 30, 50})
+  local out, ok = report(root)
+  t.ok(ok, out)
+  local md = read(root .. "/report/report.md")
+  t.contains(md, "## Timing noise")
+  t.contains(md, "| beta=0,lr=0,opt=O3 | 5 | 50.00 | 1.4% | 1.02 |")
+  local noisy = controls.summary{50, 40, 55, 30, 50}
+  t.ok(controls.noisy(noisy) and not controls.noisy(controls.summary{50, 51, 49, 50, 50}))
+  t.contains(md, string.format("**Timing noise above 5%%** in `beta=0,lr=5e-07,opt=O3` (%.1f%%)", 100 * noisy.cov))
+  t.ok(not md:find("in `beta=0,lr=0,opt=O3`", 1, true), "the quiet run is not named")
 end)
 
 t.test("the measured peak is the yardstick; a kernel above it gets a warning, not a ratio", function()
