@@ -50,6 +50,7 @@ struct Job {
   std::vector<double> times;  // timed calls, as accepted
   std::vector<double> elapsed;  // the same calls by the zygote's clock (command to answer)
   std::vector<double> own_times;  // and by the child's (the kernel's to forge)
+  std::vector<double> busy;       // every call's CPU time over its window: threads at work
   double max_rel_error = 0;
   bool checked = false;     // at least one call's output was checked
   double check_s = 0;       // time the process spent stopped for checks
