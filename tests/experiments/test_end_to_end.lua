@@ -105,6 +105,14 @@ t.test("experiment 1: two steps fill the run store", function()
     -- OpenBLAS on the run's problem, measured when the run started
     local ref = run:get("reference")
     t.ok(ref.gflops > 0 and ref.best >= ref.median * 0.999 and ref.threads >= 1, ref)
+    -- the node's timing noise, measured when the run started (the stand-in bench
+    -- evaluates no single kernel, so only the engine's records it)
+    local control = run:get("control")
+    if primitives.fake then
+      t.eq(control, nil)
+    else
+      t.ok(type(control) == "table" and control.n == 5 and control.median > 0 and control.cov >= 0, control)
+    end
     run:close()
   end
   if primitives.fake then
