@@ -174,8 +174,6 @@ ElfImports read_elf_imports(const std::string& path) {
   if (init_array_bytes > 0) {
     if (init_array_bytes % 8 != 0 || init_array_bytes > (1u << 20)) bad(path, "bad .init_array size");
     out.constructors = constructor_names(e, init_array, init_array_bytes / 8);
-    for (const auto& name : out.constructors)
-      out.load_time_code.push_back("a constructor (" + (name.empty() ? std::string(".init_array") : name) + ")");
   }
   uniq(out.undefined);
   uniq(out.load_time_code);

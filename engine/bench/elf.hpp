@@ -12,8 +12,7 @@ struct ElfImports {
   std::vector<std::string> undefined;  // undefined dynamic symbols (what it calls outside)
   std::vector<std::string> needed;     // DT_NEEDED libraries
   std::vector<std::string> load_time_code;  // why loading would run the object's own code
-                                            // (constructors, destructors, IFUNC), each
-                                            // .init_array entry as "a constructor (NAME)"
+                                            // (destructors, init code, IFUNC), but for:
   std::vector<std::string> constructors;    // the .init_array entries' function names
                                             // ("" where no symbol names one)
   std::vector<std::string> functions;       // defined function symbols

@@ -86,13 +86,6 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-// "a constructor (NAME)" for a NAME on the list of the toolchain's load-time code.
-bool is_allowed_constructor(const std::string& code) {
-  const std::string head = "a constructor (";
-  if (code.rfind(head, 0) != 0 || code.back() != ')') return false;
-  return constructor_allowed(code.substr(head.size(), code.size() - head.size() - 1));
-}
-
 // Runs one step of the compile in `dir`; false (with the diagnostics in k) when it failed.
 bool run_step(const std::vector<std::string>& argv, const std::string& dir, CompiledKernel& k) {
   ProcessResult r;
@@ -198,14 +191,15 @@ class GccBackend final : public Backend {
       return done();
     }
     k.external_symbols = imp.undefined;
-    std::vector<std::string> forbidden, undefined, load_time;
+    std::vector<std::string> forbidden, undefined, load_time = imp.load_time_code;
     for (const auto& s : imp.undefined)
       if (!symbol_allowed(s)) (provided_by_a_library(s) ? forbidden : undefined).push_back(s);
     std::vector<std::string> libs;
     for (const auto& l : imp.needed)
       if (!library_allowed(l)) libs.push_back(l);
-    for (const auto& code : imp.load_time_code)
-      if (!is_allowed_constructor(code)) load_time.push_back(code);
+    for (const auto& name : imp.constructors)  // the kernel's object had none: the toolchain's
+      if (!constructor_allowed(name))
+        load_time.push_back("a constructor (" + (name.empty() ? std::string(".init_array") : name) + ")");
     if (!forbidden.empty() || !libs.empty() || !load_time.empty()) {
       k.status = CompileStatus::library_violation;
       for (const auto& s : forbidden) k.diagnostics += "kernel.c: error: " + library_violation_message(s) + "\n";
