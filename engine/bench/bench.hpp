@@ -63,8 +63,11 @@ struct Result {
   double compile_ms = 0;
   double check_ms = 0;       // the zygote's checks between calls (stop, verify, next inputs)
   // When the zygote let the kernel run and when its process was gone (CLOCK_MONOTONIC
-  // seconds; 0 when it never ran): the windows of a batch never overlap.
+  // seconds; 0 when it never ran). The kernels of a batch take turns, one call each, so
+  // these windows overlap; the calls themselves never do.
   double run_start = 0, run_end = 0;
+  std::vector<double> call_starts;  // when each timed call began (same clock; its span is
+                                    // the matching harness_times entry)
   std::optional<double> max_rel_error;  // over every checked element of every call
   std::string message;       // compiler diagnostics, or the cause of a failure
   std::string backend;       // which back end compiled it ("openblas" for reference())

@@ -234,6 +234,7 @@ Result result_from_record(const nlohmann::json& j) {
   if (j.contains("features")) r.features = j["features"];
   r.harness_times = j.value("harness_times", std::vector<double>{});
   r.kernel_times = j.value("kernel_times", std::vector<double>{});
+  r.call_starts = j.value("call_starts", std::vector<double>{});
   r.round_trip = j.value("round_trip", 0.0);
   for (const auto& t : j.value("thread_trials", nlohmann::json::array()))
     r.thread_trials.push_back({t.at("threads").get<int>(), t.at("min").get<double>(), t.at("median").get<double>(),

@@ -28,8 +28,11 @@ struct Job {
   int from = -1, to = -1;
   std::string workdir;
   std::unique_ptr<Stage> stage;
-  enum State { pending, compiling, ready, running, finished } state = pending;
-  double deadline = 0;
+  // paused: stopped and checked between two calls, waiting for its next turn (the
+  // kernels of a pool take turns, one call each).
+  enum State { pending, compiling, ready, running, paused, finished } state = pending;
+  double deadline = 0;                // moved on while paused: only its own turns count
+  double paused_at = 0;
   double run_start = 0, run_end = 0;  // the zygote's clock: first command, child gone
   std::string inbuf;
   bool eof = false, exited = false;
@@ -50,6 +53,7 @@ struct Job {
   std::vector<double> times;  // timed calls, as accepted
   std::vector<double> elapsed;  // the same calls by the zygote's clock (command to answer)
   std::vector<double> own_times;  // and by the child's (the kernel's to forge)
+  std::vector<double> call_starts;  // when each timed call's command went out (zygote's clock)
   std::vector<double> busy;       // every call's CPU time over its window: threads at work
   double max_rel_error = 0;
   bool checked = false;     // at least one call's output was checked

@@ -164,6 +164,7 @@ json verdict(const Job& job, const json& opts, const VerdictContext& ctx) {
     r["times"] = t;
     r["harness_times"] = job.elapsed;
     r["kernel_times"] = job.own_times;
+    r["call_starts"] = job.call_starts;
     if (!job.busy.empty()) r["busy_threads"] = job.busy;  // warm-up calls first
     r["round_trip"] = job.rtt;
     r["min"] = sorted.front();

@@ -1,6 +1,7 @@
 // The zygote: single-threaded, holds each problem's inputs and reference, forks one
-// child per kernel, schedules compiles in parallel and timed runs one at a time, kills
-// on timeout, checks every call's output and time. The verdict is verdict.cpp's.
+// child per kernel, schedules compiles in parallel and calls one at a time (the compiled
+// kernels taking turns, one call each), kills on timeout, checks every call's output and
+// time. The verdict is verdict.cpp's.
 #include "bench/zygote.hpp"
 
 #include <execinfo.h>
@@ -113,6 +114,7 @@ class Zygote {
   void mark_cpu(Job& job);
   bool another_call(const Job& job, const json& opts) const;
   void call_returned(Job& job, const DoneRecord& rec, const json& opts);
+  void take_turn(Job& job, double timeout);
   bool stop_child(Job& job);
   void reap();
   void wait_for(Job& job);
@@ -506,16 +508,14 @@ void Zygote::call_returned(Job& job, const DoneRecord& rec, const json& opts) {
     // otherwise leave an honest call next to nothing.
     job.times.push_back(std::max({elapsed - job.rtt, rec.seconds, kMinCallSeconds}));
     job.elapsed.push_back(elapsed);
+    job.call_starts.push_back(job.sent_at);
     job.own_times.push_back(rec.seconds);
   }
   ++job.call;
   if (another_call(job, opts)) {
-    task_->load_call(*job.stage, job.call);
     job.check_s += mono() - returned;
-    job.deadline += mono() - returned;  // checking is not the kernel's time
-    mark_cpu(job);  // stopped
-    kill(job.pid, SIGCONT);
-    send(job, kWake);  // the library's untimed call (a kernel answers at once); then the call
+    job.state = Job::paused;  // stopped until its next turn
+    job.paused_at = mono();
     return;
   }
   std::string handlers = foreign_handlers(job.pid);
@@ -539,6 +539,27 @@ bool Zygote::another_call(const Job& job, const json& opts) const {
   if (coefficient_of_variation(job.times) <= opts.at("cov_target").get<double>()) return false;
   const double slowest = *std::max_element(job.elapsed.begin(), job.elapsed.end());
   return job.deadline - mono() > 4 * slowest;
+}
+
+// A kernel's turn: its first (the round trips, then its first call) or the next call of
+// a paused one, with inputs written now so that every call starts from the same state
+// whatever ran before it.
+void Zygote::take_turn(Job& job, double timeout) {
+  if (job.state == Job::ready) {
+    job.state = Job::running;
+    job.deadline = job.run_start = mono();
+    job.deadline += timeout;
+    send(job, kPing);
+    return;
+  }
+  const double t0 = mono();
+  task_->load_call(*job.stage, job.call);
+  job.check_s += mono() - t0;
+  job.deadline += mono() - job.paused_at;  // waiting and checking are not the kernel's time
+  job.state = Job::running;
+  mark_cpu(job);  // stopped
+  kill(job.pid, SIGCONT);
+  send(job, kWake);  // the library's untimed call (a kernel answers at once); then the call
 }
 
 void Zygote::reap() {
@@ -588,20 +609,22 @@ void Zygote::finish(Job& job, const json& opts) {
 void Zygote::run_batch(std::vector<Job>& jobs, const json& opts, bool reference, int parallel) {
   const size_t cap = static_cast<size_t>(kMaxWaiting);  // compiled, waiting to run
   const double timeout = opts.at("timeout");
-  size_t next = 0, finished = 0;
+  size_t next = 0, finished = 0, turn = 0;
   bool draining = false;  // running the compiled pool
   while (finished < jobs.size()) {
     size_t compiling = 0, ready = 0;
     Job* running = nullptr;
     for (auto& j : jobs) {
       compiling += j.state == Job::compiling;
-      ready += j.state == Job::ready;
+      ready += j.state == Job::ready || j.state == Job::paused;
       if (j.state == Job::running) running = &j;
     }
     // Phases: compile (up to `parallel` at once) until the batch or the pool of
-    // compiled kernels is exhausted or full, then run the whole pool one kernel at a
-    // time with nothing else of ours on the CPU, then compile again. (Refilling the pool
-    // after every run would compile one kernel at a time between runs.)
+    // compiled kernels is exhausted or full, then run the whole pool with nothing else
+    // of ours on the CPU, then compile again. (Refilling the pool after every run would
+    // compile one kernel at a time between runs.) The pool's kernels take turns, one call
+    // each, so that a slow minute of the machine falls on all of them alike and kernels
+    // of a group are ranked under the same conditions.
     auto start_compiles = [&] {
       while (next < jobs.size() && compiling < static_cast<size_t>(parallel) && compiling + ready < cap) {
         try {
@@ -626,15 +649,15 @@ void Zygote::run_batch(std::vector<Job>& jobs, const json& opts, bool reference,
         start_compiles();
       }
       if (draining) {
-        for (auto& j : jobs)
-          if (j.state == Job::ready) {
-            j.state = Job::running;
-            j.deadline = j.run_start = mono();
-            j.deadline += timeout;
-            send(j, kPing);
+        for (size_t k = 0; k < jobs.size(); ++k) {
+          Job& j = jobs[(turn + k) % jobs.size()];
+          if (j.state == Job::ready || j.state == Job::paused) {
+            take_turn(j, timeout);
             running = &j;
+            turn = j.index + 1;
             break;
           }
+        }
       }
     }
 

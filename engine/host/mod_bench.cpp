@@ -28,7 +28,8 @@
 // compile_ms, check_ms (the checks between calls), max_rel_error (1e308: not finite, as
 // JSON has no infinity), message (diagnostics or the cause), backend, fallback
 // (+ fallback_reason), external_symbols, run_start/run_end (the zygote's monotonic
-// clock), options (as used: march as explicit flags), features (the techniques the source
+// clock; a batch's kernels take turns, so these overlap) and call_starts (each timed
+// call's start on it), options (as used: march as explicit flags), features (the techniques the source
 // uses, read by the compile in the kernel's child), node (the benchmark worker that
 // measured it, "host:rank", under mpirun; engine.cluster).
 // bench.reference takes the same options (warmup 5, runs 20 unless given; threads

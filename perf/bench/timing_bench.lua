@@ -4,10 +4,13 @@
 -- in fresh processes. Two paths side by side, evaluated alternately: the old one (1
 -- warm-up, 3 timed calls, up to 10 while the CoV is over 5%, the mean of the calls: the
 -- reward until 2026-11-25) and the new one (--runs/--max_runs calls, the fastest call:
--- the reward since), with the new path's median beside them (the same calls).
+-- the reward since), with the new path's median beside them (the same calls). The new
+-- path evaluates each kernel alone, as the old one did; "batch" evaluates the two kernels
+-- of a pair in one batch, where their calls take turns, as a GRPO group's kernels are.
 --
 --   build/engine perf/bench/timing_bench.lua [--pairs=20] [--repeats=10] [--size=256] [--threads=0]
 --     [--runs=10 --max_runs=30 --warmup=1]   (the new path's calls)
+--     [--model=models/small]   (a policy loaded as in an experiment, on CUDA when there is one)
 local args = require "engine.args"
 
 local opts = args.parse(arg, {
@@ -23,8 +26,18 @@ local opts = args.parse(arg, {
     {"floor_processes", 15, "fresh processes per kernel for the floor", min = 1},
     {"floor_calls", 40, "timed calls per floor process", min = 1},
     {"kernels", engine.root .. "/tests/data/kernels", "the labelled example kernels"},
+    {"model", "", "a policy to hold loaded (and sampled once) throughout, as an experiment does", type = "string"},
   },
 })
+
+-- The engine as an experiment has it: a policy on the GPU (its context, libtorch's threads).
+local held_policy
+if opts.model ~= "" then
+  local device = policy.cuda_available() and "cuda" or "cpu"
+  held_policy = policy.load(opts.model, {device = device})
+  held_policy:sample({"void matmul_optimized("}, {n = 4, max_tokens = 16, seed = 1})
+  print(string.format("policy: %s loaded on %s and sampled once", opts.model, device))
+end
 
 local m = bench.machine()
 local threads = opts.threads > 0 and opts.threads or m.cores
@@ -93,7 +106,7 @@ void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
 ]], extra)
 end
 
-local cost = {old = {}, new = {}}
+local cost = {old = {}, new = {}, batch = {}}
 local function evaluate_path(src, nthreads, path)
   local o = {}
   for k, v in pairs(paths[path]) do o[k] = v end
@@ -108,6 +121,21 @@ end
 local function evaluate(src, nthreads)
   local old = evaluate_path(src, nthreads, "old")
   return read_out(old, evaluate_path(src, nthreads, "new"))
+end
+-- The new path's calls on kernels evaluated together: GFLOPS by the fastest call of each.
+local function evaluate_together(srcs, nthreads)
+  local o = {}
+  for k, v in pairs(paths.new) do o[k] = v end
+  o.threads = nthreads
+  local t0 = sys.now()
+  local rs = bench.evaluate_batch(srcs, o)
+  table.insert(cost.batch, (sys.now() - t0) / #srcs)
+  local g = {}
+  for i, r in ipairs(rs) do
+    assert(r.status == "ok", r.status .. ": " .. r.message)
+    g[i] = flops / sorted(r.times)[1] * 1e-9
+  end
+  return g
 end
 
 -- The floor: the kernels compiled by gcc and timed by timing_floor in fresh processes.
@@ -143,13 +171,13 @@ print(string.format("problem: %d^3; wide kernels on %d threads; old path: warm-u
 -- 1. Discrimination: the kernel against itself with more work, evaluated alternately.
 print(string.format("\n1. %s against itself with more work: share of %d alternate evaluations "
                     .. "ordered right (chance: 50%%)", wide_file, opts.pairs))
-print(string.format("   %-6s %8s %8s %10s | %8s %s", "extra", "old", "new", "new median", "floor",
+print(string.format("   %-6s %8s %8s %10s %8s | %8s %s", "extra", "old", "new", "new median", "batch", "floor",
                     "  true slowdown (floor medians)"))
 local base_so = floor_kernel(wide)
 for _, extra in ipairs{0.05, 0.10, 0.20} do
   local slower = with_extra_work(wide, extra)
   local slower_so = floor_kernel(slower)
-  local right = {old = 0, new = 0, new_median = 0}
+  local right = {old = 0, new = 0, new_median = 0, batch = 0}
   for i = 1, opts.pairs do
     local a, b
     if i % 2 == 1 then
@@ -162,6 +190,10 @@ for _, extra in ipairs{0.05, 0.10, 0.20} do
     for _, s in ipairs(statistics) do
       if a[s] > b[s] then right[s] = right[s] + 1 end
     end
+    local first_fast = i % 2 == 1
+    local g = evaluate_together(first_fast and {wide, slower} or {slower, wide}, threads)
+    local fast, slow = g[first_fast and 1 or 2], g[first_fast and 2 or 1]
+    if fast > slow then right.batch = right.batch + 1 end
   end
   local floor_right, fa, fb = 0, {}, {}
   for i = 1, opts.floor_processes do
@@ -169,8 +201,9 @@ for _, extra in ipairs{0.05, 0.10, 0.20} do
     fb[i] = floor_median(slower_so, threads)
     if fa[i] > fb[i] then floor_right = floor_right + 1 end
   end
-  print(string.format("   %4.0f%%  %7.0f%% %7.0f%% %9.0f%% | %7.0f%%   %.3f", 100 * extra, 100 * right.old / opts.pairs,
-                      100 * right.new / opts.pairs, 100 * right.new_median / opts.pairs,
+  print(string.format("   %4.0f%%  %7.0f%% %7.0f%% %9.0f%% %7.0f%% | %7.0f%%   %.3f", 100 * extra,
+                      100 * right.old / opts.pairs, 100 * right.new / opts.pairs,
+                      100 * right.new_median / opts.pairs, 100 * right.batch / opts.pairs,
                       100 * floor_right / opts.floor_processes, median(fa) / median(fb)))
 end
 
@@ -202,5 +235,6 @@ end
 
 -- 3. Cost.
 print(string.format("\n3. an evaluation's median wall time (compile, calls, checks): old path %.3f s, new path %.3f s "
-                    .. "(%.2fx)", median(cost.old), median(cost.new), median(cost.new) / median(cost.old)))
+                    .. "(%.2fx), a kernel of a two-kernel batch %.3f s (%.2fx)", median(cost.old), median(cost.new),
+                    median(cost.new) / median(cost.old), median(cost.batch), median(cost.batch) / median(cost.old)))
 os.execute("rm -rf " .. work)

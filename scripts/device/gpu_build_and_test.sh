@@ -80,10 +80,11 @@ fi
 # The measurement itself on this node: the integrity tests that need cores of their own
 # (CPU time counted from outside), then the timing benchmarks (discrimination of kernels
 # 5/10/20% apart, control kernels' spread, the plain C floor; the clocks of the same calls
-# and the per-call round trip). Needs TARGETS to include bench_tests and bench_test_sandbox.
+# and the per-call round trip; whether one CPU is noisier than the others). Needs TARGETS to include bench_tests and bench_test_sandbox.
 if has timing; then
   (cd "$BUILD/tests/bench" && LD_LIBRARY_PATH=$ENGINE_LIBS ./bench_tests "[serial]" 2>&1 | tail -3)
   (cd "$BUILD/tests/bench" && LD_LIBRARY_PATH=$ENGINE_LIBS ./bench_tests "no call is timed*,run-time CPU*,a kernel that knows*" 2>&1 | tail -2)
+  perf/bench/placement_floor.sh 2>&1 | tee "$OUT/placement.txt"
   LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" perf/bench/timing_bench.lua ${TIMING_ARGS:-} 2>&1 | tee "$OUT/timing.txt"
   LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" perf/bench/eval_bench.lua --batch=32 2>&1 | tee "$OUT/eval.txt"
 fi

@@ -189,7 +189,7 @@ TEST_CASE("timed calls continue while their spread is above the bound, within th
   }
 }
 
-TEST_CASE("timed runs of a batch never overlap") {
+TEST_CASE("the kernels of a batch take turns, and no two calls overlap") {
   // Each call spins about 20 ms on one thread, long enough for overlaps to show.
   const std::string spin =
       "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {\n"
@@ -205,19 +205,31 @@ TEST_CASE("timed runs of a batch never overlap") {
   o.threads = 1;
   o.warmup = 0;
   o.runs = 2;
+  o.max_runs = 2;
   o.problem = {{"M", 8}, {"N", 8}, {"K", 8}};
   auto results = evaluate_batch(std::vector<std::string>(6, spin), o);
-  std::vector<std::pair<double, double>> windows;
-  for (auto& r : results) {
+  struct Call {
+    double start, end;
+    size_t kernel;
+  };
+  std::vector<Call> calls;
+  for (size_t k = 0; k < results.size(); ++k) {
+    const auto& r = results[k];
     REQUIRE(r.status == "ok");
-    REQUIRE(r.run_start > 0);
-    double sum = 0;
-    for (double t : r.times) sum += t;
-    CHECK(r.run_end - r.run_start >= sum);  // the timed calls lie inside the window
-    windows.emplace_back(r.run_start, r.run_end);
+    REQUIRE(r.call_starts.size() == r.times.size());
+    REQUIRE(r.harness_times.size() == r.times.size());
+    for (size_t c = 0; c < r.times.size(); ++c) {
+      CHECK(r.call_starts[c] >= r.run_start);
+      CHECK(r.call_starts[c] + r.harness_times[c] <= r.run_end);
+      calls.push_back({r.call_starts[c], r.call_starts[c] + r.harness_times[c], k});
+    }
   }
-  std::sort(windows.begin(), windows.end());
-  for (size_t i = 1; i < windows.size(); ++i) CHECK(windows[i].first >= windows[i - 1].second);
+  std::sort(calls.begin(), calls.end(), [](const Call& a, const Call& b) { return a.start < b.start; });
+  REQUIRE(calls.size() == 12);
+  for (size_t i = 1; i < calls.size(); ++i) CHECK(calls[i].start >= calls[i - 1].end);
+  // Turns: every kernel's first call comes before any kernel's second.
+  for (size_t i = 0; i < 6; ++i) CHECK(calls[i].kernel == i);
+  for (size_t i = 6; i < 12; ++i) CHECK(calls[i].kernel == i - 6);
 }
 
 TEST_CASE("a batch keeps its order and mixes statuses") {
