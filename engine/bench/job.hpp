@@ -55,6 +55,7 @@ struct Job {
   std::vector<double> own_times;  // and by the child's (the kernel's to forge)
   std::vector<double> call_starts;  // when each timed call's command went out (zygote's clock)
   std::vector<double> busy;       // every call's CPU time over its window: threads at work
+  int calls_over_cpu_bound = 0;   // calls not timed: their CPU time was above the bound
   double max_rel_error = 0;
   bool checked = false;     // at least one call's output was checked
   double check_s = 0;       // time the process spent stopped for checks

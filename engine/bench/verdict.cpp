@@ -166,6 +166,7 @@ json verdict(const Job& job, const json& opts, const VerdictContext& ctx) {
     r["kernel_times"] = job.own_times;
     r["call_starts"] = job.call_starts;
     if (!job.busy.empty()) r["busy_threads"] = job.busy;  // warm-up calls first
+    r["calls_over_cpu_bound"] = job.calls_over_cpu_bound;
     r["round_trip"] = job.rtt;
     r["min"] = sorted.front();
     r["median"] = median;

@@ -23,7 +23,9 @@
 // verification_error, rejected, ok), gflops (flops / fastest timed call; 0 unless ok),
 // times, min, median, mean (0 when nothing was timed), cov, harness_times, kernel_times
 // (the kernel process's own clock: counted only where longer), busy_threads (every call's
-// CPU time over its span, warm-up calls first: the threads at work), round_trip, environment
+// CPU time over its span, warm-up calls first: the threads at work), calls_over_cpu_bound
+// (calls not timed: more CPU time than the threads could use; a second refuses the kernel),
+// round_trip, environment
 // (the OpenMP variables the kernel's process had: the harness's, never the user's),
 // compile_ms, check_ms (the checks between calls), max_rel_error (1e308: not finite, as
 // JSON has no infinity), message (diagnostics or the cause), backend, fallback

@@ -82,11 +82,12 @@ fi
 # 5/10/20% apart, control kernels' spread, the plain C floor; the clocks of the same calls
 # and the per-call round trip; whether one CPU is noisier than the others). Needs TARGETS to include bench_tests and bench_test_sandbox.
 if has timing; then
-  (cd "$BUILD/tests/bench" && LD_LIBRARY_PATH=$ENGINE_LIBS ./bench_tests "[serial]" 2>&1 | tail -3)
-  (cd "$BUILD/tests/bench" && LD_LIBRARY_PATH=$ENGINE_LIBS ./bench_tests "no call is timed*,run-time CPU*,a kernel that knows*" 2>&1 | tail -2)
+  (cd "$BUILD/tests/bench" && LD_LIBRARY_PATH=$ENGINE_LIBS ./bench_tests "[serial],no call is timed*,run-time CPU*,a kernel that knows*" 2>&1 \
+    | tee "$OUT/timing-tests.txt" | grep -E -A6 "FAILED|^assertions|^All tests" | head -60)
   perf/bench/placement_floor.sh 2>&1 | tee "$OUT/placement.txt"
   LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" perf/bench/timing_bench.lua ${TIMING_ARGS:-} 2>&1 | tee "$OUT/timing.txt"
-  LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" perf/bench/eval_bench.lua --batch=32 2>&1 | tee "$OUT/eval.txt"
+  LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" perf/bench/cpu_bound_bench.lua ${CPU_BOUND_ARGS:-} 2>&1 | tee "$OUT/cpu-bound.txt"
+  [ -n "${SKIP_EVAL_BENCH:-}" ] || LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" perf/bench/eval_bench.lua --batch=32 2>&1 | tee "$OUT/eval.txt"
 fi
 
 bench() { LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/perf/policy/policy_bench" "$@"; }

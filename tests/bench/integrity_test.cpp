@@ -134,6 +134,34 @@ TEST_CASE("more threads than allowed are refused however briefly they ran", "[se
   }
 }
 
+TEST_CASE("one call over the CPU-time bound is not timed; a second refuses the kernel", "[serial]") {
+  EvalOptions o;
+  o.threads = 1;
+  o.warmup = 1;
+  o.runs = o.max_runs = 6;
+  o.problem = {{"M", 192}, {"N", 192}, {"K", 192}};
+  const bool spare_core = machine().cores >= 2;
+  const std::string once = bench_test::read_file(BENCH_INTEGRITY_DIR "/extra_threads_some_calls.c");
+  std::string twice = once;
+  twice.replace(twice.find("WIDE_CALLS 1"), 12, "WIDE_CALLS 2");
+  for (const auto& backend : bench_test::engine_backends()) {
+    o.backend = backend;
+    auto rec = evaluate_records({once}, o).at(0);
+    INFO(backend << ", one wide call: " << rec.dump().substr(0, 400));
+    REQUIRE(rec.at("status") == "ok");
+    CHECK(rec.at("times").size() == 6);  // the wide call's place taken by one more
+    CHECK(rec.at("calls_over_cpu_bound").get<int>() == (spare_core ? 1 : 0));
+    auto r = evaluate(twice, o);
+    INFO(backend << ", two wide calls: " << r.status << ": " << r.message);
+    if (spare_core) {
+      CHECK(r.status == "rejected");
+      CHECK_THAT(r.message, Catch::Contains("more threads than allowed") && Catch::Contains("an earlier call"));
+    } else {
+      CHECK(r.status == "ok");
+    }
+  }
+}
+
 TEST_CASE("honest OpenMP kernels within their threads are not refused for their CPU time", "[serial]") {
   std::string src = bench_test::read_file(ENGINE_TEST_KERNELS "/k02_ikj_omp.c");
   EvalOptions o;
