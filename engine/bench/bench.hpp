@@ -88,9 +88,6 @@ int zygote_pid();  // -1 when not started
 // The engine-sandbox program started: $ENGINE_SANDBOX, else the one beside this program,
 // else the one the build made. Throws when none exists.
 std::string sandbox_program();
-// engine-sandbox's body: serves requests on `fd` for the process `engine` until the
-// socket closes or the engine dies. Back ends must be registered first.
-[[noreturn]] void serve(int fd, int engine);
 
 // Checks options; throws std::invalid_argument naming the bad one. Resolves nothing, so
 // it serves wherever options are taken in (a script's call, a batch for other nodes).

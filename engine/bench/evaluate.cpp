@@ -1,4 +1,6 @@
-// The engine's side: options, the zygote's start, requests over its socket.
+// The engine's side of an evaluation: options checked and resolved for this node, the
+// evaluation process (engine-sandbox, engine/evaluator) started and sent each batch over
+// wire/frames.hpp. Nothing is timed here: that process times every call of a kernel.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -14,9 +16,9 @@
 #include <stdexcept>
 
 #include "bench/bench.hpp"
-#include "bench/compiler.hpp"
-#include "bench/task.hpp"
-#include "bench/zygote.hpp"
+#include "compile/compiler.hpp"
+#include "task/task.hpp"
+#include "wire/frames.hpp"
 
 namespace bench {
 
@@ -152,7 +154,6 @@ std::string sandbox_program() {
                            "); set ENGINE_SANDBOX to its path");
 }
 
-[[noreturn]] void serve(int fd, int engine) { detail::zygote_main(fd, engine); }
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "bench/process.hpp"
+#include "compile/run_command.hpp"
 
 namespace bench {
 

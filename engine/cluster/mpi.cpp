@@ -28,6 +28,7 @@
 
 #include "cluster/cluster.hpp"
 #include "cluster/internal.hpp"
+#include "files/clock.hpp"
 
 namespace cluster {
 
@@ -49,10 +50,6 @@ int g_local_trainer = 0;  // a trainer rank's index among the trainers of its no
 int worker_rank(size_t i) { return static_cast<int>(i) + g_trainers; }
 bool g_shares_cores = false;  // rank 0 runs on cores a worker times kernels on
 
-double now() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
 
 void nap() { std::this_thread::sleep_for(std::chrono::milliseconds(1)); }
 
@@ -82,7 +79,7 @@ bool send(int to, int tag, const nlohmann::json& msg, double deadline) {
     {
       std::lock_guard lock(g_mpi);
       if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) done = -1;
-      if (!done && now() > deadline) {
+      if (!done && files::monotonic_seconds() > deadline) {
         MPI_Request_free(&req);
         g_abandoned.push_back(buf);
         return false;
@@ -246,27 +243,27 @@ nlohmann::json work(const nlohmann::json& req, const std::string& node) {
       for (int i = 0; i < 10 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });
-  double heard = now();
+  double heard = files::monotonic_seconds();
   std::string why;
   for (;;) {
     auto m = poll(0, MPI_ANY_TAG);
     if (!m) {
-      if (now() - heard > kTrainerSilence) {
+      if (files::monotonic_seconds() - heard > kTrainerSilence) {
         why = "rank 0 has not been heard from for " + std::to_string(int(kTrainerSilence)) + " s";
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       continue;
     }
-    heard = now();
+    heard = files::monotonic_seconds();
     if (m->tag == kStop) break;
     if (m->tag != kWork) continue;
     auto answer = work(m->body, node);
-    if (!send(0, kAnswer, answer, now() + kTrainerSilence)) {
+    if (!send(0, kAnswer, answer, files::monotonic_seconds() + kTrainerSilence)) {
       why = "rank 0 did not take an answer";
       break;
     }
-    heard = now();
+    heard = files::monotonic_seconds();
   }
   done = true;
   heartbeat.join();
@@ -293,7 +290,7 @@ void take_in_control() {
       std::lock_guard lock(g_roster.mu);
       size_t i = static_cast<size_t>(m->from - g_trainers);
       if (m->from < g_trainers || i >= g_roster.workers.size()) continue;
-      g_roster.last_seen[i] = now();
+      g_roster.last_seen[i] = files::monotonic_seconds();
       if (tag == kHello && !g_roster.greeted[i]) {
         auto& w = g_roster.workers[i];
         w.host = m->body.value("host", "");
@@ -348,7 +345,7 @@ void await_hellos() {
         if (g_roster.workers[i].alive && !g_roster.greeted[i]) missing.push_back(i);
     }
     if (missing.empty()) return;
-    if (now() - g_roster.started > kHelloWait) {
+    if (files::monotonic_seconds() - g_roster.started > kHelloWait) {
       for (size_t i : missing) drop(i, "no hello within " + std::to_string(int(kHelloWait)) + " s of the start");
       return;
     }
@@ -396,7 +393,7 @@ double chunk_deadline(const Chunk& c, const bench::EvalOptions& o, int cores, bo
   double n = static_cast<double>(c.items.size());
   double compile = std::ceil(n / std::max(1, cores)) * o.compile_timeout;
   double runs = reference ? (std::log2(std::max(1, cores)) + 2) * (o.timeout + 5) : n * (o.timeout + 2);
-  return now() + compile + runs + settings().worker_timeout;
+  return files::monotonic_seconds() + compile + runs + settings().worker_timeout;
 }
 
 // Evaluates `n` items (the sources, or one reference) over the workers; records in order.
@@ -440,10 +437,10 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
         seen = g_roster.last_seen[w];
       }
       double limit = settings().worker_timeout;
-      if (now() - seen > limit) {
-        drop(w, "no heartbeat for " + std::to_string(int(now() - seen)) + " s");
+      if (files::monotonic_seconds() - seen > limit) {
+        drop(w, "no heartbeat for " + std::to_string(int(files::monotonic_seconds() - seen)) + " s");
         requeue(w, "worker " + std::to_string(worker_rank(w)) + " went silent");
-      } else if (now() > busy[w].deadline) {
+      } else if (files::monotonic_seconds() > busy[w].deadline) {
         drop(w, "its batch took past its deadline");
         requeue(w, "worker " + std::to_string(worker_rank(w)) + " passed its deadline");
       }
@@ -499,8 +496,8 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
       }
       int cores = cores_of(w);
       double limit = chunk_deadline(c, opts, cores, reference);
-      busy[w] = {std::move(c), now(), limit};
-      if (!send(worker_rank(w), kWork, req, now() + settings().worker_timeout)) {
+      busy[w] = {std::move(c), files::monotonic_seconds(), limit};
+      if (!send(worker_rank(w), kWork, req, files::monotonic_seconds() + settings().worker_timeout)) {
         drop(w, "it did not take a batch");
         requeue(w, "worker " + std::to_string(worker_rank(w)) + " did not take it");
       }
@@ -512,7 +509,7 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
       size_t w = static_cast<size_t>(m->from - g_trainers);
       {
         std::lock_guard lock(g_roster.mu);
-        if (w < g_roster.last_seen.size()) g_roster.last_seen[w] = now();
+        if (w < g_roster.last_seen.size()) g_roster.last_seen[w] = files::monotonic_seconds();
       }
       auto it = busy.find(w);
       if (it == busy.end() || m->body.value("id", -1) != it->second.chunk.id) continue;  // late: never counted
@@ -540,7 +537,7 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
         std::lock_guard lock(g_roster.mu);
         auto& wk = g_roster.workers[w];
         wk.kernels += static_cast<int>(c.items.size());
-        wk.busy_seconds += now() - it->second.sent;
+        wk.busy_seconds += files::monotonic_seconds() - it->second.sent;
       }
       busy.erase(it);
     }
@@ -634,9 +631,9 @@ void start(int& argc, char**& argv) {
   if (g_rank != 0) return;  // a trainer rank: engine/replica takes it from here
   g_roster.workers.resize(static_cast<size_t>(g_size - g_trainers));
   g_roster.greeted.assign(g_roster.workers.size(), false);
-  g_roster.last_seen.assign(g_roster.workers.size(), now());
+  g_roster.last_seen.assign(g_roster.workers.size(), files::monotonic_seconds());
   for (size_t i = 0; i < g_roster.workers.size(); ++i) g_roster.workers[i].rank = worker_rank(i);
-  g_roster.started = now();
+  g_roster.started = files::monotonic_seconds();
   if (g_size > g_trainers) g_heartbeat = std::thread(heartbeat_loop);
 }
 
@@ -665,12 +662,12 @@ void stop() {
         reqs.push_back(r);
     }
   }
-  for (const double deadline = now() + 5; !reqs.empty();) {
+  for (const double deadline = files::monotonic_seconds() + 5; !reqs.empty();) {
     int done = 0;
     {
       std::lock_guard lock(g_mpi);
       if (MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS) done = 1;
-      if (!done && now() > deadline) {
+      if (!done && files::monotonic_seconds() > deadline) {
         for (auto& r : reqs) MPI_Request_free(&r);
         done = 1;
       }

@@ -155,7 +155,7 @@ int run(int argc, char** argv) {
 // libtorch, before main) bind this thread to one place, and everything the engine starts
 // (the evaluation process, the kernels' processes) would inherit that one core: a kernel
 // on 16 threads read 16 GFLOPS instead of 160. The kernels' OpenMP settings are the
-// harness's (engine/bench/sandbox.cpp): drop the variables and take back the CPUs the
+// harness's (engine/kernel_child/child.cpp): drop the variables and take back the CPUs the
 // process that launched the engine has. Under MPI the launcher's binding stays.
 void undo_openmp_binding() {
   bool bound = false;

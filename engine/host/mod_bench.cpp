@@ -38,7 +38,7 @@
 // 0/nil: the fastest count) and adds thread_trials {threads, min, median, cov}.
 
 #include "bench/bench.hpp"
-#include "bench/compiler.hpp"
+#include "compile/compiler.hpp"
 #include "bench/peak.hpp"
 #include "cluster/cluster.hpp"
 #include "host/bind.hpp"

@@ -7,13 +7,13 @@
 #include <filesystem>
 #include <thread>
 
+#include "files/clock.hpp"
 #include "host/bind.hpp"
 
 namespace host {
 
 static int sys_now(lua_State* L) {
-  using namespace std::chrono;
-  lua_pushnumber(L, duration<double>(steady_clock::now().time_since_epoch()).count());
+  lua_pushnumber(L, files::monotonic_seconds());
   return 1;
 }
 

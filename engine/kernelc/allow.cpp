@@ -1,7 +1,7 @@
 // The allow-list on the tree: a kernel may call what bench's allowed libraries provide
 // (bench::symbol_allowed, the list every back end shares), nothing else. Checked before
 // any code is generated, so a violation is reported with the call's location.
-#include "bench/compiler.hpp"
+#include "compile/compiler.hpp"
 #include "kernelc/walk.hpp"
 
 namespace kernelc {

@@ -1,7 +1,7 @@
 // The evaluation's "gccjit" back end (bench::Backend): kernelc in memory.
 #pragma once
 
-#include "bench/compiler.hpp"
+#include "compile/compiler.hpp"
 
 namespace kernelc {
 

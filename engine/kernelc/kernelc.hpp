@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/compiler.hpp"
+#include "compile/compiler.hpp"
 
 namespace kernelc {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "bench/compiler.hpp"
+#include "compile/compiler.hpp"
 #include "bench/machine.hpp"
 #include "support.hpp"
 

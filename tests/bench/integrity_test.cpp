@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "bench/bench.hpp"
-#include "bench/compiler.hpp"
-#include "bench/keystream.hpp"
+#include "compile/compiler.hpp"
+#include "task/keystream.hpp"
 #include "bench/machine.hpp"
-#include "bench/task.hpp"
+#include "task/task.hpp"
 #include "support.hpp"
 
 using namespace bench;

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "bench/bench.hpp"
-#include "bench/compiler.hpp"
+#include "compile/compiler.hpp"
 #include "support.hpp"
 
 using namespace bench;

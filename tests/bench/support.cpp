@@ -10,7 +10,7 @@
 
 #include <unistd.h>
 
-#include "bench/compiler.hpp"
+#include "compile/compiler.hpp"
 #include "bench/machine.hpp"
 #include "test_backends.hpp"
 #ifdef BENCH_TEST_KERNELC

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "bench/compiler.hpp"
+#include "compile/compiler.hpp"
 
 namespace bench_test {
 

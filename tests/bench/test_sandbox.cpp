@@ -3,7 +3,8 @@
 #include <memory>
 #include <string>
 
-#include "bench/bench.hpp"
+#include "compile/compiler.hpp"
+#include "evaluator/zygote.hpp"
 #include "test_backends.hpp"
 #ifdef BENCH_TEST_KERNELC
 #include "kernelc/backend.hpp"

@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "bench/bench.hpp"
-#include "bench/compiler.hpp"
-#include "bench/elf.hpp"
+#include "compile/compiler.hpp"
+#include "compile/elf_reader.hpp"
 #include "bench/machine.hpp"
 #include "bench/peak.hpp"
 #include "support.hpp"

@@ -1,6 +1,6 @@
 // The verdict on one evaluation and the words for a kernel's fault: what the engine and
 // the model's repair prompts read.
-#include "bench/verdict.hpp"
+#include "evaluator/verdict.hpp"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "bench/sandbox.hpp"
+#include "kernel_child/child.hpp"
 
 namespace bench::detail {
 

@@ -1,15 +1,9 @@
-// Inside the engine/bench module only: the kernel child's side of the sandbox and the
-// records it sends the zygote.
+// The wire between the evaluation process (engine/evaluator) and a kernel's child
+// (engine/kernel_child): one-byte commands down a pipe, records up another. Fixed binary
+// layouts: the child's signal handlers write them too.
 #pragma once
 
 #include <cstdint>
-#include <string>
-#include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include "bench/compiler.hpp"
-#include "bench/task.hpp"
 
 namespace bench::detail {
 
@@ -42,35 +36,7 @@ struct FaultRecord {
   char text[120];
 };
 
-// Compiled kernels waiting for their run at most (the zygote's pool).
-constexpr int kMaxWaiting = 32;
-
 // The child's ends of its pipes after set-up.
 constexpr int kToZygoteFd = 3, kFromZygoteFd = 4;
-
-struct ChildSpec {
-  bool reference = false;  // run the task's library routine instead of compiling
-  std::string source;
-  std::string backend;
-  CompileOptions copts;
-  int threads = 1;
-  double timeout = 8;  // all the calls together (the CPU-time backstop)
-  int64_t memory_mb = 4096;
-  Task* task = nullptr;
-  Stage* stage = nullptr;
-};
-
-// Runs in the freshly forked child once its descriptors are in place; never returns.
-[[noreturn]] void child_main(const ChildSpec& spec);
-
-// The OpenMP environment a kernel's process (or the library's) runs with, whatever the
-// user's shell had: every OMP_*, GOMP_* and KMP_* variable is removed, these are set. The
-// result records them.
-std::vector<std::string> openmp_environment(int threads, bool reference);
-
-// "SIGSEGV", "SIGSYS", ...
-std::string signal_name(int sig);
-// The system call's name for a number on this architecture.
-std::string syscall_name(int nr);
 
 }  // namespace bench::detail

@@ -1,4 +1,4 @@
-// Inside the engine/bench module only: what the zygote knows of one kernel's evaluation,
+// Inside engine/evaluator only: what the zygote knows of one kernel's evaluation,
 // from its fork to its verdict (the zygote fills it in; verdict.cpp reads it).
 #pragma once
 
@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/sandbox.hpp"
-#include "bench/task.hpp"
+#include "kernel_child/child.hpp"
+#include "task/task.hpp"
 
 namespace bench::detail {
 

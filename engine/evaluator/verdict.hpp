@@ -1,4 +1,4 @@
-// Inside the engine/bench module only: the verdict on one evaluation (status, message,
+// Inside engine/evaluator only: the verdict on one evaluation (status, message,
 // timing figures) from what the zygote recorded, and the words for a kernel's fault.
 #pragma once
 
@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/job.hpp"
-#include "bench/task.hpp"
+#include "evaluator/job.hpp"
+#include "task/task.hpp"
 
 namespace bench::detail {
 

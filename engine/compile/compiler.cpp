@@ -1,4 +1,4 @@
-#include "bench/compiler.hpp"
+#include "compile/compiler.hpp"
 
 #include <algorithm>
 #include <mutex>

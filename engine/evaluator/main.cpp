@@ -1,14 +1,15 @@
 // engine-sandbox: the evaluation process. The engine starts it as a program image of its
 // own (bench::start_zygote), so no kernel ever shares an address space with libtorch,
 // OpenBLAS, model weights or anything else the engine holds; it serves the engine's
-// requests (bench/zygote.hpp) until the engine closes its socket or dies.
+// requests (wire/frames.hpp) until the engine closes its socket or dies. Kernels run in
+// children of it (engine/kernel_child), timed from here (calls.cpp).
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
 
-#include "bench/bench.hpp"
-#include "bench/compiler.hpp"
+#include "compile/compiler.hpp"
+#include "evaluator/zygote.hpp"
 #include "kernelc/backend.hpp"
 
 int main(int argc, char** argv) {

@@ -1,4 +1,4 @@
-// Inside engine/bench only: what the zygote reads of a stopped kernel's process.
+// Inside engine/evaluator only: what the zygote reads of a stopped kernel's process.
 #pragma once
 
 #include <sys/types.h>

@@ -1,4 +1,4 @@
-#include "bench/process.hpp"
+#include "compile/run_command.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>

@@ -12,9 +12,9 @@
 #include <sstream>
 #include <cctype>
 
-#include "bench/compiler.hpp"
-#include "bench/elf.hpp"
-#include "bench/process.hpp"
+#include "compile/compiler.hpp"
+#include "compile/elf_reader.hpp"
+#include "compile/run_command.hpp"
 #include "files/files.hpp"
 
 namespace bench {

@@ -1,4 +1,4 @@
-#include "bench/proc.hpp"
+#include "evaluator/proc_status.hpp"
 
 #include <dirent.h>
 #include <signal.h>
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <fstream>
 
-#include "bench/sandbox.hpp"
+#include "kernel_child/child.hpp"
 
 namespace bench::detail {
 

@@ -1,7 +1,7 @@
-// Inside engine/bench only: the zygote process and its framing.
+// The wire between the engine (engine/bench) and its evaluation process
+// (engine/evaluator): length-prefixed CBOR frames on a stream socket, a request down, a
+// reply up.
 #pragma once
-
-#include <sys/types.h>
 
 #include <string>
 
@@ -13,8 +13,5 @@ constexpr const char* kReady = "ready";
 // Length-prefixed frames on a stream socket; false on EOF or error.
 bool write_frame(int fd, const std::string& data);
 bool read_frame(int fd, std::string& data);
-
-// The zygote's whole life: serves requests on `sock` until it closes; never returns.
-[[noreturn]] void zygote_main(int sock, pid_t engine);
 
 }  // namespace bench::detail

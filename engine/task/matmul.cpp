@@ -14,8 +14,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "bench/keystream.hpp"
-#include "bench/task.hpp"
+#include "task/keystream.hpp"
+#include "task/task.hpp"
 
 namespace bench {
 

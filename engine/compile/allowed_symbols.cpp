@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "bench/compiler.hpp"
+#include "compile/compiler.hpp"
 
 namespace bench {
 

@@ -1,4 +1,4 @@
-#include "bench/elf.hpp"
+#include "compile/elf_reader.hpp"
 
 #include <elf.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "bench/keystream.hpp"
+#include "task/keystream.hpp"
 
 #include <sys/random.h>
 

@@ -1,5 +1,8 @@
-// The kernel child: compile, inspect, wait for the zygote's go, tighten, run, report.
-#include "bench/sandbox.hpp"
+// A kernel's child process, forked by the evaluation process: compile, inspect, wait for
+// the zygote's go, tighten, run, report. Its boundary is the pair of pipes of
+// wire/records.hpp; the time it reports of a call is a claim, which the zygote bounds by
+// its own clock (engine/evaluator/calls.cpp).
+#include "kernel_child/child.hpp"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -27,6 +30,8 @@
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "files/clock.hpp"
 
 namespace bench::detail {
 
@@ -279,12 +284,6 @@ void set_omp_threads(int threads) {
   }
 }
 
-double now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 // Every thread of this process to a core of its own, in the order they were made (the
 // main thread first): a library's own pool (OpenBLAS runs pthreads, which OMP_PROC_BIND
 // does not reach) left to the scheduler after each stop piles up on a few cores (measured
@@ -470,9 +469,9 @@ void set_openmp_environment(int threads, bool reference) {
       send_record(kPong, "", 0);
       continue;
     }
-    const double t0 = now();
+    const double t0 = files::monotonic_seconds();
     task.invoke(entry, *spec.stage);
-    const double t1 = now();
+    const double t1 = files::monotonic_seconds();
     DoneRecord done{call++, 0, t1 - t0};
     send_record(kDone, &done, sizeof done);
   }

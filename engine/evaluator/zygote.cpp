@@ -1,8 +1,8 @@
-// The zygote: single-threaded, holds each problem's inputs and reference, forks one
-// child per kernel, schedules compiles in parallel and calls one at a time (the compiled
-// kernels taking turns, one call each), kills on timeout, checks every call's output and
-// time. The verdict is verdict.cpp's.
-#include "bench/zygote.hpp"
+// The zygote's life: single-threaded, holds each problem's inputs and reference, serves
+// the engine's requests, forks one child per kernel, compiles in parallel and gives the
+// compiled kernels turns, one call each; kills on timeout. What happens in a call, and
+// how it is timed and checked, is calls.cpp; the verdict is verdict.cpp's.
+#include "evaluator/zygote.hpp"
 
 #include <execinfo.h>
 #include <dirent.h>
@@ -30,113 +30,21 @@
 #include <string>
 #include <vector>
 
-#include "bench/compiler.hpp"
-#include "bench/job.hpp"
-#include "bench/proc.hpp"
-#include "bench/sandbox.hpp"
-#include "bench/task.hpp"
-#include "bench/verdict.hpp"
+#include "compile/compiler.hpp"
+#include "evaluator/job.hpp"
+#include "evaluator/verdict.hpp"
+#include "evaluator/zygote_class.hpp"
 #include "files/files.hpp"
+#include "kernel_child/child.hpp"
+#include "task/task.hpp"
+#include "wire/frames.hpp"
+#include "wire/records.hpp"
 
 namespace bench::detail {
 
 using nlohmann::json;
 
-bool write_frame(int fd, const std::string& data) {
-  uint64_t len = data.size();
-  std::string buf(reinterpret_cast<const char*>(&len), sizeof len);
-  buf += data;
-  const char* p = buf.data();
-  size_t left = buf.size();
-  while (left > 0) {
-    ssize_t n = send(fd, p, left, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-static bool read_exact(int fd, char* p, size_t len) {
-  while (len > 0) {
-    ssize_t n = read(fd, p, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    len -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool read_frame(int fd, std::string& data) {
-  uint64_t len = 0;
-  if (!read_exact(fd, reinterpret_cast<char*>(&len), sizeof len)) return false;
-  if (len > (uint64_t(1) << 32)) return false;
-  data.resize(len);
-  return read_exact(fd, data.data(), len);
-}
-
 namespace {
-
-double mono() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-std::string fmt(const char* f, double x) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, x);
-  return b;
-}
-
-constexpr int kPings = 5;
-// A call's CPU time may not exceed its threads times its span: no honest process gets more
-// than one CPU-second per thread per second. Honest kernels read at most 0.985 of it over
-// about 7,000 calls on 16 cores and 0.989 over 1,766 on 2 (perf/bench/cpu_bound_bench.lua);
-// the slack is for the accounting's own error. One node (a KVM guest) once read an honest
-// one-thread call at 1.32 of it: a call over the bound is never timed, and a second such
-// call refuses the kernel (extra threads in one call buy it nothing; in every call, a
-// refusal).
-constexpr double kCpuSlack = 1.02, kCpuGrace = 1e-4;
-constexpr int kCallsOverCpuBound = 2;
-// Inputs for one call more than asked: the one a call over the bound was not timed in.
-constexpr int kSpareCalls = kCallsOverCpuBound - 1;
-constexpr double kMinCallSeconds = 1e-9;
-
-class Zygote {
- public:
-  Zygote(int sock, pid_t engine) : sock_(sock), engine_(engine) {}
-  [[noreturn]] void run();
-
- private:
-  json handle(const json& req);
-  Task& task_for(const json& problem, int calls, int threads);
-  void run_batch(std::vector<Job>& jobs, const json& opts, bool reference, int parallel);
-  void spawn(Job& job, const json& opts, bool reference, std::vector<Job>& all);
-  void read_from(Job& job, const json& opts);
-  void send(Job& job, char cmd);
-  void mark_cpu(Job& job);
-  bool another_call(const Job& job, const json& opts) const;
-  void call_returned(Job& job, const DoneRecord& rec, const json& opts);
-  void take_turn(Job& job, double timeout);
-  bool stop_child(Job& job);
-  void reap();
-  void wait_for(Job& job);
-  void finish(Job& job, const json& opts);
-  [[noreturn]] void exit_now();
-
-  int sock_;
-  pid_t engine_;
-  std::map<std::string, std::unique_ptr<Task>> tasks_;
-  std::deque<std::string> task_order_;
-  Task* task_ = nullptr;
-  double peak_gflops_ = 0;
-  std::vector<Job*> live_;
-  uintptr_t stack_lo_ = 0, stack_hi_ = 0;
-  files::OwnedDir root_;  // kernels' working directories live below it
-};
 
 // A crash of the zygote itself (never a kernel's: those run in children) is a bug of
 // ours: say so on the engine's stderr with a backtrace, then die as the signal would.
@@ -181,6 +89,8 @@ void sweep_leftovers(const std::string& base) {
   }
   closedir(dir);
 }
+
+}  // namespace
 
 void Zygote::exit_now() {
   for (Job* j : live_)
@@ -349,228 +259,14 @@ void Zygote::spawn(Job& job, const json& opts, bool reference, std::vector<Job>&
   close(down[0]);
   // Drawn only now, so the kernel's process (a copy of this one at the fork) never holds
   // the secret that picks the points "paper" mode checks.
-  if (getrandom(&job.secret, sizeof job.secret, 0) != sizeof job.secret) job.secret ^= uint64_t(mono() * 1e9);
+  if (getrandom(&job.secret, sizeof job.secret, 0) != sizeof job.secret) job.secret ^= uint64_t(monotonic_seconds() * 1e9);
   job.has_cpu_clock = clock_getcpuclockid(pid, &job.cpu_clock) == 0;
   job.pid = pid;
   job.from = up[0];
   job.to = down[1];
   job.state = Job::compiling;
-  job.deadline = mono() + opts.at("compile_timeout").get<double>();
+  job.deadline = monotonic_seconds() + opts.at("compile_timeout").get<double>();
   live_.push_back(&job);
-}
-
-void Zygote::read_from(Job& job, const json& opts) {
-  char buf[65536];
-  ssize_t n = read(job.from, buf, sizeof buf);
-  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
-  if (n <= 0) {
-    job.eof = true;
-    return;
-  }
-  job.inbuf.append(buf, static_cast<size_t>(n));
-  while (job.inbuf.size() >= sizeof(RecordHeader) && !job.eof) {
-    RecordHeader h;
-    std::memcpy(&h, job.inbuf.data(), sizeof h);
-    if (h.len > (64u << 20)) {
-      job.protocol_error = "wrote an oversized record on the evaluation's result channel";
-      job.eof = true;
-      return;
-    }
-    if (job.inbuf.size() < sizeof h + h.len) return;
-    std::string body = job.inbuf.substr(sizeof h, h.len);
-    job.inbuf.erase(0, sizeof h + h.len);
-    if (h.type == kFault && h.len == sizeof(FaultRecord)) {
-      if (!job.fault) {
-        FaultRecord f;
-        std::memcpy(&f, body.data(), sizeof f);
-        job.fault = f;
-      }
-    } else if (h.type == kCompiled && !job.compiled && job.state == Job::compiling) {
-      try {
-        job.compiled = json::from_cbor(body);
-        if (job.compiled->value("status", "") == "ok") job.state = Job::ready;
-      } catch (const std::exception&) {
-        job.protocol_error = "sent a malformed compile report";
-        job.eof = true;
-      }
-    } else if (h.type == kPong && h.len == 0 && job.awaiting == kPing) {
-      job.rtt = std::min(job.rtt, mono() - job.sent_at);
-      if (++job.pings < kPings) {
-        send(job, kPing);
-      } else {
-        mark_cpu(job);  // it waits for a command, and no kernel code has run yet
-        send(job, kWake);
-      }
-    } else if (h.type == kPong && h.len == 0 && job.awaiting == kWake) {
-      send(job, kCall);
-    } else if (h.type == kDone && h.len == sizeof(DoneRecord) && job.awaiting == kCall) {
-      DoneRecord rec;
-      std::memcpy(&rec, body.data(), sizeof rec);
-      call_returned(job, rec, opts);
-    } else {
-      // Only a kernel writing to the channel itself gets here.
-      job.protocol_error = "wrote to the evaluation's result channel";
-      job.eof = true;
-      return;
-    }
-  }
-}
-
-void Zygote::send(Job& job, char cmd) {
-  job.awaiting = cmd;
-  job.sent_at = mono();
-  if (write(job.to, &cmd, 1) != 1) job.eof = true;
-}
-
-// The CPU time of the whole process, its ended threads included, by a clock of the
-// kernel's (the operating system's accounting, which the process cannot write).
-static double process_cpu_seconds(const Job& job) {
-  timespec ts{};
-  if (!job.has_cpu_clock || clock_gettime(job.cpu_clock, &ts) != 0) return -1;
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-// Where a call's CPU window opens: read while the process is stopped or no thread of it
-// runs. (A running thread's time is accounted only at its next tick or switch: read then,
-// a pool of 16 spinning threads read up to 20 CPUs' worth over a call.) The window holds
-// the untimed command's answer and the call; honest threads never fill more than it.
-void Zygote::mark_cpu(Job& job) {
-  job.cpu_at_start = process_cpu_seconds(job);
-  job.wall_at_start = mono();
-}
-
-// Stops every thread of the kernel's process; false when it ended instead.
-bool Zygote::stop_child(Job& job) {
-  kill(job.pid, SIGSTOP);
-  for (;;) {
-    int st = 0;
-    rusage ru{};
-    pid_t p = wait4(job.pid, &st, WUNTRACED, &ru);
-    if (p < 0 && errno == EINTR) continue;
-    if (p == job.pid && WIFSTOPPED(st)) return true;
-    if (p == job.pid) {
-      job.exited = true;
-      job.wstatus = st;
-      job.ru = ru;
-    }
-    job.eof = true;
-    return false;
-  }
-}
-
-// A call returned: stop the process, check that nothing of the kernel's still runs and
-// that the output is right, take the time, then load the next call or end.
-void Zygote::call_returned(Job& job, const DoneRecord& rec, const json& opts) {
-  const double returned = mono(), elapsed = returned - job.sent_at;
-  job.awaiting = 0;
-  if (rec.call != static_cast<uint32_t>(job.call)) {
-    job.protocol_error = "wrote to the evaluation's result channel";
-    job.eof = true;
-    return;
-  }
-  if (!stop_child(job)) return;
-  const int warmup = opts.at("warmup"), threads = opts.at("threads");
-  const std::string what = "call " + std::to_string(job.call + 1) + " (" +
-                           (job.call < warmup ? "warm-up" : "timed") + ")";
-  // CPU time from outside: threads ended before the count below still used theirs.
-  bool over_cpu_bound = false;
-  if (!job.reference) {
-    const double cpu = process_cpu_seconds(job) - job.cpu_at_start, window = mono() - job.wall_at_start;
-    job.busy.push_back(window > 0 ? cpu / window : 0);
-    over_cpu_bound = job.cpu_at_start < 0 || !(cpu <= kCpuSlack * threads * window + kCpuGrace);
-    if (over_cpu_bound && (job.cpu_at_start < 0 || ++job.calls_over_cpu_bound >= kCallsOverCpuBound)) {
-      job.rejected = "the kernel's process used " + fmt("%.3g", cpu * 1e3) + " ms of CPU time in " + what +
-                     ", more than its " + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") +
-                     " could in the " + fmt("%.3g", window * 1e3) + " ms it took" +
-                     (job.calls_over_cpu_bound > 1 ? " (and in an earlier call)" : "") +
-                     ": it ran more threads than allowed";
-      job.eof = true;
-      return;
-    }
-  }
-  const int running = thread_count(job.pid);
-  if (running > threads) {
-    job.rejected = "the kernel left " + std::to_string(running) + " threads in its process after " + what +
-                   " returned, more than the " + std::to_string(threads) +
-                   " of the OpenMP pool it may use (work after returning is not measured)";
-    job.eof = true;
-    return;
-  }
-  Check chk = task_->verify(*job.stage, job.call, opts.at("verify"), job.secret);
-  job.max_rel_error = std::max(job.max_rel_error, chk.max_rel_error);
-  job.checked = true;
-  if (!chk.passed) {
-    job.wrong = "wrong result in " + what + ": " + chk.message;
-    job.eof = true;
-    return;
-  }
-  // The child's own clock is the kernel's to forge or freeze, so the time is bounded below
-  // by the zygote's: command to answer, less the fastest round trip of a command that does
-  // nothing. A record claiming more than that span is a forgery.
-  if (!(rec.seconds >= 0) || rec.seconds > elapsed + 1e-6) {
-    job.rejected = "the timing record of " + what + " (" + fmt("%.3g", rec.seconds) +
-                   " s) is longer than the call took (" + fmt("%.3g", elapsed) + " s): not a measurement";
-    job.eof = true;
-    return;
-  }
-  if (job.call >= warmup && !over_cpu_bound) {
-    // The child's own figure can only lengthen it: a loaded machine's slow pings would
-    // otherwise leave an honest call next to nothing.
-    job.times.push_back(std::max({elapsed - job.rtt, rec.seconds, kMinCallSeconds}));
-    job.elapsed.push_back(elapsed);
-    job.call_starts.push_back(job.sent_at);
-    job.own_times.push_back(rec.seconds);
-  }
-  ++job.call;
-  if (another_call(job, opts)) {
-    job.check_s += mono() - returned;
-    job.state = Job::paused;  // stopped until its next turn
-    job.paused_at = mono();
-    return;
-  }
-  std::string handlers = foreign_handlers(job.pid);
-  if (!handlers.empty()) {
-    job.rejected = "the kernel installed signal handlers (" + handlers + ")";
-    job.eof = true;
-    return;
-  }
-  job.check_s += mono() - returned;
-  job.done = true;
-  job.eof = true;  // the zygote ends the process
-}
-
-// The timed calls asked for, then more while their spread is above the bound and the
-// budget (calls, and the time left for them) allows.
-bool Zygote::another_call(const Job& job, const json& opts) const {
-  const int warmup = opts.at("warmup"), runs = opts.at("runs"), max_runs = opts.at("max_runs");
-  const int timed = static_cast<int>(job.times.size());
-  if (job.call >= warmup + max_runs + kSpareCalls) return false;  // the inputs prepared
-  if (timed < runs) return true;
-  if (timed >= max_runs) return false;
-  if (coefficient_of_variation(job.times) <= opts.at("cov_target").get<double>()) return false;
-  const double slowest = *std::max_element(job.elapsed.begin(), job.elapsed.end());
-  return job.deadline - mono() > 4 * slowest;
-}
-
-// A kernel's turn: its first (the round trips, then its first call) or the next call of
-// a paused one, with inputs written now so that every call starts from the same state
-// whatever ran before it.
-void Zygote::take_turn(Job& job, double timeout) {
-  if (job.state == Job::ready) {
-    job.state = Job::running;
-    job.deadline = job.run_start = mono();
-    job.deadline += timeout;
-    send(job, kPing);
-    return;
-  }
-  const double t0 = mono();
-  task_->load_call(*job.stage, job.call);
-  job.check_s += mono() - t0;
-  job.deadline += mono() - job.paused_at;  // waiting and checking are not the kernel's time
-  job.state = Job::running;
-  mark_cpu(job);  // stopped
-  kill(job.pid, SIGCONT);
-  send(job, kWake);  // the library's untimed call (a kernel answers at once); then the call
 }
 
 void Zygote::reap() {
@@ -683,7 +379,7 @@ void Zygote::run_batch(std::vector<Job>& jobs, const json& opts, bool reference,
       }
       if (j.state == Job::compiling || j.state == Job::running) nearest = std::min(nearest, j.deadline);
     }
-    double wait_s = nearest - mono();
+    double wait_s = nearest - monotonic_seconds();
     int wait_ms = nearest >= 1e300 ? 1000 : std::max(0, static_cast<int>(std::ceil(wait_s * 1000)));
     if (!fds.empty()) {
       int n = poll(fds.data(), fds.size(), std::min(wait_ms, 1000));
@@ -692,7 +388,7 @@ void Zygote::run_batch(std::vector<Job>& jobs, const json& opts, bool reference,
         if (fds[i].revents) read_from(*owners[i], opts);
     }
     reap();
-    const double now = mono();
+    const double now = monotonic_seconds();
     for (auto& j : jobs) {
       if (j.state == Job::pending || j.state == Job::finished) continue;
       bool late = (j.state == Job::compiling || j.state == Job::running) && now >= j.deadline && !j.eof &&
@@ -706,7 +402,7 @@ void Zygote::run_batch(std::vector<Job>& jobs, const json& opts, bool reference,
       }
       if (j.eof || j.exited) {
         wait_for(j);  // kills what is left of the group and reaps the child
-        if (j.run_start > 0) j.run_end = mono();
+        if (j.run_start > 0) j.run_end = monotonic_seconds();
         // The process is gone: what it wrote before dying ends at EOF.
         while (!j.eof) read_from(j, opts);
         finish(j, opts);
@@ -716,11 +412,13 @@ void Zygote::run_batch(std::vector<Job>& jobs, const json& opts, bool reference,
   }
 }
 
-}  // namespace
+}  // namespace bench::detail
 
-[[noreturn]] void zygote_main(int sock, pid_t engine) {
-  Zygote z(sock, engine);
+namespace bench {
+
+[[noreturn]] void serve(int fd, pid_t engine) {
+  detail::Zygote z(fd, engine);
   z.run();
 }
 
-}  // namespace bench::detail
+}  // namespace bench
