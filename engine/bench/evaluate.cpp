@@ -19,6 +19,7 @@
 #include "compile/compiler.hpp"
 #include "task/task.hpp"
 #include "wire/frames.hpp"
+#include "wire/options.hpp"
 
 namespace bench {
 
@@ -160,8 +161,7 @@ namespace {
 // Every check of the options; the problem's task, which the last one makes.
 std::unique_ptr<Task> checked_task(const EvalOptions& o) {
   auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
-  if (o.opt != "O0" && o.opt != "O1" && o.opt != "O2" && o.opt != "O3")
-    bad("opt must be one of O0, O1, O2, O3, got '" + o.opt + "'");
+  if (!optimisation_level_known(o.opt)) bad(optimisation_level_message(o.opt));
   const std::string backend = o.backend.empty() ? default_backend() : o.backend;
   if (!find_backend(backend)) {
     std::string names;
@@ -191,21 +191,22 @@ void check_options(const EvalOptions& o) { checked_task(o); }
 
 nlohmann::json resolve_options(const EvalOptions& o) {
   auto task = checked_task(o);
-  auto march = resolve_march(o.march);
-  return {{"opt", o.opt},
-          {"march", join_flags(march)},
-          {"march_flags", march},
-          {"backend", o.backend.empty() ? default_backend() : o.backend},
-          {"threads", o.threads ? o.threads : machine().cores},
-          {"warmup", o.warmup},
-          {"runs", o.runs},
-          {"max_runs", std::max(o.runs, o.max_runs)},
-          {"cov_target", o.cov_target},
-          {"timeout", o.timeout},
-          {"compile_timeout", o.compile_timeout},
-          {"memory_mb", o.memory_mb},
-          {"problem", task->options()},
-          {"verify", o.verify}};
+  ResolvedOptions r;
+  r.opt = o.opt;
+  r.march_flags = resolve_march(o.march);
+  r.march = join_flags(r.march_flags);
+  r.backend = o.backend.empty() ? default_backend() : o.backend;
+  r.threads = o.threads ? o.threads : machine().cores;
+  r.warmup = o.warmup;
+  r.runs = o.runs;
+  r.max_runs = std::max(o.runs, o.max_runs);
+  r.cov_target = o.cov_target;
+  r.timeout = o.timeout;
+  r.compile_timeout = o.compile_timeout;
+  r.memory_mb = o.memory_mb;
+  r.problem = task->options();
+  r.verify = o.verify;
+  return r.to_json();
 }
 
 // The zygote's record of one evaluation, as a Result.

@@ -278,4 +278,24 @@ const MeasuredPeak& measured_peak() {
   return p;
 }
 
+nlohmann::json machine_record() {
+  const Machine& m = machine();
+  const MeasuredPeak& p = measured_peak();
+  return {{"cores", m.cores},
+          {"model", m.model},
+          {"isa", m.isa},
+          {"simd", m.simd},
+          {"cpu", m.cpu},
+          {"target", m.target},
+          {"march", join_flags(m.march)},
+          {"ghz", m.ghz},
+          {"vector_doubles", m.vector_doubles},
+          {"fma_units", m.fma_units},
+          {"peak_gflops", m.peak_gflops},
+          {"peak_formula", m.peak_formula},
+          {"measured_peak_gflops", p.gflops},
+          {"measured_peak_date", p.date},
+          {"measured_peak_method", p.method}};
+}
+
 }  // namespace bench

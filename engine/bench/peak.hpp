@@ -12,6 +12,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace bench {
 
 struct MeasuredPeak {
@@ -36,5 +38,10 @@ MeasuredPeak cached_peak(const std::string& dir);
 // cached_peak() in the engine's cache directory: ENGINE_CACHE_DIR, else
 // $XDG_CACHE_HOME/engine, else ~/.cache/engine. Once per process.
 const MeasuredPeak& measured_peak();
+
+// The machine record every consumer sees (bench.machine(), a benchmark worker's hello):
+// machine()'s fields with the nominal peak, and the measured one (measured_peak_gflops,
+// _date, _method), measured on first use.
+nlohmann::json machine_record();
 
 }  // namespace bench

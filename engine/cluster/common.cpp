@@ -35,20 +35,6 @@ std::string local_kind() {
 
 namespace detail {
 
-nlohmann::json machine_json() {
-  const auto& m = bench::machine();
-  const auto& p = bench::measured_peak();
-  return {{"cores", m.cores},     {"model", m.model},
-          {"simd", m.simd},       {"cpu", m.cpu},
-          {"target", m.target},   {"march", bench::join_flags(m.march)},
-          {"ghz", m.ghz},         {"peak_gflops", m.peak_gflops},
-          {"peak_formula", m.peak_formula},
-          {"isa", m.isa},
-          {"measured_peak_gflops", p.gflops},
-          {"measured_peak_date", p.date},
-          {"measured_peak_method", p.method}};
-}
-
 // GFLOPS are comparable between nodes with the same CPU, core count and target.
 std::string kind_of(const nlohmann::json& machine) {
   return machine.value("model", "?") + ", " + std::to_string(machine.value("cores", 0)) + " cores, " +

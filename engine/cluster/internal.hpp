@@ -7,7 +7,6 @@
 
 namespace cluster::detail {
 
-nlohmann::json machine_json();                        // bench::machine() as data
 std::string kind_of(const nlohmann::json& machine);   // the comparability key
 std::string host_name();
 

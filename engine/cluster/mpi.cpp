@@ -26,6 +26,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "bench/peak.hpp"
 #include "cluster/cluster.hpp"
 #include "cluster/internal.hpp"
 #include "files/clock.hpp"
@@ -228,7 +229,7 @@ nlohmann::json work(const nlohmann::json& req, const std::string& node) {
   bench::start_zygote();
   const std::string host = detail::host_name();
   const std::string node = host + ":" + std::to_string(g_rank);
-  nlohmann::json machine = detail::machine_json();
+  nlohmann::json machine = bench::machine_record();
   post(0, kHello, {{"host", host}, {"pid", static_cast<int>(getpid())}, {"machine", machine},
                    {"kind", detail::kind_of(machine)}});
   std::atomic<bool> done{false};

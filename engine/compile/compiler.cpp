@@ -16,6 +16,24 @@ const char* to_string(CompileStatus s) {
   return "unknown";
 }
 
+// ---- optimisation levels ------------------------------------------------------
+
+const std::vector<std::string>& optimisation_levels() {
+  static const std::vector<std::string> levels = {"O0", "O1", "O2", "O3", "Os"};
+  return levels;
+}
+
+bool optimisation_level_known(const std::string& opt) {
+  const auto& l = optimisation_levels();
+  return std::find(l.begin(), l.end(), opt) != l.end();
+}
+
+std::string optimisation_level_message(const std::string& opt) {
+  std::string names;
+  for (const auto& l : optimisation_levels()) names += (names.empty() ? "" : ", ") + l;
+  return "opt must be one of " + names + ", got '" + opt + "'";
+}
+
 // ---- registry -----------------------------------------------------------------
 
 namespace {
@@ -38,7 +56,7 @@ Backend* find_locked(Registry& r, const std::string& name) {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_gcc_backend();  // gcc.cpp
+std::unique_ptr<Backend> make_gcc_backend();  // gcc_backend.cpp
 
 static void ensure_builtin(Registry& r) {
   if (!find_locked(r, "gcc")) r.list.insert(r.list.begin(), make_gcc_backend());

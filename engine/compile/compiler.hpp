@@ -16,7 +16,7 @@
 namespace bench {
 
 struct CompileOptions {
-  std::string opt = "O3";             // "O0", "O1", "O2", "O3"
+  std::string opt = "O3";             // optimisation_levels()
   std::vector<std::string> march;     // explicit target flags, e.g. {"-march=sapphirerapids"};
                                       // resolved from the host CPU before reaching a back end
   bool openmp = true;                 // link the OpenMP runtime (kernels may use it)
@@ -87,6 +87,13 @@ std::string library_violation_message(const std::string& name);
 // which __builtin_cpu_supports and __builtin_cpu_is bring in from libgcc.a).
 const std::vector<std::string>& allowed_constructors();
 bool constructor_allowed(const std::string& name);
+
+// ---- optimisation levels ---------------------------------------------------
+// The levels a kernel may be compiled at, for every back end and every caller: "O0",
+// "O1", "O2", "O3", "Os". The one check, and the one message for a level outside them.
+const std::vector<std::string>& optimisation_levels();
+bool optimisation_level_known(const std::string& opt);
+std::string optimisation_level_message(const std::string& opt);  // "opt must be one of ..."
 
 // ---- back ends by name ------------------------------------------------------
 // Kernels are compiled in the evaluation process (engine-sandbox), which registers the

@@ -113,8 +113,8 @@ class GccBackend final : public Backend {
       k.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       return k;
     };
-    if (opts.opt != "O0" && opts.opt != "O1" && opts.opt != "O2" && opts.opt != "O3") {
-      k.diagnostics = "gcc: unknown optimisation level '" + opts.opt + "'";
+    if (!optimisation_level_known(opts.opt)) {
+      k.diagnostics = "gcc: " + optimisation_level_message(opts.opt);
       return done();
     }
 

@@ -28,7 +28,7 @@ namespace bench::detail {
 constexpr double kCpuSlack = 1.02, kCpuGrace = 1e-4;
 constexpr double kMinCallSeconds = 1e-9;
 
-void Zygote::read_from(Job& job, const json& opts) {
+void Zygote::read_from(Job& job, const ResolvedOptions& opts) {
   char buf[65536];
   ssize_t n = read(job.from, buf, sizeof buf);
   if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
@@ -129,7 +129,7 @@ bool Zygote::stop_child(Job& job) {
 
 // A call returned: stop the process, check that nothing of the kernel's still runs and
 // that the output is right, take the time, then load the next call or end.
-void Zygote::call_returned(Job& job, const DoneRecord& rec, const json& opts) {
+void Zygote::call_returned(Job& job, const DoneRecord& rec, const ResolvedOptions& opts) {
   const double returned = monotonic_seconds(), elapsed = returned - job.sent_at;
   job.awaiting = 0;
   if (rec.call != static_cast<uint32_t>(job.call)) {
@@ -138,7 +138,7 @@ void Zygote::call_returned(Job& job, const DoneRecord& rec, const json& opts) {
     return;
   }
   if (!stop_child(job)) return;
-  const int warmup = opts.at("warmup"), threads = opts.at("threads");
+  const int warmup = opts.warmup, threads = opts.threads;
   const std::string what = "call " + std::to_string(job.call + 1) + " (" +
                            (job.call < warmup ? "warm-up" : "timed") + ")";
   // CPU time from outside: threads ended before the count below still used theirs.
@@ -165,7 +165,7 @@ void Zygote::call_returned(Job& job, const DoneRecord& rec, const json& opts) {
     job.eof = true;
     return;
   }
-  Check chk = task_->verify(*job.stage, job.call, opts.at("verify"), job.secret);
+  Check chk = task_->verify(*job.stage, job.call, opts.verify, job.secret);
   job.max_rel_error = std::max(job.max_rel_error, chk.max_rel_error);
   job.checked = true;
   if (!chk.passed) {
@@ -210,13 +210,13 @@ void Zygote::call_returned(Job& job, const DoneRecord& rec, const json& opts) {
 
 // The timed calls asked for, then more while their spread is above the bound and the
 // budget (calls, and the time left for them) allows.
-bool Zygote::another_call(const Job& job, const json& opts) const {
-  const int warmup = opts.at("warmup"), runs = opts.at("runs"), max_runs = opts.at("max_runs");
+bool Zygote::another_call(const Job& job, const ResolvedOptions& opts) const {
+  const int warmup = opts.warmup, runs = opts.runs, max_runs = opts.max_runs;
   const int timed = static_cast<int>(job.times.size());
   if (job.call >= warmup + max_runs + kSpareCalls) return false;  // the inputs prepared
   if (timed < runs) return true;
   if (timed >= max_runs) return false;
-  if (coefficient_of_variation(job.times) <= opts.at("cov_target").get<double>()) return false;
+  if (coefficient_of_variation(job.times) <= opts.cov_target) return false;
   const double slowest = *std::max_element(job.elapsed.begin(), job.elapsed.end());
   return job.deadline - monotonic_seconds() > 4 * slowest;
 }

@@ -41,7 +41,7 @@ std::string fault_argument(const FaultRecord& f) {
   return text.empty() ? "" : " on \"" + text + "\"";
 }
 
-std::string describe_fault(const Job& job, const json& opts, const VerdictContext& ctx) {
+std::string describe_fault(const Job& job, const ResolvedOptions& opts, const VerdictContext& ctx) {
   const FaultRecord& f = *job.fault;
   const uintptr_t a = f.addr;
   char hex[32];
@@ -71,7 +71,7 @@ std::string describe_fault(const Job& job, const json& opts, const VerdictContex
       if (a < 65536)
         return std::string("the kernel dereferenced a null pointer") + where + " (" + signal_name(f.sig) + " at " +
                hex + "); an allocation fails (returns NULL) beyond the memory limit of " +
-               std::to_string(opts.at("memory_mb").get<int64_t>()) + " MB";
+               std::to_string(opts.memory_mb) + " MB";
       if (a >= ctx.stack_lo && a < ctx.stack_hi)
         return "the kernel overflowed the stack (" + signal_name(f.sig) + " at " + hex + ", stack limit " +
                std::to_string((ctx.stack_hi - ctx.stack_lo - (1 << 20)) >> 20) + " MB)";
@@ -95,13 +95,12 @@ std::string describe_fault(const Job& job, const json& opts, const VerdictContex
   }
 }
 
-json verdict(const Job& job, const json& opts, const VerdictContext& ctx) {
+json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& ctx) {
   json r;
   r = {{"status", "runtime_error"}, {"gflops", 0.0}, {"times", json::array()}, {"min", 0.0},
        {"median", 0.0}, {"mean", 0.0}, {"compile_ms", 0.0}, {"message", ""},
-       {"backend", opts.at("backend")}, {"fallback", false}, {"options", opts}};
-  r["options"].erase("march_flags");
-  r["environment"] = openmp_environment(opts.at("threads").get<int>(), job.reference);
+       {"backend", opts.backend}, {"fallback", false}, {"options", opts.as_recorded()}};
+  r["environment"] = openmp_environment(opts.threads, job.reference);
   if (job.run_start > 0) {
     r["run_start"] = job.run_start;
     r["run_end"] = job.run_end;

@@ -10,6 +10,7 @@
 
 #include "evaluator/job.hpp"
 #include "task/task.hpp"
+#include "wire/options.hpp"
 
 namespace bench::detail {
 
@@ -23,9 +24,9 @@ struct VerdictContext {
 // first failure in this order decides: timeout, compiling, the compile report, a fault,
 // a refused measurement, a protocol breach, a wrong result, an early end; else ok, unless
 // the figure is impossible (the peak rule, the last line of defence).
-nlohmann::json verdict(const Job& job, const nlohmann::json& opts, const VerdictContext& ctx);
+nlohmann::json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& ctx);
 // "the kernel accessed 8 bytes past the end of C (SIGSEGV at 0x...)", ...
-std::string describe_fault(const Job& job, const nlohmann::json& opts, const VerdictContext& ctx);
+std::string describe_fault(const Job& job, const ResolvedOptions& opts, const VerdictContext& ctx);
 // Standard deviation over mean of the timed calls.
 double coefficient_of_variation(const std::vector<double>& t);
 

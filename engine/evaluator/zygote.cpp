@@ -165,9 +165,8 @@ json Zygote::handle(const json& req) {
   // written into its tree after the sweep at start-up.
   files::sweep_orphans(files::temp_base(), "engine-zygote");
   const std::string op = req.at("op");
-  const json& opts = req.at("options");
-  task_ = &task_for(opts.at("problem"), opts.at("warmup").get<int>() + opts.at("max_runs").get<int>() + kSpareCalls,
-                    opts.at("threads").get<int>());
+  const ResolvedOptions opts = ResolvedOptions::from_json(req.at("options"));  // the one decoding
+  task_ = &task_for(opts.problem, opts.warmup + opts.max_runs + kSpareCalls, opts.threads);
   std::vector<Job> jobs;
   bool reference = op == "reference";
   if (reference) {
@@ -187,7 +186,7 @@ json Zygote::handle(const json& req) {
   return {{"results", results}};
 }
 
-void Zygote::spawn(Job& job, const json& opts, bool reference, std::vector<Job>& all) {
+void Zygote::spawn(Job& job, const ResolvedOptions& opts, bool reference, std::vector<Job>& all) {
   int up[2], down[2];
   if (pipe2(up, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   if (pipe2(down, O_CLOEXEC) != 0) {
@@ -210,14 +209,14 @@ void Zygote::spawn(Job& job, const json& opts, bool reference, std::vector<Job>&
   ChildSpec spec;
   spec.reference = job.reference = reference;
   spec.source = job.source;
-  spec.backend = opts.at("backend");
-  spec.copts.opt = opts.at("opt");
-  spec.copts.march = opts.at("march_flags").get<std::vector<std::string>>();
+  spec.backend = opts.backend;
+  spec.copts.opt = opts.opt;
+  spec.copts.march = opts.march_flags;
   spec.copts.entry = task_->entry();
   spec.copts.workdir = dir;
-  spec.threads = opts.at("threads");
-  spec.timeout = opts.at("timeout");
-  spec.memory_mb = opts.at("memory_mb");
+  spec.threads = opts.threads;
+  spec.timeout = opts.timeout;
+  spec.memory_mb = opts.memory_mb;
   spec.task = task_;
   spec.stage = job.stage.get();
 
@@ -265,7 +264,7 @@ void Zygote::spawn(Job& job, const json& opts, bool reference, std::vector<Job>&
   job.from = up[0];
   job.to = down[1];
   job.state = Job::compiling;
-  job.deadline = monotonic_seconds() + opts.at("compile_timeout").get<double>();
+  job.deadline = monotonic_seconds() + opts.compile_timeout;
   live_.push_back(&job);
 }
 
@@ -302,7 +301,7 @@ void Zygote::wait_for(Job& job) {
   }
 }
 
-void Zygote::finish(Job& job, const json& opts) {
+void Zygote::finish(Job& job, const ResolvedOptions& opts) {
   job.result = verdict(job, opts, {*task_, peak_gflops_, stack_lo_, stack_hi_});
   if (job.from >= 0) close(job.from);
   if (job.to >= 0) close(job.to);
@@ -313,9 +312,9 @@ void Zygote::finish(Job& job, const json& opts) {
   live_.erase(std::remove(live_.begin(), live_.end(), &job), live_.end());
 }
 
-void Zygote::run_batch(std::vector<Job>& jobs, const json& opts, bool reference, int parallel) {
+void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool reference, int parallel) {
   const size_t cap = static_cast<size_t>(kMaxWaiting);  // compiled, waiting to run
-  const double timeout = opts.at("timeout");
+  const double timeout = opts.timeout;
   size_t next = 0, finished = 0, turn = 0;
   bool draining = false;  // running the compiled pool
   while (finished < jobs.size()) {
@@ -339,7 +338,7 @@ void Zygote::run_batch(std::vector<Job>& jobs, const json& opts, bool reference,
           ++compiling;
         } catch (const std::exception& e) {
           jobs[next].result = {{"status", "runtime_error"}, {"message", std::string("cannot start: ") + e.what()},
-                               {"gflops", 0.0}, {"times", json::array()}, {"options", opts}};
+                               {"gflops", 0.0}, {"times", json::array()}, {"options", opts.as_recorded()}};
           jobs[next].state = Job::finished;
           ++finished;
         }
@@ -395,7 +394,7 @@ void Zygote::run_batch(std::vector<Job>& jobs, const json& opts, bool reference,
                   !j.exited;
       if (late) {
         j.timeout_msg = j.state == Job::compiling
-                            ? "compiling took longer than " + fmt("%g", opts.at("compile_timeout")) + " s (killed)"
+                            ? "compiling took longer than " + fmt("%g", opts.compile_timeout) + " s (killed)"
                             : "the kernel ran longer than the " + fmt("%g", timeout) +
                                   " s limit (warm-up and timed runs; killed)";
         j.eof = true;

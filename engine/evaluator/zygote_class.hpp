@@ -18,6 +18,7 @@
 #include "files/clock.hpp"
 #include "files/files.hpp"
 #include "task/task.hpp"
+#include "wire/options.hpp"
 #include "wire/records.hpp"
 
 namespace bench::detail {
@@ -49,18 +50,18 @@ class Zygote {
  private:
   json handle(const json& req);
   Task& task_for(const json& problem, int calls, int threads);
-  void run_batch(std::vector<Job>& jobs, const json& opts, bool reference, int parallel);
-  void spawn(Job& job, const json& opts, bool reference, std::vector<Job>& all);
-  void read_from(Job& job, const json& opts);
+  void run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool reference, int parallel);
+  void spawn(Job& job, const ResolvedOptions& opts, bool reference, std::vector<Job>& all);
+  void read_from(Job& job, const ResolvedOptions& opts);
   void send(Job& job, char cmd);
   void mark_cpu(Job& job);
-  bool another_call(const Job& job, const json& opts) const;
-  void call_returned(Job& job, const DoneRecord& rec, const json& opts);
+  bool another_call(const Job& job, const ResolvedOptions& opts) const;
+  void call_returned(Job& job, const DoneRecord& rec, const ResolvedOptions& opts);
   void take_turn(Job& job, double timeout);
   bool stop_child(Job& job);
   void reap();
   void wait_for(Job& job);
-  void finish(Job& job, const json& opts);
+  void finish(Job& job, const ResolvedOptions& opts);
   [[noreturn]] void exit_now();
 
   int sock_;

@@ -8,7 +8,7 @@
 //   bench.symbol_allowed("expf")    -- true: what a kernel may call outside itself
 //   bench.allowed_symbols().text    -- "libm, malloc/calloc/..., the OpenMP runtime (...)"
 //
-// Options (all optional; unknown keys are errors): opt "O0".."O3", march (a CPU name,
+// Options (all optional; unknown keys are errors): opt "O0".."O3" or "Os", march (a CPU name,
 // "-m..." flags, or "native"/nil for the host), backend ("gcc", "gccjit" when built),
 // threads (0/nil: all cores), warmup (1), runs (3), max_runs (10) and cov_target (0.05:
 // more timed calls, up to max_runs, while their CoV is above it), timeout (8 s, warm-up
@@ -52,7 +52,7 @@ const char* Class<cluster::Submission>::name = "engine.bench.Batch";
 static bench::EvalOptions read_options(lua_State* L, int idx, const char* where,
                                        bench::EvalOptions o = {}) {
   Options t(L, idx, where);
-  t.get("opt", o.opt, {"O0", "O1", "O2", "O3"});
+  t.get("opt", o.opt);  // checked with the rest, by bench::check_options
   t.get("march", o.march);
   t.get("backend", o.backend);
   int64_t threads = 0, warmup = o.warmup, runs = o.runs, max_runs = o.max_runs, memory_mb = o.memory_mb;
@@ -181,28 +181,7 @@ static void set_peak(lua_State* L, const bench::MeasuredPeak& p) {
 // and the measured one (measured_peak_gflops, _date, _method), measured on first use and
 // cached per machine.
 static int bench_machine(lua_State* L) {
-  const auto& m = bench::machine();
-  const auto& p = bench::measured_peak();
-  lua_createtable(L, 0, 16);
-  lua_pushinteger(L, m.cores);
-  lua_setfield(L, -2, "cores");
-  set_string(L, "model", m.model);
-  push_strings(L, m.isa);
-  lua_setfield(L, -2, "isa");
-  set_string(L, "simd", m.simd);
-  set_string(L, "cpu", m.cpu);
-  set_string(L, "target", m.target);
-  set_string(L, "march", bench::join_flags(m.march));
-  set_number(L, "ghz", m.ghz);
-  lua_pushinteger(L, m.vector_doubles);
-  lua_setfield(L, -2, "vector_doubles");
-  lua_pushinteger(L, m.fma_units);
-  lua_setfield(L, -2, "fma_units");
-  set_number(L, "peak_gflops", m.peak_gflops);
-  set_string(L, "peak_formula", m.peak_formula);
-  set_number(L, "measured_peak_gflops", p.gflops);
-  set_string(L, "measured_peak_date", p.date);
-  set_string(L, "measured_peak_method", p.method);
+  push_json(L, bench::machine_record());
   return 1;
 }
 

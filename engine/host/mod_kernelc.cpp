@@ -4,6 +4,7 @@
 //   local r = kernelc.compile_check(src, {opt = "O3", march = {"-march=x86-64-v4"}})
 //   -- r.status: "ok" | "compile_error" | "library_violation" | "unsupported"
 //   -- r.diagnostics, r.compile_ms, r.frontend_ms, r.external_symbols
+#include "compile/compiler.hpp"
 #include "host/bind.hpp"
 #include "host/luajson.hpp"
 #include "kernelc/kernelc.hpp"
@@ -23,7 +24,9 @@ static int kernelc_compile_check(lua_State* L) {
   kernelc::Options o;
   bool front_only = false;
   Options opt(L, 2, "kernelc.compile_check");
-  opt.get("opt", o.opt, {"O0", "O1", "O2", "O3", "Os"});
+  opt.get("opt", o.opt);
+  if (!bench::optimisation_level_known(o.opt))
+    throw Error(std::string("kernelc.compile_check: ") + bench::optimisation_level_message(o.opt));
   opt.get("march", o.march);
   opt.get("entry", o.entry);
   opt.get("openmp", o.openmp);

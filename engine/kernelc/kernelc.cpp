@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "compile/compiler.hpp"
 #include "kernelc/ast.hpp"
 #include "kernelc/lower.hpp"
 
@@ -43,8 +44,8 @@ Result compile(const std::string& source, const Options& opts) {
     for (const std::string& m : opts.march)
       if (m == "-march=native" || m == "-mtune=native")
         throw Error(Status::compile_error, Loc{intern(opts.file), 0, 0}, "'" + m + "' is not accepted by libgccjit; pass the host's explicit target flags");
-    static const std::set<std::string> levels = {"O0", "O1", "O2", "O3", "Os"};
-    if (!levels.count(opts.opt)) throw Error(Status::compile_error, Loc{intern(opts.file), 0, 0}, "unknown optimization level '" + opts.opt + "'");
+    if (!bench::optimisation_level_known(opts.opt))
+      throw Error(Status::compile_error, Loc{intern(opts.file), 0, 0}, bench::optimisation_level_message(opts.opt));
     Program prog;
     try {
       parse_source(source, opts, prog);

@@ -118,7 +118,7 @@ end)
 
 t.test("bad arguments are errors naming the problem", function()
   t.raises(function() bench.evaluate(naive, {runz = 3}) end, "unknown option 'runz'")
-  t.raises(function() bench.evaluate(naive, {opt = "O4"}) end, "expected one of")
+  t.raises(function() bench.evaluate(naive, {opt = "O4"}) end, "opt must be one of O0, O1, O2, O3, Os")
   t.raises(function() bench.evaluate(naive, {verify = "all"}) end, "expected one of")
   t.raises(function() bench.evaluate(naive, {runs = 0}) end, "runs must be between")
   t.raises(function() bench.evaluate(naive, {timeout = "8"}) end, "timeout")

@@ -141,7 +141,11 @@ TEST_CASE("bad options are errors that name the option") {
   };
   EvalOptions o;
   o.opt = "O4";
-  CHECK_THAT(err(o), Catch::Contains("opt must be one of"));
+  CHECK_THAT(err(o), Catch::Contains("opt must be one of O0, O1, O2, O3, Os, got 'O4'"));
+  for (const auto& level : optimisation_levels()) {  // one list for every caller
+    o.opt = level;
+    CHECK(err(o) == "no error");
+  }
   o = {};
   o.verify = "some";
   CHECK_THAT(err(o), Catch::Contains("verify"));
