@@ -15,12 +15,13 @@
 #include <vector>
 
 #include "bench/bench.hpp"
-#include "cluster/cluster.hpp"
+#include "parallel/bench_workers/cluster.hpp"
 #include "files/files.hpp"
 #include "kernelc/backend.hpp"
 #include "host/repl.hpp"
 #include "host/runtime.hpp"
-#include "replica/replica.hpp"
+#include "parallel/rendezvous/rendezvous.hpp"
+#include "parallel/trainer_ranks/replica.hpp"
 
 namespace {
 
@@ -207,9 +208,7 @@ class LocalRanks {
     char dir[] = "/tmp/engine-ranks-XXXXXX";
     if (!mkdtemp(dir)) throw std::runtime_error("--ranks: cannot make a directory in /tmp");
     dir_ = dir;
-    setenv("ENGINE_WORLD_SIZE", std::to_string(n).c_str(), 1);
-    setenv("ENGINE_LOCAL_WORLD_SIZE", std::to_string(n).c_str(), 1);
-    setenv("ENGINE_RENDEZVOUS", ("file:" + dir_ + "/store").c_str(), 1);
+    const std::string store = rendezvous::file_store(dir_);
     const pid_t leader = getpid();
     // The program itself, by its own name (a follower's process name is then "engine").
     char self[4096];
@@ -220,8 +219,7 @@ class LocalRanks {
       pid_t pid = fork();
       if (pid < 0) throw std::runtime_error("--ranks: cannot start rank " + std::to_string(r));
       if (pid == 0) {
-        setenv("ENGINE_RANK", std::to_string(r).c_str(), 1);
-        setenv("ENGINE_LOCAL_RANK", std::to_string(r).c_str(), 1);
+        rendezvous::publish({r, n, r, n, store});
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != leader) _exit(1);
         execv(self, argv);
@@ -230,8 +228,7 @@ class LocalRanks {
       }
       children_.push_back(pid);
     }
-    setenv("ENGINE_RANK", "0", 1);
-    setenv("ENGINE_LOCAL_RANK", "0", 1);
+    rendezvous::publish({0, n, 0, n, store});
   }
   ~LocalRanks() {
     replica::stop();

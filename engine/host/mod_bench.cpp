@@ -40,7 +40,7 @@
 #include "bench/bench.hpp"
 #include "compile/compiler.hpp"
 #include "bench/peak.hpp"
-#include "cluster/cluster.hpp"
+#include "parallel/bench_workers/cluster.hpp"
 #include "host/bind.hpp"
 #include "host/luajson.hpp"
 

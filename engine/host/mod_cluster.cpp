@@ -1,4 +1,4 @@
-// engine.cluster: the benchmark workers of an MPI launch (engine/cluster) for scripts.
+// engine.cluster: the benchmark workers of an MPI launch (engine/parallel/bench_workers) for scripts.
 //
 //   cluster.size()                 -- processes in the job (1 without mpirun)
 //   cluster.shares_cores()         -- true: a worker times kernels on this process's cores
@@ -7,7 +7,7 @@
 //
 // bench.evaluate, bench.evaluate_batch and bench.reference go to the workers when there
 // are any; each result's `node` says which one measured it.
-#include "cluster/cluster.hpp"
+#include "parallel/bench_workers/cluster.hpp"
 #include "host/bind.hpp"
 #include "host/luajson.hpp"
 

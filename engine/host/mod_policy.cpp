@@ -17,7 +17,7 @@
 #include "host/bind.hpp"
 #include "host/mod_policy.hpp"
 #include "policy/policy.hpp"
-#include "replica/replica.hpp"
+#include "parallel/trainer_ranks/replica.hpp"
 
 namespace host {
 

@@ -7,7 +7,7 @@
 //   trainer:save(dir); trainer:load(dir); trainer:export(dir, {adapter = true})
 #include "host/bind.hpp"
 #include "host/mod_policy.hpp"
-#include "replica/replica.hpp"
+#include "parallel/trainer_ranks/replica.hpp"
 #include "train/trainer.hpp"
 
 namespace host {

@@ -1,5 +1,5 @@
-// Pass 4: the syntax tree to libgccjit IR. lower.cpp does functions, statements and
-// expressions; lower_omp.cpp outlines OpenMP regions onto libgomp.
+// Pass 4: the syntax tree to libgccjit IR. lower.cpp (4a) does functions and statements,
+// lower_expr.cpp (4b) expressions, lower_omp.cpp (4c) outlines OpenMP regions onto libgomp.
 #pragma once
 
 #include <libgccjit.h>

@@ -1,5 +1,7 @@
 // Pass 3a: declarations and the program. Recursive descent over the preprocessed
 // tokens; the prelude's declarations sit in an outer scope that the kernel may shadow.
+// One file over 600 lines: declarations, declarators and initialisers are one
+// recursive grammar (C's declarator syntax) and read best in one place.
 #include "kernelc/parser.hpp"
 
 namespace kernelc {

@@ -1,5 +1,7 @@
 // Decode attention (see decode_attention.hpp): the SIMT kernel first, then the
 // tensor-core kernel, then the choice between them and of their splits.
+// One file over 600 lines: both kernels share the split and tile arithmetic that the
+// choice between them reads, and are checked against each other line by line.
 #include "policy/decode_attention.hpp"
 
 #include <algorithm>

@@ -1,4 +1,6 @@
 // Loading tokenizer.json, encoding, decoding and saving.
+// One file over 600 lines: loading, encoding and saving read and write the same merge
+// and vocabulary tables, whose layout lives only here.
 #include "tokenizer/tokenizer_impl.hpp"
 
 #include <algorithm>

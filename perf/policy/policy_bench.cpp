@@ -26,6 +26,8 @@
 //   policy_bench kernels
 //     the same for the step's fused RoPE + cache write, RMSNorm and SwiGLU kernels; the
 //     sampler's frequencies against softmax over 200,000 draws, its log-probabilities.
+// One file over 600 lines: one program for every policy benchmark, so that each
+// figure in docs/performance.md names one command.
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -85,6 +85,8 @@
 -- completion is the answer format prompts.lua asks for: at most a short sentence, then
 -- the code in one ```c block. The target itself carries a defect with probability
 -- `defect_rate` (the mistakes a model makes, for reinforcement learning to remove).
+-- One file over 600 lines: the samplers and the chat examples share the parameter
+-- vocabulary that render.lua reads; split, each half would need the other to be read.
 
 local stages = require "stages"
 local prompts = require "prompts"

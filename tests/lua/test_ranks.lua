@@ -1,4 +1,4 @@
--- Several ranks from one script (engine --ranks=N, engine/replica): the script sees one
+-- Several ranks from one script (engine --ranks=N, engine/parallel/trainer_ranks): the script sees one
 -- policy and one trainer; the ranks share sampling and training and take one update.
 local t = require "engine.test"
 

@@ -23,6 +23,8 @@
 --   local render = require "kernelgen.render"
 --   local lines, em = render.lines(params, nil)           -- em.count[defect]: its sites
 --   local lines = render.lines(params, {name = "race", site = 2})
+-- One file over 600 lines: every defect site is placed in the text the same pass
+-- writes, so the renderer and its sites cannot be read apart.
 
 local render = {}
 

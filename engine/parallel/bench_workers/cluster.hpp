@@ -1,4 +1,4 @@
-// Benchmark nodes as MPI ranks (engine/cluster).
+// Benchmark nodes as MPI ranks (engine/parallel/bench_workers).
 //
 // Under `mpirun -np N engine SCRIPT` (or srun), rank 0 runs the script: it samples,
 // trains and sends the kernels out; every other rank is a benchmark worker that runs its
@@ -14,7 +14,7 @@
 // `--no-kill`). Built without MPI, or not launched by it, the engine is one process and
 // evaluates on its own node as always.
 //
-// ENGINE_TRAINERS=K makes ranks 0 .. K-1 trainer ranks instead (engine/replica: they share
+// ENGINE_TRAINERS=K makes ranks 0 .. K-1 trainer ranks instead (engine/parallel/trainer_ranks: they share
 // rank 0's sampling and training, meeting at a TCP store on rank 0's host) and the rest
 // benchmark workers: one mpirun starts both.
 #pragma once
@@ -31,7 +31,7 @@ namespace cluster {
 
 // Called first thing in main. Under an MPI launcher, starts MPI; on a worker rank it
 // serves rank 0 and exits, so it returns only on a trainer rank (rank 0 among them, with
-// ENGINE_RANK and the rest of engine/replica's environment set) or with no MPI at all. Throws
+// ENGINE_RANK and the rest of engine/parallel/trainer_ranks's environment set) or with no MPI at all. Throws
 // when launched by mpirun with several processes but built without MPI.
 void start(int& argc, char**& argv);
 // Tells the workers to stop and ends MPI (at exit of rank 0; idempotent).

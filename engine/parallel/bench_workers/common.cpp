@@ -3,8 +3,8 @@
 
 #include <mutex>
 
-#include "cluster/cluster.hpp"
-#include "cluster/internal.hpp"
+#include "parallel/bench_workers/cluster.hpp"
+#include "parallel/bench_workers/internal.hpp"
 #include "bench/machine.hpp"
 #include "bench/peak.hpp"
 

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "cluster/cluster.hpp"
+#include "parallel/bench_workers/cluster.hpp"
 
 namespace cluster {
 

@@ -1,4 +1,4 @@
-#include "replica/replica.hpp"
+#include "parallel/trainer_ranks/replica.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -8,8 +8,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "dist/group.hpp"
-#include "replica/wire.hpp"
+#include "parallel/rendezvous/rendezvous.hpp"
+#include "parallel/process_group/group.hpp"
+#include "parallel/trainer_ranks/wire.hpp"
 
 namespace policy {
 // The wire fields of what crosses ranks (replica/wire.hpp finds these by argument type).
@@ -325,32 +326,28 @@ std::string device_for(const std::string& device, int local_rank, int cuda_devic
 
 // NCCL needs a GPU of its own per rank: chosen by itself only where this node's ranks
 // are known to have one each.
-static std::string backend_for(const std::string& asked, const std::string& local_ranks) {
+static std::string backend_for(const std::string& asked, int local_ranks) {
   if (!asked.empty()) {
     if (asked != "gloo" && asked != "nccl")
       throw std::invalid_argument("ENGINE_DIST_BACKEND is '" + asked + "': gloo or nccl");
     return asked;
   }
-  if (!dist::nccl_available() || local_ranks.empty()) return "gloo";
-  return policy::cuda_devices() >= env_int("ENGINE_LOCAL_WORLD_SIZE", local_ranks) ? "nccl" : "gloo";
+  if (!dist::nccl_available() || local_ranks == 0) return "gloo";
+  return policy::cuda_devices() >= local_ranks ? "nccl" : "gloo";
 }
 
 std::optional<int> start() {
-  const std::string rank = env("ENGINE_RANK"), size = env("ENGINE_WORLD_SIZE");
-  if (rank.empty() && size.empty()) return std::nullopt;
-  if (rank.empty() || size.empty())
-    throw std::invalid_argument("ENGINE_RANK and ENGINE_WORLD_SIZE go together (one is unset)");
+  const auto place = rendezvous::read();
+  if (!place) return std::nullopt;
   dist::Rendezvous r;
-  r.rank = env_int("ENGINE_RANK", rank);
-  r.size = env_int("ENGINE_WORLD_SIZE", size);
-  r.store = env("ENGINE_RENDEZVOUS");
-  if (r.size > 1 && r.store.empty())
-    throw std::invalid_argument("ENGINE_RENDEZVOUS is unset: say where the ranks meet (file:PATH or tcp:HOST:PORT)");
+  r.rank = place->rank;
+  r.size = place->size;
+  r.store = place->store;
   if (auto t = env("ENGINE_DIST_TIMEOUT"); !t.empty()) r.timeout_s = env_int("ENGINE_DIST_TIMEOUT", t);
   auto& t = team();
-  t.local_rank = env("ENGINE_LOCAL_RANK").empty() ? r.rank : env_int("ENGINE_LOCAL_RANK", env("ENGINE_LOCAL_RANK"));
+  t.local_rank = place->local_rank;
   if (r.size == 1) return std::nullopt;
-  r.backend = backend_for(env("ENGINE_DIST_BACKEND"), env("ENGINE_LOCAL_WORLD_SIZE"));
+  r.backend = backend_for(env("ENGINE_DIST_BACKEND"), place->local_size);
   t.group = dist::Group::join(r);
   if (r.rank == 0) return std::nullopt;
   const int status = serve();

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "dist/group.hpp"
+#include "parallel/process_group/group.hpp"
 
 namespace dist {
 

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <thread>
 
-#include "cluster/cluster.hpp"
+#include "parallel/bench_workers/cluster.hpp"
 
 namespace cluster {
 
