@@ -98,14 +98,10 @@ static int pol_sample(lua_State* L) {
   auto& pol = self(L, "pol:sample");
   check_table(L, 2, "pol:sample", "prompts");
   std::vector<std::vector<int>> prompts;
-  std::vector<std::shared_ptr<const std::string>> texts;
   lua_Integer np = luaL_len(L, 2);
   for (lua_Integer i = 1; i <= np; ++i) {
     lua_geti(L, 2, i);
     prompts.push_back(check_text_or_ids(L, -1, pol, "pol:sample", "prompts[" + std::to_string(i) + "]"));
-    size_t len = 0;
-    const char* text = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : nullptr;
-    texts.push_back(text ? std::make_shared<const std::string>(text, len) : nullptr);
     lua_pop(L, 1);
   }
   policy::SampleOptions so;
@@ -137,7 +133,7 @@ static int pol_sample(lua_State* L) {
     lua_createtable(L, static_cast<int>(groups[g].size()), 0);
     for (size_t i = 0; i < groups[g].size(); ++i) {
       push_object(L, std::make_shared<SampledCompletion>(
-                         SampledCompletion{std::move(groups[g][i]), prompt, texts[g], pol.codec() != nullptr}));
+                         SampledCompletion{std::move(groups[g][i]), prompt, pol.codec() != nullptr}));
       lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
     }
     lua_rawseti(L, -2, static_cast<lua_Integer>(g + 1));

@@ -18,7 +18,6 @@ const char* Class<policy::Policy>::name;  // defined in mod_policy.cpp
 struct SampledCompletion {
   policy::Completion completion;
   std::shared_ptr<const std::vector<int>> prompt;       // the ids it was sampled after
-  std::shared_ptr<const std::string> prompt_text;       // the prompt as given, when text
   bool has_text = false;                                // the policy had a tokenizer
 };
 template <>

@@ -146,8 +146,9 @@ static policy::Completion read_completion(lua_State* L, const std::string& what)
 }
 
 // The prompt of a group whose completions are all handles: the ids they were sampled
-// after, read from C++ (no text is encoded again). A `prompt` given too must be the one
-// they answer. nullptr when some completion is a table: then `prompt` is required.
+// after, read from C++ (the prompt need not be given again, and scripts leave it out). A
+// `prompt` given too must encode to those ids. nullptr when some completion is a table:
+// then `prompt` is required.
 static const SampledCompletion* handles_prompt(lua_State* L, const std::string& what) {
   lua_getfield(L, -1, "completions");
   const SampledCompletion* first = nullptr;
@@ -174,15 +175,7 @@ static std::vector<int> group_prompt(lua_State* L, policy::Policy& pol, const st
     prompt = check_text_or_ids(L, -1, pol, "trainer:step", what + ".prompt");
   } else {
     prompt = *sampled->prompt;
-    bool same = true;
-    if (lua_type(L, -1) == LUA_TSTRING && sampled->prompt_text) {
-      size_t n = 0;
-      const char* text = lua_tolstring(L, -1, &n);
-      same = *sampled->prompt_text == std::string_view(text, n);
-    } else if (!lua_isnil(L, -1)) {
-      same = check_text_or_ids(L, -1, pol, "trainer:step", what + ".prompt") == prompt;
-    }
-    if (!same)
+    if (!lua_isnil(L, -1) && check_text_or_ids(L, -1, pol, "trainer:step", what + ".prompt") != prompt)
       throw Error("trainer:step: " + what + ".prompt is not the prompt its completions were sampled from");
   }
   lua_pop(L, 1);
