@@ -19,27 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/machine.hpp"
+#include "wire/options.hpp"
 
 namespace bench {
-
-struct EvalOptions {
-  std::string opt = "O3";             // "O0".."O3"
-  std::string march;                  // "" or "native": the host CPU (explicit flags)
-  std::string backend;                // "" : default_backend()
-  int threads = 0;                    // 0: all cores
-  int warmup = 1, runs = 3;           // untimed calls, then timed calls (the fastest counts);
-                                      // each call has inputs of its own, 64 calls at most
-  int max_runs = 10;                  // more timed calls, up to this many in all, while the
-  double cov_target = 0.05;           // CoV of the timed calls is above cov_target (and the
-                                      // timeout leaves room); max_runs <= runs: exactly runs
-  double timeout = 8;                 // seconds for the warm-up and timed calls together
-  double compile_timeout = 60;        // seconds for compiling and loading
-  int64_t memory_mb = 4096;           // address space the kernel may add to its process
-  nlohmann::json problem = nlohmann::json::object();  // {kind, M, N, K, seed, c_init}
-  std::string verify = "fp64";        // "fp64": every element of every call within the
-                                      // double-precision error bound; "paper": 105 points
-                                      // of every call, relative error 1e-6
-};
 
 // One thread count bench::reference tried when choosing the fastest.
 struct ThreadTrial {
@@ -112,9 +94,7 @@ nlohmann::json evaluate_records(const std::vector<std::string>& sources, const E
 nlohmann::json reference_record(const EvalOptions& opts = {});
 Result result_from_record(const nlohmann::json& record);
 
-// Options as sent to another node, unresolved: threads 0 and march "native" mean that
-// node's cores and CPU.
-nlohmann::json options_to_json(const EvalOptions& opts);
-EvalOptions options_from_json(const nlohmann::json& j);
+// Options sent to another node (wire/options.hpp's options_to_json) stay unresolved:
+// threads 0 and march "native" mean that node's cores and CPU.
 
 }  // namespace bench

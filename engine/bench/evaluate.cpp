@@ -192,20 +192,13 @@ void check_options(const EvalOptions& o) { checked_task(o); }
 nlohmann::json resolve_options(const EvalOptions& o) {
   auto task = checked_task(o);
   ResolvedOptions r;
-  r.opt = o.opt;
+  static_cast<EvalOptions&>(r) = o;
   r.march_flags = resolve_march(o.march);
   r.march = join_flags(r.march_flags);
   r.backend = o.backend.empty() ? default_backend() : o.backend;
   r.threads = o.threads ? o.threads : machine().cores;
-  r.warmup = o.warmup;
-  r.runs = o.runs;
   r.max_runs = std::max(o.runs, o.max_runs);
-  r.cov_target = o.cov_target;
-  r.timeout = o.timeout;
-  r.compile_timeout = o.compile_timeout;
-  r.memory_mb = o.memory_mb;
   r.problem = task->options();
-  r.verify = o.verify;
   return r.to_json();
 }
 
@@ -243,32 +236,6 @@ Result result_from_record(const nlohmann::json& j) {
                                t.at("cov").get<double>()});
   r.node = j.value("node", "");
   return r;
-}
-
-nlohmann::json options_to_json(const EvalOptions& o) {
-  return {{"opt", o.opt},         {"march", o.march},       {"backend", o.backend},
-          {"threads", o.threads}, {"warmup", o.warmup},     {"runs", o.runs},
-          {"max_runs", o.max_runs}, {"cov_target", o.cov_target}, {"timeout", o.timeout},
-          {"compile_timeout", o.compile_timeout}, {"memory_mb", o.memory_mb},
-          {"problem", o.problem}, {"verify", o.verify}};
-}
-
-EvalOptions options_from_json(const nlohmann::json& j) {
-  EvalOptions o;
-  o.opt = j.at("opt").get<std::string>();
-  o.march = j.at("march").get<std::string>();
-  o.backend = j.at("backend").get<std::string>();
-  o.threads = j.at("threads").get<int>();
-  o.warmup = j.at("warmup").get<int>();
-  o.runs = j.at("runs").get<int>();
-  o.max_runs = j.at("max_runs").get<int>();
-  o.cov_target = j.at("cov_target").get<double>();
-  o.timeout = j.at("timeout").get<double>();
-  o.compile_timeout = j.at("compile_timeout").get<double>();
-  o.memory_mb = j.at("memory_mb").get<int64_t>();
-  o.problem = j.at("problem");
-  o.verify = j.at("verify").get<std::string>();
-  return o;
 }
 
 namespace {

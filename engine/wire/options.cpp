@@ -4,43 +4,49 @@
 
 namespace bench {
 
-nlohmann::json ResolvedOptions::as_recorded() const {
-  return {{"opt", opt},         {"march", march},
-          {"backend", backend}, {"threads", threads},
-          {"warmup", warmup},   {"runs", runs},
-          {"max_runs", max_runs}, {"cov_target", cov_target},
-          {"timeout", timeout}, {"compile_timeout", compile_timeout},
-          {"memory_mb", memory_mb}, {"problem", problem},
-          {"verify", verify}};
+nlohmann::json options_to_json(const EvalOptions& o) {
+  return {{"opt", o.opt},         {"march", o.march},       {"backend", o.backend},
+          {"threads", o.threads}, {"warmup", o.warmup},     {"runs", o.runs},
+          {"max_runs", o.max_runs}, {"cov_target", o.cov_target}, {"timeout", o.timeout},
+          {"compile_timeout", o.compile_timeout}, {"memory_mb", o.memory_mb},
+          {"problem", o.problem}, {"verify", o.verify}};
+}
+
+EvalOptions options_from_json(const nlohmann::json& j) try {
+  EvalOptions o;
+  o.opt = j.at("opt").get<std::string>();
+  o.march = j.at("march").get<std::string>();
+  o.backend = j.at("backend").get<std::string>();
+  o.threads = j.at("threads").get<int>();
+  o.warmup = j.at("warmup").get<int>();
+  o.runs = j.at("runs").get<int>();
+  o.max_runs = j.at("max_runs").get<int>();
+  o.cov_target = j.at("cov_target").get<double>();
+  o.timeout = j.at("timeout").get<double>();
+  o.compile_timeout = j.at("compile_timeout").get<double>();
+  o.memory_mb = j.at("memory_mb").get<int64_t>();
+  o.problem = j.at("problem");
+  o.verify = j.at("verify").get<std::string>();
+  return o;
+} catch (const nlohmann::json::exception& e) {
+  throw std::invalid_argument(std::string("evaluation options: ") + e.what());
 }
 
 nlohmann::json ResolvedOptions::to_json() const {
-  nlohmann::json j = as_recorded();
+  nlohmann::json j = options_to_json(*this);
   j["march_flags"] = march_flags;
   return j;
 }
 
 ResolvedOptions ResolvedOptions::from_json(const nlohmann::json& j) {
-  ResolvedOptions o;
+  ResolvedOptions r;
+  static_cast<EvalOptions&>(r) = options_from_json(j);
   try {
-    o.opt = j.at("opt").get<std::string>();
-    o.march = j.at("march").get<std::string>();
-    o.march_flags = j.at("march_flags").get<std::vector<std::string>>();
-    o.backend = j.at("backend").get<std::string>();
-    o.threads = j.at("threads").get<int>();
-    o.warmup = j.at("warmup").get<int>();
-    o.runs = j.at("runs").get<int>();
-    o.max_runs = j.at("max_runs").get<int>();
-    o.cov_target = j.at("cov_target").get<double>();
-    o.timeout = j.at("timeout").get<double>();
-    o.compile_timeout = j.at("compile_timeout").get<double>();
-    o.memory_mb = j.at("memory_mb").get<int64_t>();
-    o.problem = j.at("problem");
-    o.verify = j.at("verify").get<std::string>();
+    r.march_flags = j.at("march_flags").get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(std::string("evaluation options: ") + e.what());
   }
-  return o;
+  return r;
 }
 
 }  // namespace bench

@@ -1,7 +1,8 @@
-// An evaluation's options as they cross to the evaluation process: every value resolved
-// for the node that evaluates (threads counted, the back end named, the target as explicit
-// flags), checked once by bench::check_options before they leave the engine. The
-// evaluation process decodes them once (from_json) and reads fields, never keys.
+// An evaluation's options: as a caller gives them (EvalOptions, which also cross to
+// benchmark workers unresolved), and as they cross to the evaluation process
+// (ResolvedOptions: every value resolved for the node that evaluates, the target as
+// explicit flags), checked once by bench::check_options before they leave the engine.
+// The evaluation process decodes them once (from_json) and reads fields, never keys.
 #pragma once
 
 #include <cstdint>
@@ -12,24 +13,37 @@
 
 namespace bench {
 
-struct ResolvedOptions {
-  std::string opt;                       // "O0".."O3", "Os"
-  std::string march;                     // the flags joined, as records show them
-  std::vector<std::string> march_flags;  // the flags as the back ends take them
-  std::string backend;
-  int threads = 1;
-  int warmup = 1, runs = 3, max_runs = 3;  // max_runs >= runs
-  double cov_target = 0.05;
-  double timeout = 8, compile_timeout = 60;
-  int64_t memory_mb = 4096;
-  nlohmann::json problem;  // the task's options, complete
-  std::string verify;      // "fp64" or "paper"
+struct EvalOptions {
+  std::string opt = "O3";             // "O0".."O3", "Os" (optimisation_levels())
+  std::string march;                  // "" or "native": the host CPU (explicit flags)
+  std::string backend;                // "" : default_backend()
+  int threads = 0;                    // 0: all cores
+  int warmup = 1, runs = 3;           // untimed calls, then timed calls (the fastest counts);
+                                      // each call has inputs of its own, 64 calls at most
+  int max_runs = 10;                  // more timed calls, up to this many in all, while the
+  double cov_target = 0.05;           // CoV of the timed calls is above cov_target (and the
+                                      // timeout leaves room); max_runs <= runs: exactly runs
+  double timeout = 8;                 // seconds for the warm-up and timed calls together
+  double compile_timeout = 60;        // seconds for compiling and loading
+  int64_t memory_mb = 4096;           // address space the kernel may add to its process
+  nlohmann::json problem = nlohmann::json::object();  // {kind, M, N, K, seed, c_init}
+  std::string verify = "fp64";        // "fp64": every element of every call within the
+                                      // double-precision error bound; "paper": 105 points
+                                      // of every call, relative error 1e-6
+};
+
+// The one encoding of options as data (a request, a record's "options", a worker's batch);
+// from_json throws std::invalid_argument naming a missing or mistyped option.
+nlohmann::json options_to_json(const EvalOptions& opts);
+EvalOptions options_from_json(const nlohmann::json& j);
+
+struct ResolvedOptions : EvalOptions {
+  std::vector<std::string> march_flags;  // `march` as the back ends take it
 
   nlohmann::json to_json() const;
-  // Throws std::invalid_argument naming the missing or mistyped option.
   static ResolvedOptions from_json(const nlohmann::json& j);
-  // As results record them: without march_flags (march says the same).
-  nlohmann::json as_recorded() const;
+  // As results record them: without march_flags (march says the same, joined).
+  nlohmann::json as_recorded() const { return options_to_json(*this); }
 };
 
 }  // namespace bench

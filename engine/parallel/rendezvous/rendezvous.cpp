@@ -55,6 +55,10 @@ std::optional<Place> read() {
   const std::string local = env("ENGINE_LOCAL_RANK"), local_size = env("ENGINE_LOCAL_WORLD_SIZE");
   p.local_rank = local.empty() ? p.rank : number("ENGINE_LOCAL_RANK", local);
   p.local_size = local_size.empty() ? 0 : number("ENGINE_LOCAL_WORLD_SIZE", local_size);
+  p.backend = env("ENGINE_DIST_BACKEND");
+  if (!p.backend.empty() && p.backend != "gloo" && p.backend != "nccl")
+    throw std::invalid_argument("ENGINE_DIST_BACKEND is '" + p.backend + "': gloo or nccl");
+  if (auto t = env("ENGINE_DIST_TIMEOUT"); !t.empty()) p.timeout_s = number("ENGINE_DIST_TIMEOUT", t);
   return p;
 }
 

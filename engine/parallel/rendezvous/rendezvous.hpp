@@ -1,6 +1,6 @@
 // Where the trainer ranks of a job meet, and how each process learns its place: the one
-// definition of ENGINE_RANK, ENGINE_WORLD_SIZE, ENGINE_LOCAL_RANK, ENGINE_LOCAL_WORLD_SIZE
-// and ENGINE_RENDEZVOUS. Launchers publish them (engine --ranks in engine/host, an MPI
+// definition of ENGINE_RANK, ENGINE_WORLD_SIZE, ENGINE_LOCAL_RANK, ENGINE_LOCAL_WORLD_SIZE,
+// ENGINE_RENDEZVOUS, ENGINE_DIST_BACKEND and ENGINE_DIST_TIMEOUT. Launchers publish them (engine --ranks in engine/host, an MPI
 // job's first ranks in parallel/bench_workers); parallel/trainer_ranks reads them and
 // joins its process group there (parallel/process_group).
 #pragma once
@@ -14,6 +14,9 @@ struct Place {
   int rank = 0, size = 1;              // this process among the job's trainer ranks
   int local_rank = 0, local_size = 0;  // among those of its machine (local_size 0: unknown)
   std::string store;                   // where they meet: "file:PATH" or "tcp:HOST:PORT"
+  // The user's choices for the group they form (read, never published):
+  std::string backend;                 // ENGINE_DIST_BACKEND: "gloo", "nccl", or "" (chosen)
+  int timeout_s = 0;                   // ENGINE_DIST_TIMEOUT: seconds (0: the default)
 };
 
 // Sets the variables for this process (and what it starts).

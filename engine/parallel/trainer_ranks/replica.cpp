@@ -89,21 +89,6 @@ Team& team() {
   return t;
 }
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
-int env_int(const char* name, const std::string& value) {
-  try {
-    size_t end = 0;
-    int v = std::stoi(value, &end);
-    if (end == value.size()) return v;
-  } catch (...) {
-  }
-  throw std::invalid_argument(std::string(name) + "='" + value + "' is not a number");
-}
-
 // The leader sends a command: the counter wakes the followers, the broadcast carries it.
 void send(Op op, const std::string& body) {
   auto& t = team();
@@ -327,11 +312,7 @@ std::string device_for(const std::string& device, int local_rank, int cuda_devic
 // NCCL needs a GPU of its own per rank: chosen by itself only where this node's ranks
 // are known to have one each.
 static std::string backend_for(const std::string& asked, int local_ranks) {
-  if (!asked.empty()) {
-    if (asked != "gloo" && asked != "nccl")
-      throw std::invalid_argument("ENGINE_DIST_BACKEND is '" + asked + "': gloo or nccl");
-    return asked;
-  }
+  if (!asked.empty()) return asked;
   if (!dist::nccl_available() || local_ranks == 0) return "gloo";
   return policy::cuda_devices() >= local_ranks ? "nccl" : "gloo";
 }
@@ -343,11 +324,11 @@ std::optional<int> start() {
   r.rank = place->rank;
   r.size = place->size;
   r.store = place->store;
-  if (auto t = env("ENGINE_DIST_TIMEOUT"); !t.empty()) r.timeout_s = env_int("ENGINE_DIST_TIMEOUT", t);
+  if (place->timeout_s > 0) r.timeout_s = place->timeout_s;
   auto& t = team();
   t.local_rank = place->local_rank;
   if (r.size == 1) return std::nullopt;
-  r.backend = backend_for(env("ENGINE_DIST_BACKEND"), place->local_size);
+  r.backend = backend_for(place->backend, place->local_size);
   t.group = dist::Group::join(r);
   if (r.rank == 0) return std::nullopt;
   const int status = serve();
