@@ -14,16 +14,17 @@
 --
 -- Each configuration writes runs/experiment1/<config>/ (see README.md, "Experiments").
 
-local sweep = require "engine.sweep"
-local experiment = require "experiment"
+local cli = require "cli"
+local metrics = require "metrics"
+local options = require "options"
 local prompts = require "prompts"
+local runs = require "runs"
 
 local M = {}
 
-M.spec = experiment.spec{
+M.spec = options.spec{
   description = "Experiment 1: GRPO on eight fixed prompts, raw GFLOPS reward, swept over "
-    .. "compiler level x learning rate x beta.\nWithout --model the default small model runs "
-    .. "with the small profile; with --model the paper's values are the defaults.",
+    .. "compiler level x learning rate x beta.",
   options = {
     {"out", "runs/experiment1", "run directory (one subdirectory per configuration)"},
     {"steps", 200, "GRPO steps per configuration", min = 1},
@@ -32,7 +33,7 @@ M.spec = experiment.spec{
     {"lr", {2e-7, 5e-7}, "learning rates to sweep (0: sample and evaluate only)", min = 0},
     {"beta", {0.0, 0.001, 0.01}, "KL coefficients to sweep", min = 0},
     {"reward", "gflops", "reward scheme of reward.lua: gflops (Eq. 3), normalized, "
-     .. "kernelcompare (against the naive kernel)", check = experiment.check_reward},
+     .. "kernelcompare (against the naive kernel)", check = options.check_reward},
   },
   profiles = {
     paper = {},
@@ -47,10 +48,7 @@ M.spec = experiment.spec{
 
 -- The configurations the options select, in the paper's order.
 function M.configs(opts)
-  local all = sweep.product{{"opt", opts.opt}, {"lr", opts.lr}, {"beta", opts.beta}}
-  local ok, selected = pcall(sweep.select, all, opts.configs)
-  if not ok then experiment.fail("--configs: " .. tostring(selected)) end
-  return experiment.with_seeds(selected, opts)  -- once per seed of --seeds
+  return runs.configs(opts, {{"opt", opts.opt}, {"lr", opts.lr}, {"beta", opts.beta}})
 end
 
 -- The fixed prompts of a step: prompts_per_step of the eight, in turn.
@@ -73,24 +71,18 @@ local function baseline_gflops(run, session)
   return gflops
 end
 
--- Runs one configuration from its last committed step to opts.steps.
-function M.run_config(opts, config, deps)
-  local name = sweep.name(config)
-  opts = experiment.run_opts(opts, config)  -- a run of --seeds samples with its own seed
-  -- the model loads before the run directory is made: a model that fails leaves none
-  local pol = experiment.load_policy(opts, deps)
-  local run <close> = experiment.open_run(opts.out .. "/" .. name,
-                                          experiment.identity("experiment1", opts, config), opts)
-  local session = experiment.session(run, opts, config, deps, pol)
+-- Runs one configuration, opened by runs.with_run, from its last committed step to
+-- opts.steps. Returns its counters.
+local function run_steps(run, session, name, opts)
   local fixed = prompts.fixed(session.task)
   local reward_ctx = {}
   if opts.reward == "kernelcompare" then reward_ctx.baseline_gflops = baseline_gflops(run, session) end
   local first = run:get("step", 0) + 1
-  local bar = experiment.progress(opts.steps - first + 1, name)  -- the steps left to run
+  local bar = metrics.progress(opts.steps - first + 1, name)  -- the steps left to run
 
   -- Each step: sample G completions per prompt, judge them in one batch, one GRPO update
   -- over the step's groups (none when lr = 0), and commit. --async=1 overlaps the next
-  -- step's sampling and this step's update with evaluation (experiment.pipeline).
+  -- step's sampling and this step's update with evaluation (runs.pipeline).
   local async, last_commit = opts.async == 1, sys.now()
   local how = {
     describe = function(item, record) record.kind, record.step, record.config = "step", item.step, name end,
@@ -102,7 +94,7 @@ function M.run_config(opts, config, deps)
     end,
     mark = function(item) run:set("step", item.step) end,
   }
-  experiment.pipeline(first, opts.steps, async, {
+  runs.pipeline(first, opts.steps, async, {
     sample = function(step)
       local t0 = sys.now()
       local chosen = step_prompts(fixed, step, opts.prompts_per_step)
@@ -114,23 +106,16 @@ function M.run_config(opts, config, deps)
     settle = function(item)
       local record = session:commit({item}, how, last_commit)[1]
       last_commit = sys.now()
-      experiment.show(bar, item.step - first + 1, record)
+      metrics.show(bar, item.step - first + 1, record)
     end,
   })
   bar:finish()
-
-  return experiment.close_run(run, name, config, {steps = run:get("step", 0)})
+  return {steps = run:get("step", 0)}
 end
 
--- Runs every selected configuration. deps: the primitives (see experiment.lua).
-function M.run(opts, deps)
-  return experiment.run_sweep(opts, M.configs(opts), deps, M.run_config, "experiment1")
-end
+-- M.run(opts, deps) runs every selected configuration (deps: the primitives, wiring.lua);
+-- M.main(argv) parses the command line, runs, and prints a line per run.
+runs.entry_points(M, "experiment1", run_steps, "steps")
 
-function M.main(argv)
-  local opts = experiment.parse(argv, M.spec)
-  experiment.print_runs(M.run(opts), "steps", opts.out)
-end
-
-if experiment.is_main() then experiment.main(arg[0], M.main, arg) end
+if cli.is_main() then cli.main(arg[0], M.main, arg) end
 return M

@@ -15,18 +15,19 @@
 --   engine experiment2.lua --seeds=3                   # each configuration with seeds 1, 2, 3
 --   engine report.lua runs/experiment2
 
-local sweep = require "engine.sweep"
-local experiment = require "experiment"
+local cli = require "cli"
+local metrics = require "metrics"
+local options = require "options"
 local prompts = require "prompts"
+local runs = require "runs"
 local sqd = require "sqd"
 local stages = require "stages"
 
 local M = {}
 
-M.spec = experiment.spec{
+M.spec = options.spec{
   description = "Experiment 2: GRPO within Staged Quality-Diversity, swept over compiler "
-    .. "level x learning rate (beta = 0).\nWithout --model the default small model runs with "
-    .. "the small profile; with --model the paper's values are the defaults.",
+    .. "level x learning rate (beta = 0).",
   options = {
     {"out", "runs/experiment2", "run directory (one subdirectory per configuration)"},
     {"iterations", 9, "SQD iterations per configuration", min = 1},
@@ -37,7 +38,7 @@ M.spec = experiment.spec{
     {"update_groups", 1, "groups (selected kernels, G children each) one GRPO update sees; "
      .. "an iteration's last update may see fewer (1: the paper's update per group)", min = 1},
     {"reward", "normalized", "reward scheme of reward.lua: normalized (Experiment 2), "
-     .. "gflops (Eq. 3), kernelcompare", check = experiment.check_reward},
+     .. "gflops (Eq. 3), kernelcompare", check = options.check_reward},
   },
   profiles = {
     paper = {},
@@ -53,20 +54,7 @@ M.spec = experiment.spec{
 }
 
 function M.configs(opts)
-  local all = sweep.product{{"opt", opts.opt}, {"lr", opts.lr}}
-  local ok, selected = pcall(sweep.select, all, opts.configs)
-  if not ok then experiment.fail("--configs: " .. tostring(selected)) end
-  return experiment.with_seeds(selected, opts)  -- once per seed of --seeds
-end
-
--- The pools of the next iteration as nodes, from the ids the run store keeps.
-local function load_pools(run)
-  local pools = {}
-  for s, ids in ipairs(run:get("pool", {})) do
-    pools[s] = {}
-    for i, id in ipairs(ids) do pools[s][i] = sqd.node(run:sample(id)) end
-  end
-  return pools
+  return runs.configs(opts, {{"opt", opts.opt}, {"lr", opts.lr}})
 end
 
 -- Iteration 0: the seed code, evaluated once, the root of every lineage.
@@ -88,8 +76,8 @@ end
 local function iteration_plan(run, opts, it)
   local plan = run:get("plan")
   if plan and plan.iteration == it then return plan end
-  local seed = sqd.node(run:sample(run:get("seed_id")))
-  local picks = sqd.plan(load_pools(run), seed, {rng = sqd.rng(opts.seed * 7919 + it)})
+  local pools, seed = sqd.load_pools(run)
+  local picks = sqd.plan(pools, seed, {rng = sqd.rng(opts.seed * 7919 + it)})
   plan = {iteration = it, picks = {}}
   for i, p in ipairs(picks) do
     plan.picks[i] = {id = p.node.id, action = p.action, stage = p.stage}
@@ -102,7 +90,7 @@ local function iteration_plan(run, opts, it)
 end
 
 -- Expands selected kernels into G children each: sample, judge, update, record; the
--- stages of experiment.pipeline over the iteration's groups. One GRPO update sees
+-- phases of runs.pipeline over the iteration's groups. One GRPO update sees
 -- --update_groups groups (fewer at the iteration's end); they are committed together
 -- after it, so a killed run resumes at the first group of an update, from the policy
 -- that sampled it.
@@ -159,7 +147,7 @@ local function close_iteration(run, opts, name, it)
   local nodes = {}
   for i, s in ipairs(children) do nodes[i] = sqd.node(s) end
   local pools = sqd.file(nodes, {pool_size = opts.pool_size, rng = sqd.rng(opts.seed * 104729 + it)})
-  local record = experiment.summary(children)
+  local record = metrics.summary(children)
   record.kind, record.iteration, record.config = "iteration", it, name
   record.pool = {}
   for s = 1, stages.count do record.pool[s] = #pools[s] end
@@ -172,43 +160,32 @@ local function close_iteration(run, opts, name, it)
   return record
 end
 
-function M.run_config(opts, config, deps)
-  local name = sweep.name(config)
-  opts = experiment.run_opts(opts, config)  -- a run of --seeds samples with its own seed
-  -- the model loads before the run directory is made: a model that fails leaves none
-  local pol = experiment.load_policy(opts, deps)
-  local run <close> = experiment.open_run(opts.out .. "/" .. name,
-                                          experiment.identity("experiment2", opts, config), opts)
-  local session = experiment.session(run, opts, config, deps, pol)
+-- Runs one configuration, opened by runs.with_run, from its last finished iteration to
+-- opts.iterations. Returns its counters.
+local function run_iterations(run, session, name, opts)
   if not run:get("seed_id") then plant_seed(run, session, name) end
 
   for it = run:get("iteration", 0) + 1, opts.iterations do
     local plan = iteration_plan(run, opts, it)
     local done = run:get("group", 0)  -- groups of this iteration already committed
-    local bar = experiment.progress(#plan.picks - done, string.format("%s it %d/%d", name, it,
-                                                                      opts.iterations))
-    experiment.pipeline(done + 1, #plan.picks, opts.async == 1,
-                        expansion(run, session, opts, name, it, plan,
-                                  function(g, record) experiment.show(bar, g - done, record) end))
+    local bar = metrics.progress(#plan.picks - done, string.format("%s it %d/%d", name, it,
+                                                                   opts.iterations))
+    runs.pipeline(done + 1, #plan.picks, opts.async == 1,
+                  expansion(run, session, opts, name, it, plan,
+                            function(g, record) metrics.show(bar, g - done, record) end))
     bar:finish()
     local summary = close_iteration(run, opts, name, it)
     log.info("iteration", {iteration = it, reward = string.format("%.2f", summary.mean_reward),
                            max_gflops = summary.max_gflops or "-",
-                           statuses = experiment.counts_text(summary.counts),
+                           statuses = metrics.counts_text(summary.counts),
                            pools = table.concat(summary.pool, ",")})
   end
-
-  return experiment.close_run(run, name, config, {iterations = run:get("iteration", 0)})
+  return {iterations = run:get("iteration", 0)}
 end
 
-function M.run(opts, deps)
-  return experiment.run_sweep(opts, M.configs(opts), deps, M.run_config, "experiment2")
-end
+-- M.run(opts, deps) runs every selected configuration (deps: the primitives, wiring.lua);
+-- M.main(argv) parses the command line, runs, and prints a line per run.
+runs.entry_points(M, "experiment2", run_iterations, "iterations")
 
-function M.main(argv)
-  local opts = experiment.parse(argv, M.spec)
-  experiment.print_runs(M.run(opts), "iterations", opts.out)
-end
-
-if experiment.is_main() then experiment.main(arg[0], M.main, arg) end
+if cli.is_main() then cli.main(arg[0], M.main, arg) end
 return M

@@ -12,13 +12,14 @@
 --   engine heldout.lua runs/experiment2                # every seed of the directory
 --   engine heldout.lua runs/experiment2 --G=16 --out=runs/experiment2/heldout.json
 
-local args = require "engine.args"
+local cli = require "cli"
 local evaluate = require "evaluate"
-local experiment = require "experiment"
+local options = require "options"
 local prompts = require "prompts"
 local results = require "results"
 local reward = require "reward"
 local sqd = require "sqd"
+local wiring = require "wiring"
 
 local M = {}
 
@@ -28,14 +29,11 @@ M.spec = {
   positional = "RUN_DIR",
   options = {
     {"G", 0, "completions per prompt (0: the runs' G)", min = 0},
-    {"device", "auto", "where the policies run", check = experiment.check_device},
+    {"device", "auto", "where the policies run", check = options.check_device},
     {"out", "", "also write the figures as JSON here, after every seed (complete = true once all are done)"},
     {"seeds", "", "only these seeds: a list '4,5,6' or a count N (1..N); empty: every seed",
-     check = function(v)
-       if v == "" or experiment.parse_seeds(v) then return true end
-       return nil, select(2, experiment.parse_seeds(v))
-     end},
-    experiment.debug_option,
+     check = options.check_seeds},
+    cli.debug_option,
   },
 }
 
@@ -51,19 +49,14 @@ end
 
 -- The prompts of a seed: {messages =, stage =, ctx =} each, from its lr = 0 run.
 local function prompt_set(base, o)
-  local task = experiment.task(o, base.config)
+  local task = wiring.task(o, base.config)
   if base.identity.experiment ~= "experiment2" then
     local out = {}
     for i, msgs in ipairs(prompts.fixed(task)) do out[i] = {messages = msgs, ctx = {}} end
     return out
   end
   local run = store.open(base.dir, {read_only = true})
-  local pools = {}
-  for s, ids in ipairs(run:get("pool", {})) do
-    pools[s] = {}
-    for i, id in ipairs(ids) do pools[s][i] = sqd.node(run:sample(id)) end
-  end
-  local seed = sqd.node(run:sample(run:get("seed_id")))
+  local pools, seed = sqd.load_pools(run)
   run:close()
   local out = {}
   for i, pick in ipairs(sqd.plan(pools, seed, {rng = sqd.rng(results.seed_of(base) * 7919 + 1000)})) do
@@ -75,27 +68,26 @@ end
 
 -- The policy of a run: the base model for lr = 0, else restored from its last checkpoint.
 local function policy_of(cfg, o, deps)
-  local pol = experiment.load_policy(o, deps)
+  local pol = wiring.load_policy(o, deps)
   if (cfg.config.lr or 0) == 0 then return pol end
   local run = store.open(cfg.dir, {read_only = true})
   local name = run:get("checkpoint")
   local path = name and run:checkpoint_path(name)
   run:close()
-  if not path then experiment.fail(cfg.dir .. " has no checkpoint to restore its policy from") end
-  local trainer = deps.train.grpo(pol, experiment.train_opts(o, cfg.config))
-  experiment.try("cannot restore " .. cfg.dir .. " from " .. path, trainer.load, trainer, path)
+  if not path then cli.fail(cfg.dir .. " has no checkpoint to restore its policy from") end
+  local trainer = deps.train.grpo(pol, wiring.train_opts(o, cfg.config))
+  cli.try("cannot restore " .. cfg.dir .. " from " .. path, trainer.load, trainer, path)
   return pol
 end
 
 -- Mean reward and verified share of one policy over the prompt set.
 local function score(pol, set, o, config, sample_seed, deps)
-  if o.template == "model" then experiment.fail("runs with --template=model are not supported here") end
-  local b = experiment.bench_opts(o, config)
+  if o.template == "model" then cli.fail("runs with --template=model are not supported here") end
+  local b = wiring.bench_opts(o, config)
   local sum, n, ok = 0, 0, 0
   for i, p in ipairs(set) do
     local text = prompts.render(p.messages)
-    local completions = pol:sample({text}, {n = o.G, temperature = o.temperature, top_p = o.top_p,
-                                            max_tokens = o.max_tokens, seed = sample_seed + i})[1]
+    local completions = pol:sample({text}, wiring.sample_opts(o, sample_seed + i))[1]
     local judged = evaluate.completions(completions, {bench = deps.bench, bench_opts = b, stage = p.stage})
     for _, r in ipairs(reward.scheme(o.reward)(judged, p.ctx)) do sum, n = sum + r, n + 1 end
     for _, r in ipairs(judged) do ok = ok + (r.status == "ok" and 1 or 0) end
@@ -120,17 +112,17 @@ local function compare_run(cfg, base, opts, deps)
   return learned, #set
 end
 
--- The comparison of the runs in dir; deps: the primitives (experiment.deps). Returns the
+-- The comparison of the runs in dir; deps: the primitives (wiring.deps). Returns the
 -- table's rows (text) and per learning configuration its per-seed gains. on_row(rows,
 -- by_group), when given, sees them after each comparison, so a caller can keep what a
 -- stopped call has finished.
 function M.compare(dir, opts, deps, on_row)
-  deps = experiment.deps(deps)
-  local exp = experiment.try(nil, results.load, (dir:gsub("/+$", "")))
+  deps = wiring.deps(deps)
+  local exp = cli.try(nil, results.load, (dir:gsub("/+$", "")))
   local wanted
   if (opts.seeds or "") ~= "" then
     wanted = {}
-    for _, s in ipairs(experiment.parse_seeds(opts.seeds)) do wanted[s] = true end
+    for _, s in ipairs(options.parse_seeds(opts.seeds)) do wanted[s] = true end
   end
   local rows, by_group = {}, {}
   for _, group in ipairs(results.groups(exp)) do
@@ -142,7 +134,7 @@ function M.compare(dir, opts, deps, on_row)
       local seed = results.seed_of(cfg)
       if base_group and (not wanted or wanted[seed]) then
         local base = bases[seed]
-        if not base then experiment.fail(cfg.dir .. ": no lr = 0 run of seed " .. seed .. " to compare with") end
+        if not base then cli.fail(cfg.dir .. ": no lr = 0 run of seed " .. seed .. " to compare with") end
         local learned, prompts_asked = compare_run(cfg, base, opts, deps)
         local g = by_group[group.key] or {reward = {}, ok = {}}
         by_group[group.key] = g
@@ -156,7 +148,7 @@ function M.compare(dir, opts, deps, on_row)
     end
   end
   if #rows == 0 then
-    experiment.fail(dir .. " needs runs with lr = 0 and with lr > 0 of the same seeds")
+    cli.fail(dir .. " needs runs with lr = 0 and with lr > 0 of the same seeds")
   end
   return rows, by_group
 end
@@ -178,18 +170,13 @@ local function summarize(by_group)
 end
 
 function M.main(argv)
-  local opts = args.parse(argv, M.spec)
-  local dir = opts._[1]
-  if not dir then
-    io.stderr:write("usage: engine heldout.lua RUN_DIR [--G=N] (see --help)\n")
-    os.exit(2)
-  end
+  local opts, dirs = cli.parse_dirs(argv, M.spec, "engine heldout.lua RUN_DIR [--G=N]")
   -- --out is rewritten after every seed (complete = false until the last one).
   local function save(rows, by_group, complete)
     if opts.out == "" then return end
     json.write(opts.out, {rows = rows, gains = (summarize(by_group)), complete = complete})
   end
-  local rows, by_group = M.compare(dir, opts, nil, function(r, g) save(r, g, false) end)
+  local rows, by_group = M.compare(dirs[1], opts, nil, function(r, g) save(r, g, false) end)
   local out = {"| seed | configuration | prompts | lr = 0: mean reward, verified | learned | gain |",
                "| ---: | --- | ---: | ---: | ---: | ---: |"}
   for _, r in ipairs(rows) do out[#out + 1] = r end
@@ -200,5 +187,5 @@ function M.main(argv)
   save(rows, by_group, true)
 end
 
-if experiment.is_main() then experiment.main(arg[0], M.main, arg) end
+if cli.is_main() then cli.main(arg[0], M.main, arg) end
 return M

@@ -11,10 +11,13 @@
 -- compile there).
 
 local args = require "engine.args"
+local cli = require "cli"
 local evaluate = require "evaluate"
-local experiment = require "experiment"
+local metrics = require "metrics"
+local options = require "options"
 local prompts = require "prompts"
 local stages = require "stages"
+local wiring = require "wiring"
 
 local M = {}
 
@@ -22,7 +25,7 @@ M.spec = {
   description = "Samples kernels from a policy for one prompt and reports compile and "
     .. "verification rates, technique combinations and text diversity.",
   options = {
-    {"model", nil, "policy checkpoint [default: " .. experiment.default_model .. "]",
+    {"model", nil, "policy checkpoint [default: " .. wiring.default_model .. "]",
      type = "string"},
     {"prompt", "write", "which prompt: write (SQD's fresh kernel at --stage) or fixed "
      .. "(Experiment 1's first fixed prompt)", choices = {"write", "fixed"}},
@@ -36,14 +39,14 @@ M.spec = {
     {"timeout", 2.0, "seconds a kernel may run", above = 0},
     {"warmup", 1, "untimed runs before timing", min = 0},
     {"runs", 2, "timed runs per kernel", min = 1},
-    experiment.verify_option,
+    options.verify_option,
     {"device", "auto", "where the policy runs: auto (CUDA when present, else cpu), cpu, cuda, "
-     .. "cuda:N", check = experiment.check_device},
+     .. "cuda:N", check = options.check_device},
     {"seed", 1, "sampling seed"},
     {"isa", "auto", "vector ISA the prompt asks for: auto (the machine's, bench.machine().simd), "
      .. "avx512 (the paper's prompts) or avx2", choices = {"auto", "avx512", "avx2"}},
     {"json", nil, "also write the figures to this file", type = "string"},
-    experiment.debug_option,
+    cli.debug_option,
   },
 }
 
@@ -89,12 +92,12 @@ function M.figures(results, isa)
 end
 
 function M.run(opts)
-  local deps = experiment.deps()
-  local pol, dir = experiment.load_policy({model = opts.model, device = opts.device,
-                                           dtype = "fp32"}, deps)
+  local deps = wiring.deps()
+  local pol, dir = wiring.load_policy({model = opts.model, device = opts.device,
+                                       dtype = "fp32"}, deps)
   -- the problem and benchmark settings exactly as the experiments build them
   local config = {opt = opts.opt}
-  local task = experiment.task(opts, config)
+  local task = wiring.task(opts, config)
   local messages = opts.prompt == "fixed" and prompts.fixed(task)[1]
                    or prompts.write(opts.stage, task)
   local t0 = sys.now()
@@ -103,7 +106,7 @@ function M.run(opts)
                                                       seed = opts.seed})[1]
   local t1 = sys.now()
   local results = evaluate.completions(out, {bench = deps.bench,
-                                             bench_opts = experiment.bench_opts(opts, config),
+                                             bench_opts = wiring.bench_opts(opts, config),
                                              stage = opts.prompt == "write" and opts.stage or nil,
                                              isa = task.isa})
   local f = M.figures(results, task.isa)
@@ -126,7 +129,7 @@ function M.print(f)
                       f.combinations, f.verified_combinations))
   print(string.format("  distinct texts %d; the most frequent is %.1f%% of the samples",
                       f.distinct_texts, 100 * f.top_text_share))
-  print("  statuses: " .. experiment.counts_text(f.counts))
+  print("  statuses: " .. metrics.counts_text(f.counts))
   local names = {}
   for combo in pairs(f.verified_combos) do names[#names + 1] = combo end
   table.sort(names, function(a, b) return f.verified_combos[a] > f.verified_combos[b] or
@@ -144,5 +147,5 @@ function M.main(argv)
   if opts.json then json.write(opts.json, f) end
 end
 
-if experiment.is_main() then experiment.main(arg[0], M.main, arg) end
+if cli.is_main() then cli.main(arg[0], M.main, arg) end
 return M

@@ -13,10 +13,13 @@
 -- a README.md that says how it was made and pretrain.json with the settings and figures.
 
 local args = require "engine.args"
-local experiment = require "experiment"
+local cli = require "cli"
 local kernelgen = require "kernelgen"
+local options = require "options"
 local prompts = require "prompts"
+local runs = require "runs"
 local tiny_model = require "tiny_model"
+local wiring = require "wiring"
 
 local M = {}
 
@@ -49,7 +52,7 @@ M.spec = {
     {"intermediate", 768, "MLP width", min = 1},
     -- training
     {"device", "auto", "where training runs: auto (CUDA when present, else cpu), cpu, cuda, "
-     .. "cuda:N", check = experiment.check_device},
+     .. "cuda:N", check = options.check_device},
     {"steps", 2000, "optimizer steps", min = 1},
     {"batch", 64, "examples per step", min = 1},
     {"micro_batch", 16, "examples per forward/backward pass", min = 1},
@@ -63,7 +66,7 @@ M.spec = {
     {"stop_after", 0, "stop after this step with a checkpoint (0: train to --steps and "
      .. "export); --resume continues", min = 0},
     {"log_every", 25, "log the loss every N steps", min = 1},
-    experiment.debug_option,
+    cli.debug_option,
   },
   -- the model's shape: attention heads split the hidden size, key/value heads the heads
   check = function(o)
@@ -258,31 +261,31 @@ end
 function M.run(opts)
   local export = opts.export or (engine.models .. "/small")
   if sys.exists(export .. "/config.json") and not opts.overwrite then
-    experiment.fail(string.format("%s already holds a model: pass --overwrite to replace "
-                                  .. "it, or choose another --export", export))
+    cli.fail(string.format("%s already holds a model: pass --overwrite to replace "
+                           .. "it, or choose another --export", export))
   end
   if opts.micro_batch > opts.batch then opts.micro_batch = opts.batch end
-  opts.device = experiment.device(opts.device)  -- auto: cuda when present; checked first
-  local run <close> = experiment.open_run(opts.out, identity(opts), opts)
+  opts.device = wiring.device(opts.device)  -- auto: cuda when present; checked first
+  local run <close> = runs.open_run(opts.out, identity(opts), opts)
 
   local t0 = sys.now()
   local corpus = build_corpus(opts)
   log.info("corpus", {examples = #corpus, seconds = string.format("%.1f", sys.now() - t0)})
   local init = opts.out .. "/init"
   if not sys.exists(init .. "/config.json") then write_init(init, corpus, opts) end
-  local pol = experiment.try("cannot load " .. init .. " on " .. opts.device, policy.load, init,
-                             {device = opts.device, dtype = "fp32"})
+  local pol = cli.try("cannot load " .. init .. " on " .. opts.device, policy.load, init,
+                      {device = opts.device, dtype = "fp32"})
   local kept, counts = fit(corpus, tokenizer.load(init), opts.max_len)
   log.info("fitted", counts)
-  if #kept < opts.batch then experiment.fail("fewer examples than a batch fit in --max_len") end
+  if #kept < opts.batch then cli.fail("fewer examples than a batch fit in --max_len") end
 
   local trainer = train.sft(pol, {lr = M.lr_at(1, opts), weight_decay = opts.weight_decay,
                                   micro_batch = opts.micro_batch, seed = opts.seed})
   local done = run:get("step", 0)
   if done > 0 then
     local path = run:checkpoint_path(run:get("checkpoint"))
-    experiment.try(string.format("cannot resume %s from its checkpoint %s", opts.out, path),
-                   trainer.load, trainer, path)
+    cli.try(string.format("cannot resume %s from its checkpoint %s", opts.out, path),
+            trainer.load, trainer, path)
     done = trainer:steps()
     log.info("resumed", {step = done})
   end
@@ -342,5 +345,5 @@ function M.main(argv)
   M.run(args.parse(argv, M.spec))
 end
 
-if experiment.is_main() then experiment.main(arg[0], M.main, arg) end
+if cli.is_main() then cli.main(arg[0], M.main, arg) end
 return M

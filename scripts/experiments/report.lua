@@ -30,8 +30,7 @@
 -- figure of Table II in A and in B (mean ± h over seeds) and A - B with its 95% interval
 -- (Welch's, the two sides being independent runs), and whether it excludes 0.
 
-local args = require "engine.args"
-local experiment = require "experiment"
+local cli = require "cli"
 local figures = require "figures"
 local results = require "results"
 
@@ -44,7 +43,7 @@ M.spec = {
     {"out", "", "where to write the report [default: RUN_DIR/report]"},
     {"lineage", 0, "print the lineage of sample ID of a configuration's RUN_DIR, and stop",
      min = 0},
-    experiment.debug_option,
+    cli.debug_option,
   },
 }
 
@@ -55,9 +54,9 @@ function M.check_one_experiment(exp)
   for _, cfg in ipairs(exp.configs) do
     local kind = cfg.identity and cfg.identity.experiment
     if kind and first and kind ~= first.identity.experiment then
-      experiment.fail(string.format("%s mixes runs of %s (%s) and %s (%s): report each "
-                                    .. "experiment's runs from a directory of their own", exp.dir,
-                                    first.identity.experiment, first.name, kind, cfg.name))
+      cli.fail(string.format("%s mixes runs of %s (%s) and %s (%s): report each "
+                             .. "experiment's runs from a directory of their own", exp.dir,
+                             first.identity.experiment, first.name, kind, cfg.name))
     end
     first = first or (kind and cfg)
   end
@@ -71,10 +70,10 @@ local function lineage(dir, id)
                     .. dir .. "/<config>\n")
     os.exit(2)
   end
-  local run = experiment.try(nil, store.open, dir, {read_only = true})
-  local chain = experiment.try(nil, run.lineage, run, id)
+  local run = cli.try(nil, store.open, dir, {read_only = true})
+  local chain = cli.try(nil, run.lineage, run, id)
   run:close()
-  if #chain == 0 then experiment.fail(string.format("%s has no sample %d", dir, id)) end
+  if #chain == 0 then cli.fail(string.format("%s has no sample %d", dir, id)) end
   io.stdout:write(results.lineage_table(chain), "\n")
   for _, s in ipairs(chain) do
     io.stdout:write(string.format("--- sample %d (%s, stage %s, %s) ---\n%s\n", s.id,
@@ -84,21 +83,13 @@ local function lineage(dir, id)
 end
 
 function M.main(argv)
-  local opts = args.parse(argv, M.spec)
-  local dir = opts._[1]
-  if not dir then
-    io.stderr:write("usage: engine report.lua RUN_DIR [BASELINE_DIR] [--out=DIR] (see --help)\n")
-    os.exit(2)
-  end
-  dir = dir:gsub("/+$", "")
+  local opts, dirs = cli.parse_dirs(argv, M.spec,
+                                    "engine report.lua RUN_DIR [BASELINE_DIR] [--out=DIR]", 2)
+  local dir = dirs[1]
   if opts.lineage > 0 then return lineage(dir, opts.lineage) end
-  if opts._[2] then return M.compare(dir, opts._[2]:gsub("/+$", ""), opts) end
-  if opts._[3] then
-    io.stderr:write("usage: engine report.lua RUN_DIR [BASELINE_DIR] [--out=DIR] (see --help)\n")
-    os.exit(2)
-  end
+  if dirs[2] then return M.compare(dir, dirs[2], opts) end
 
-  local exp = experiment.try(nil, results.load, dir)
+  local exp = cli.try(nil, results.load, dir)
   M.check_one_experiment(exp)
   local out = opts.out ~= "" and opts.out or (dir .. "/report")
   sys.mkdir(out)
@@ -197,8 +188,8 @@ end
 
 -- report.lua A B: A's figures against B's, with the intervals of their differences.
 function M.compare(a_dir, b_dir, opts)
-  local a = experiment.try(nil, results.load, a_dir)
-  local b = experiment.try(nil, results.load, b_dir)
+  local a = cli.try(nil, results.load, a_dir)
+  local b = cli.try(nil, results.load, b_dir)
   M.check_one_experiment(a)
   M.check_one_experiment(b)
   local text, matched = results.compare(a, b)
@@ -210,9 +201,9 @@ function M.compare(a_dir, b_dir, opts)
   io.stdout:write(text, "\n")
   print("comparison written to " .. out .. "/compare.md")
   if matched == 0 then
-    experiment.fail(string.format("%s and %s hold no configuration in common", a_dir, b_dir))
+    cli.fail(string.format("%s and %s hold no configuration in common", a_dir, b_dir))
   end
 end
 
-if experiment.is_main() then experiment.main(arg[0], M.main, arg) end
+if cli.is_main() then cli.main(arg[0], M.main, arg) end
 return M

@@ -21,11 +21,12 @@
 -- GFLOPS of --repeats rounds (its range beside it; a round's figure is its median call of
 -- --remeasure_runs), against OpenBLAS and the best template kernel.
 
-local args = require "engine.args"
-local experiment = require "experiment"
+local cli = require "cli"
 local kernelgen = require "kernelgen"
 local results = require "results"
+local runs = require "runs"
 local stages = require "stages"
+local wiring = require "wiring"
 
 local M = {}
 
@@ -47,7 +48,7 @@ M.spec = {
      .. "calls first); its figure is the GFLOPS of the median call", min = 1, max = 61},
     {"seed", 1, "seed of the search"},
     {"resume", false, "continue the search in --out"},
-    experiment.debug_option,
+    cli.debug_option,
   },
 }
 
@@ -57,7 +58,7 @@ local shared_settings = {"size", "opt", "threads", "verify", "isa"}
 local function load_runs(dirs)
   local exps, settings, first = {}, nil, nil
   for i, dir in ipairs(dirs) do
-    local exp = experiment.try(nil, results.load, dir)
+    local exp = cli.try(nil, results.load, dir)
     exps[i] = exp
     for _, cfg in ipairs(exp.configs) do
       local id = cfg.identity
@@ -69,9 +70,9 @@ local function load_runs(dirs)
       else
         for _, k in ipairs(shared_settings) do
           if these[k] ~= settings[k] then
-            experiment.fail(string.format("%s and %s were evaluated with different --%s (%s, %s): "
-                                          .. "compare runs of one evaluation", first, cfg.dir, k,
-                                          tostring(settings[k]), tostring(these[k])))
+            cli.fail(string.format("%s and %s were evaluated with different --%s (%s, %s): "
+                                   .. "compare runs of one evaluation", first, cfg.dir, k,
+                                   tostring(settings[k]), tostring(these[k])))
           end
         end
       end
@@ -268,18 +269,13 @@ function M.table(list, reference, settings, machine)
 end
 
 function M.main(argv)
-  local opts = args.parse(argv, M.spec)
-  local dirs = {}
-  for i, d in ipairs(opts._) do dirs[i] = d:gsub("/+$", "") end
-  if #dirs == 0 then
-    io.stderr:write("usage: engine templates.lua RUN_DIR [RUN_DIR ...] [--budget=N] (see --help)\n")
-    os.exit(2)
-  end
+  local opts, dirs = cli.parse_dirs(argv, M.spec,
+                                    "engine templates.lua RUN_DIR [RUN_DIR ...] [--budget=N]")
   local exps, settings = load_runs(dirs)
   local machine = bench.machine()
   if settings.isa == "avx512" and machine.simd ~= "avx512" then
-    experiment.fail(string.format("the runs' prompts asked for AVX-512, which this machine (%s) "
-                                  .. "lacks: re-measure them where they ran", machine.simd))
+    cli.fail(string.format("the runs' prompts asked for AVX-512, which this machine (%s) "
+                           .. "lacks: re-measure them where they ran", machine.simd))
   end
   local out = opts.out
   local identity = {experiment = "templates", size = settings.size, opt = settings.opt,
@@ -287,8 +283,8 @@ function M.main(argv)
                     runs = settings.identity.runs, warmup = settings.identity.warmup,
                     timeout = settings.identity.timeout, seed = opts.seed, batch = opts.batch,
                     keep = opts.keep, random_share = opts.random_share}
-  local run <close> = experiment.open_run(out, identity, opts)
-  local b = experiment.bench_opts(settings.identity, {opt = settings.opt})  -- the first run's
+  local run <close> = runs.open_run(out, identity, opts)
+  local b = wiring.bench_opts(settings.identity, {opt = settings.opt})  -- the first run's
   M.search(run, opts, settings, b)
 
   local list = candidates(run, opts, exps)
@@ -313,5 +309,5 @@ function M.main(argv)
   run:close()
 end
 
-if experiment.is_main() then experiment.main(arg[0], M.main, arg) end
+if cli.is_main() then cli.main(arg[0], M.main, arg) end
 return M

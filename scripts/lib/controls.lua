@@ -2,8 +2,8 @@
 -- and again with the run's own evaluation options, so the report can say how far apart
 -- two kernels must read before the difference means something there.
 --
---   local c = controls.measure(bench, bench_opts)   -- {gflops = {...}, median, cov, ...}
---   controls.noisy(c)                               -- the CoV is above controls.bound
+--   local c = controls.measure(deps.bench, bench_opts)  -- {gflops = {...}, median, cov, ...}
+--   controls.noisy(c)                                   -- the CoV is above controls.bound
 local controls = {}
 
 controls.bound = 0.05  -- the CoV above which a report warns
@@ -52,10 +52,10 @@ end
 
 -- Evaluates the control kernel `n` times, one evaluation after another, with the run's
 -- options. Nil (and why) when any evaluation is not ok.
-function controls.measure(bench, bench_opts, n)
+function controls.measure(benchmark, bench_opts, n)
   local gflops = {}
   for i = 1, n or controls.evaluations do
-    local r = bench.evaluate(controls.source, bench_opts)
+    local r = benchmark.evaluate(controls.source, bench_opts)
     if r.status ~= "ok" then return nil, r.status .. ": " .. tostring(r.message) end
     gflops[i] = r.gflops
   end

@@ -1,12 +1,16 @@
 -- Reading an experiment's runs back: one entry per configuration, its per-step (or
 -- per-iteration) series, its best kernel and that kernel's lineage, and the paper's
 -- Table II and Table III as markdown.
+-- One file over 600 lines: the reading, the statistics over seeds and the tables share
+-- the shape of an entry that only this module defines.
 --
 --   local results = require "results"
 --   local exp = results.load("runs/experiment2")   -- every configuration under it
 --   results.table2(exp), results.table3(exp), results.lineage_table(best.lineage)
 
+local controls = require "controls"
 local stages = require "stages"
+local sweep = require "engine.sweep"
 
 local results = {}
 
@@ -15,6 +19,18 @@ local function sorted_keys(t)
   for k in pairs(t) do keys[#keys + 1] = k end
   table.sort(keys)
   return keys
+end
+
+-- A markdown table's row of cells, and its first two rows: `columns` holds {title,
+-- alignment} per column ("---", "---:", ":---:").
+local function md_row(cells)
+  return "| " .. table.concat(cells, " | ") .. " |"
+end
+
+local function md_head(columns)
+  local titles, aligns = {}, {}
+  for i, c in ipairs(columns) do titles[i], aligns[i] = c[1], c[2] end
+  return {md_row(titles), md_row(aligns)}
 end
 
 -- Configurations in the paper's order: by compiler level, then learning rate, then any
@@ -306,13 +322,11 @@ end
 
 -- Table III: the techniques of each configuration's best kernel.
 function results.table3(exp)
-  local header = {"configuration", "techniques of the best kernel"}
-  local align = {"---", "---"}
+  local columns = {{"configuration", "---"}, {"techniques of the best kernel", "---"}}
   for _, tech in ipairs(stages.techniques) do
-    header[#header + 1] = results.technique_name(exp, tech)
-    align[#align + 1] = ":---:"
+    columns[#columns + 1] = {results.technique_name(exp, tech), ":---:"}
   end
-  local rows = {"| " .. table.concat(header, " | ") .. " |", "| " .. table.concat(align, " | ") .. " |"}
+  local rows = md_head(columns)
   for _, cfg in ipairs(exp.configs) do
     local cells = {cfg.name}
     if cfg.best then
@@ -325,7 +339,7 @@ function results.table3(exp)
       cells[2] = "(no successful kernel)"
       for _ = 1, #stages.techniques do cells[#cells + 1] = "" end
     end
-    rows[#rows + 1] = "| " .. table.concat(cells, " | ") .. " |"
+    rows[#rows + 1] = md_row(cells)
   end
   return table.concat(rows, "\n") .. "\n"
 end
@@ -344,19 +358,15 @@ end
 
 -- SQD's pools: how many kernels each stage kept after every iteration (experiment 2).
 function results.pools_table(exp)
-  local header = {"configuration", "iteration"}
-  local align = {"---", "---:"}
-  for s = 1, stages.count do
-    header[#header + 1] = "stage " .. s
-    align[#align + 1] = "---:"
-  end
-  local rows = {"| " .. table.concat(header, " | ") .. " |", "| " .. table.concat(align, " | ") .. " |"}
+  local columns = {{"configuration", "---"}, {"iteration", "---:"}}
+  for s = 1, stages.count do columns[#columns + 1] = {"stage " .. s, "---:"} end
+  local rows = md_head(columns)
   for _, cfg in ipairs(exp.configs) do
     for _, m in ipairs(cfg.metrics) do
       if m.kind == "iteration" and m.pool then
         local cells = {cfg.name, tostring(m.iteration)}
         for s = 1, stages.count do cells[#cells + 1] = tostring(m.pool[s] or 0) end
-        rows[#rows + 1] = "| " .. table.concat(cells, " | ") .. " |"
+        rows[#rows + 1] = md_row(cells)
       end
     end
   end
@@ -376,8 +386,6 @@ end
 -- Seeds: runs that differ only in their seed form one group; its figures are given as a
 -- mean and a 95% interval over the seeds (Student t with n - 1 degrees of freedom).
 ---------------------------------------------------------------------------------------
-
-local sweep = require "engine.sweep"
 
 -- The 0.975 quantiles of Student's t for 1..30 degrees of freedom, then 40, 60, 120 and
 -- the normal limit: the half-width of a two-sided 95% interval is t * sd / sqrt(n).
@@ -631,7 +639,6 @@ end
 -- again and again: controls.lua), one line per run, with a warning above the bound. Nil
 -- when no run measured it.
 function results.noise_text(exp)
-  local controls = require "controls"
   local lines, noisy = {}, {}
   for _, cfg in ipairs(exp.configs) do
     local c = cfg.control

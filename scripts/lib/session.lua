@@ -1,18 +1,20 @@
--- A session: the policy, its trainer and the run of one configuration, and the stages a
--- work item of experiment.pipeline goes through on it (sample, judge, re-measure, update,
--- commit). Both experiments build theirs with experiment.session(...), which is
--- session.new.
+-- A session: the policy, its trainer and the run of one configuration, and the phases a
+-- work item of runs.pipeline goes through on it (sample, judge, re-measure, update,
+-- commit). Both experiments get theirs from runs.with_run, which calls session.new.
 --
 --   local s = session.new(run, opts, config, deps, pol)
 --   local item = s:item({step = 3}, texts, completions, sample_s)
 --   s:start_item(item, stage, async); s:collect_item(item, scheme, ctx, async)
 --   local records = s:commit({item}, {describe = ..., store = ..., mark = ...}, since)
 
+local checks = require "checks"
+local cli = require "cli"
 local controls = require "controls"
 local evaluate = require "evaluate"
-local experiment = require "experiment"
+local metrics = require "metrics"
 local prompts = require "prompts"
 local reward = require "reward"
+local wiring = require "wiring"
 
 local session = {}
 
@@ -20,26 +22,26 @@ local Session = {}
 Session.__index = Session
 session.Session = Session  -- for scripts and tests that build their own sessions
 
--- opts: the parsed options; config: {lr =, beta =, opt = ...}; deps: experiment.deps();
--- pol: the policy when the caller loaded it already (experiment.load_policy, before it
+-- opts: the parsed options; config: {lr =, beta =, opt = ...}; deps: wiring.deps();
+-- pol: the policy when the caller loaded it already (wiring.load_policy, before it
 -- opened the run, so that a bad model leaves no run directory).
 function session.new(run, opts, config, deps, pol)
   local self = setmetatable({run = run, opts = opts, config = config, deps = deps}, Session)
   if pol then
-    self.policy, self.model = pol, experiment.model_dir(opts, deps)
+    self.policy, self.model = pol, wiring.model_dir(opts, deps)
   else
-    self.policy, self.model = experiment.load_policy(opts, deps)
+    self.policy, self.model = wiring.load_policy(opts, deps)
   end
   self.learns = (config.lr or 0) > 0
   if self.learns then
-    self.trainer = deps.train.grpo(self.policy, experiment.train_opts(opts, config))
+    self.trainer = deps.train.grpo(self.policy, wiring.train_opts(opts, config))
     local updates = run:get("updates", 0)
     if updates > 0 then self:restore(updates) end
   end
-  self.bench_opts = experiment.bench_opts(opts, config)
-  self.task = experiment.task(opts, config)
+  self.bench_opts = wiring.bench_opts(opts, config)
+  self.task = wiring.task(opts, config)
   if deps.bench.machine and run:get("machine") == nil then
-    local machine, nodes = experiment.measuring_machine(deps)
+    local machine, nodes = checks.measuring_machine(deps)
     run:set("machine", machine)
     if nodes then run:set("nodes", nodes) end
   end
@@ -92,7 +94,7 @@ function Session:restore(updates)
     name = last_saved
   end
   local path = self.run:checkpoint_path(name)
-  experiment.try(string.format("cannot resume %s from its checkpoint %s", self.run:dir(), path),
+  cli.try(string.format("cannot resume %s from its checkpoint %s", self.run:dir(), path),
                  self.trainer.load, self.trainer, path)
   log.info("restored the trainer", {checkpoint = name})
 end
@@ -103,15 +105,13 @@ function Session:sample(message_lists, seed)
   local texts = {}
   for i, msgs in ipairs(message_lists) do
     if self.opts.template == "model" then
-      if not self.policy.chat then experiment.fail("--template=model: the policy has no chat method") end
+      if not self.policy.chat then cli.fail("--template=model: the policy has no chat method") end
       texts[i] = self.policy:chat(msgs)
     else
       texts[i] = prompts.render(msgs)
     end
   end
-  local o = self.opts
-  local out = self.policy:sample(texts, {n = o.G, temperature = o.temperature, top_p = o.top_p,
-                                         max_tokens = o.max_tokens, seed = seed})
+  local out = self.policy:sample(texts, wiring.sample_opts(self.opts, seed))
   if #out ~= #texts then
     error(string.format("policy:sample returned %d groups for %d prompts", #out, #texts))
   end
@@ -174,11 +174,11 @@ function Session:start_confirm(results, background)
   end
   local c = setmetatable({top = top}, Confirmation)
   if not top then return c end
-  local bench = self.deps.bench
-  if background and bench.submit_batch then
-    c.batch = bench.submit_batch({top.code}, self.bench_opts)
+  local benchmark = self.deps.bench
+  if background and benchmark.submit_batch then
+    c.batch = benchmark.submit_batch({top.code}, self.bench_opts)
   else
-    c.again = bench.evaluate_batch({top.code}, self.bench_opts)[1]
+    c.again = benchmark.evaluate_batch({top.code}, self.bench_opts)[1]
   end
   return c
 end
@@ -233,8 +233,8 @@ function Session:record(prompt, completions, results, fields)
 end
 
 ---------------------------------------------------------------------------------------
--- Work items: what experiment.pipeline moves through its stages. An item holds, per
--- group, the rendered prompt (texts) and the completions; the stages below add the
+-- Work items: what runs.pipeline moves through its phases. An item holds, per
+-- group, the rendered prompt (texts) and the completions; the phases below add the
 -- judgement, the rewards and the re-measurement, and Session:commit trains on items and
 -- stores them. Experiment 1's item is a step (its prompts' groups), experiment 2's one
 -- SQD group.
@@ -278,8 +278,8 @@ end
 function Session:commit(items, how, since)
   local groups = {}
   for _, item in ipairs(items) do
-    for g, text in ipairs(item.texts) do
-      groups[#groups + 1] = {prompt = text, completions = item.completions[g], rewards = item.rewards[g]}
+    for g in ipairs(item.texts) do  -- the completions carry their prompt
+      groups[#groups + 1] = {completions = item.completions[g], rewards = item.rewards[g]}
     end
   end
   local t0 = sys.now()
@@ -291,7 +291,7 @@ function Session:commit(items, how, since)
   local run, records = self.run, {}
   for i, item in ipairs(items) do
     local last = i == #items
-    local record = experiment.summary(item.all)
+    local record = metrics.summary(item.all)
     record.seconds = {sample = item.sample_s, evaluate = item.start_s + item.wait_s + (last and now - t1 or 0),
                       update = last and t1 - t0 or 0, wall = last and now - since or 0}
     record.staleness = run:get("updates", 0) - item.updates  -- updates since it was sampled

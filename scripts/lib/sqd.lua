@@ -14,6 +14,7 @@
 --   local plan = sqd.plan(pools, seed_node, {rng = sqd.rng(7)})
 --   local pools = sqd.file(children, {pool_size = 10, rng = sqd.rng(8)})
 
+local prompts = require "prompts"
 local stages = require "stages"
 
 local sqd = {}
@@ -146,7 +147,6 @@ end
 
 -- The prompt messages for a selection (see prompts.lua).
 function sqd.prompt(pick, task)
-  local prompts = require "prompts"
   local node = pick.node
   if pick.action == "deepen" then return prompts.advance(node.code, pick.stage - 1, task) end
   if pick.action == "repair" then return prompts.repair(node.code, pick.stage, node.message, task) end
@@ -169,6 +169,17 @@ end
 function sqd.node(sample)
   return {id = sample.id, stage = sample.stage, status = sample.status, gflops = sample.gflops,
           code = sample.code, message = sample.extra and sample.extra.message or nil}
+end
+
+-- The pools a run stored (sqd.pool_ids under "pool") as nodes again, and its seed code's
+-- node (the sample under "seed_id"): what the next iteration's plan selects from.
+function sqd.load_pools(run)
+  local pools = {}
+  for s, ids in ipairs(run:get("pool", {})) do
+    pools[s] = {}
+    for i, id in ipairs(ids) do pools[s][i] = sqd.node(run:sample(id)) end
+  end
+  return pools, sqd.node(run:sample(run:get("seed_id")))
 end
 
 return sqd

@@ -88,7 +88,7 @@ function fakes.policy()
           local k = (base + i // 2) % #list + 1
           if list == good then k = math.min(#good, k + self.skill) end
           out[p][i] = {text = list[k], tokens = {k, i}, logprobs = {-0.5, -0.25},
-                       finish_reason = "stop", skill = self.skill}
+                       finish_reason = "stop", skill = self.skill, prompt = prompt}
         end
       end
       return out
@@ -154,11 +154,14 @@ function fakes.train()
     function trainer:step(groups)
       self.staleness[#self.staleness + 1] = self.updates - groups[1].completions[1].skill
       for _, g in ipairs(groups) do
-        assert(type(g.prompt) == "string", "a group needs its prompt text")
+        -- as pol:sample's handles do, the completions carry their prompt: none is sent again
+        for _, c in ipairs(g.completions) do
+          assert(c.prompt == g.completions[1].prompt, "a group's completions answer one prompt")
+        end
         assert(#g.completions == #g.rewards, "one reward per completion")
         for _, r in ipairs(g.rewards) do assert(type(r) == "number", "rewards are numbers") end
         for k in pairs(g) do
-          assert(k == "prompt" or k == "completions" or k == "rewards", "unexpected group field " .. k)
+          assert(k == "completions" or k == "rewards", "unexpected group field " .. k)
         end
         self.groups[#self.groups + 1] = g
       end
@@ -180,7 +183,7 @@ function fakes.train()
   return train
 end
 
--- The primitives for experiment.run(opts, deps).
+-- The primitives for an experiment script's M.run(opts, deps).
 function fakes.deps()
   return {policy = fakes.policy(), bench = fakes.bench(), train = fakes.train()}
 end

@@ -6,7 +6,7 @@ local PRIMITIVES = os.getenv("EXPERIMENTS_PRIMITIVES") or "fake"
 
 local M = {fake = PRIMITIVES == "fake"}
 
--- deps for experiment.run.
+-- deps for an experiment script's M.run(opts, deps).
 function M.deps()
   if M.fake then return require("fakes").deps() end
   return {policy = require "engine.policy", bench = require "engine.bench",
@@ -22,12 +22,11 @@ end
 
 -- Parses an experiment's command line with the primitives' options first, as a user
 -- would type it: parse(exp1, "experiment1", {"--steps=2"}).
-function M.parse(exp, name, options)
-  local experiment = require "experiment"
+function M.parse(exp, name, extra)
   local argv = {[0] = name .. ".lua"}
   for _, o in ipairs(M.options()) do argv[#argv + 1] = o end
-  for _, o in ipairs(options) do argv[#argv + 1] = o end
-  return experiment.parse(argv, exp.spec)
+  for _, o in ipairs(extra) do argv[#argv + 1] = o end
+  return require("options").parse(argv, exp.spec)
 end
 
 -- Runs `engine SCRIPT args...` ($ENGINE_TEST_EXE); returns its output (stdout and

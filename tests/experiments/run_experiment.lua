@@ -5,7 +5,8 @@
 -- tests then run it again with --resume.
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 package.path = here .. "/?.lua;" .. package.path
-local experiment = require "experiment"
+local cli = require "cli"
+local options = require "options"
 local primitives = require "primitives"
 
 local name = assert(arg[1], "usage: run_experiment.lua experiment1|experiment2 [options]")
@@ -25,4 +26,4 @@ if kill_at then
   end}, {__index = bench})
 end
 -- as the script's own main: a user's mistake ends in one line and status 1
-experiment.main(argv[0], function() exp.run(experiment.parse(argv, exp.spec), deps) end, argv)
+cli.main(argv[0], function() exp.run(options.parse(argv, exp.spec), deps) end, argv)

@@ -1,7 +1,7 @@
 -- A kernel becomes a run's best only once a second, independent evaluation confirms it:
 -- the step's max, Table II and best_kernel.c show the lower of the two figures.
 local t = require "engine.test"
-local experiment = require "experiment"
+local metrics = require "metrics"
 local results = require "results"
 
 -- A benchmark whose second evaluation of a kernel is slower (or fails) than its first.
@@ -34,7 +34,7 @@ t.test("the best kernel is re-measured and the step's max is the lower figure", 
   t.eq(top.code, "fast")
   t.eq(bench.calls, {"fast"})
   t.eq(top.confirmed_gflops, 40)
-  local summary = experiment.summary(rs)
+  local summary = metrics.summary(rs)
   t.eq(summary.max_gflops, 40)
   t.eq(summary.max_gflops_measured, 100)
   t.eq(rs[1].reward, 100, "the reward keeps the first measurement")
@@ -47,7 +47,7 @@ t.test("a best kernel that fails its second evaluation is not confirmed", functi
   s:confirm_best(rs)
   t.eq(rs[1].confirmed_gflops, 0)
   t.eq(rs[1].second.status, "verification_error")
-  t.eq(experiment.summary(rs).max_gflops, 0)
+  t.eq(metrics.summary(rs).max_gflops, 0)
 end)
 
 t.test("the report's best is the best confirmed kernel, with both figures", function()

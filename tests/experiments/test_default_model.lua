@@ -2,7 +2,7 @@
 -- writes for the stage-6 prompt, and short versions of both experiments run as a user
 -- runs them, with no --model (the small profile), to their reports.
 local t = require "engine.test"
-local experiment = require "experiment"
+local wiring = require "wiring"
 local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")
 local model_check = dofile(engine.scripts[1] .. "/model_check.lua")
 
@@ -13,8 +13,8 @@ local function sh(cmd)
 end
 
 t.test("the default model is shipped", function()
-  t.ok(sys.exists(experiment.default_model .. "/config.json"), experiment.default_model)
-  t.ok(sys.exists(experiment.default_model .. "/tokenizer.json"))
+  t.ok(sys.exists(wiring.default_model .. "/config.json"), wiring.default_model)
+  t.ok(sys.exists(wiring.default_model .. "/tokenizer.json"))
 end)
 
 t.test("it writes varied kernels that mostly compile and pass verification", function()

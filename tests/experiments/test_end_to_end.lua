@@ -5,7 +5,6 @@ local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 package.path = here .. "/?.lua;" .. package.path
 
 local t = require "engine.test"
-local experiment = require "experiment"
 local primitives = require "primitives"
 local reward = require "reward"
 local sqd = require "sqd"

@@ -2,14 +2,17 @@
 -- the small profile, and the errors a user meets first.
 local t = require "engine.test"
 local args = require "engine.args"
-local experiment = require "experiment"
+local checks = require "checks"
+local cli = require "cli"
+local options = require "options"
+local wiring = require "wiring"
 
 local exp1 = dofile(engine.scripts[1] .. "/experiment1.lua")
 local exp2 = dofile(engine.scripts[1] .. "/experiment2.lua")
 
 local function parse(exp, argv)
   argv[0] = "experiment.lua"
-  return experiment.parse(argv, exp.spec)
+  return options.parse(argv, exp.spec)
 end
 
 t.test("the paper's values are the defaults with --model", function()
@@ -30,7 +33,7 @@ t.test("benchmark options are checked by the benchmark's rules before anything i
     local argv = {"--model=/m"}
     for _, a in ipairs(case[1]) do argv[#argv + 1] = a end
     local ok, err = pcall(parse, exp1, argv)
-    t.ok(not ok and experiment.is_user_error(err), "a user's mistake: " .. tostring(err))
+    t.ok(not ok and cli.is_user_error(err), "a user's mistake: " .. tostring(err))
     t.contains(tostring(err), case[2])
     t.contains(tostring(err), "--warmup=")
   end
@@ -38,10 +41,10 @@ end)
 
 t.test("the trainer gets the paper's GRPO settings, LoRA only when asked", function()
   local o = parse(exp1, {"--model=/m"})
-  t.eq(experiment.train_opts(o, {lr = 5e-7, beta = 0.01}),
+  t.eq(wiring.train_opts(o, {lr = 5e-7, beta = 0.01}),
        {lr = 5e-7, beta = 0.01, clip = 0.2, loss = "grpo", num_iterations = 1, scale_rewards = "group"})
   local o2 = parse(exp2, {"--model=/m", "--lora_r=32", "--micro_batch=8", "--scale_rewards=batch"})
-  t.eq(experiment.train_opts(o2, {lr = 5e-7}),
+  t.eq(wiring.train_opts(o2, {lr = 5e-7}),
        {lr = 5e-7, beta = 0.0, clip = 0.2, loss = "grpo", num_iterations = 1, micro_batch = 8,
         scale_rewards = "batch", lora = {r = 32, alpha = 64.0, dropout = 0.1}})
   local _, err = require("engine.args").try_parse({[0] = "x", "--model=/m", "--scale_rewards=std"}, exp2.spec)
@@ -96,16 +99,16 @@ t.test("--help lists every option with its default", function()
 end)
 
 t.test("a missing model is named, with what to do", function()
-  local shipped = experiment.default_model
-  experiment.default_model = t.tmpdir() .. "/small"
-  local ok, err = pcall(experiment.model_dir, {}, {injected = false})
-  experiment.default_model = shipped
+  local shipped = wiring.default_model
+  wiring.default_model = t.tmpdir() .. "/small"
+  local ok, err = pcall(wiring.model_dir, {}, {injected = false})
+  wiring.default_model = shipped
   t.ok(not ok)
   t.contains(tostring(err), "/small is missing: restore it")
   t.contains(tostring(err), "pass --model=DIR")
-  t.raises(function() experiment.model_dir({model = "/nowhere"}, {injected = false}) end,
+  t.raises(function() wiring.model_dir({model = "/nowhere"}, {injected = false}) end,
            "--model=/nowhere: no Hugging Face checkpoint there")
-  t.eq(experiment.model_dir({model = "/nowhere"}, {injected = true}), "/nowhere")
+  t.eq(wiring.model_dir({model = "/nowhere"}, {injected = true}), "/nowhere")
 end)
 
 -- Impossible values are refused by the parser, with one line naming the option, before
@@ -166,32 +169,32 @@ t.test("--device=auto is the default: CUDA when the policy module sees it, else 
   t.eq(assert(args.try_parse({}, model_check.spec)).device, "auto")
   local gpu = {cuda_available = function() return true end}
   local cpu = {cuda_available = function() return false end}
-  t.eq(experiment.device("auto", gpu), "cuda")
-  t.eq(experiment.device("auto", cpu), "cpu")
-  t.eq(experiment.device("auto", {}), "cpu", "a policy module that cannot tell")
-  t.eq(experiment.device("cpu", gpu), "cpu")
-  t.eq(experiment.device("cuda:1", gpu), "cuda:1")
-  t.raises(function() experiment.device("cuda", cpu) end, "--device=cuda: this engine sees no CUDA device")
+  t.eq(wiring.device("auto", gpu), "cuda")
+  t.eq(wiring.device("auto", cpu), "cpu")
+  t.eq(wiring.device("auto", {}), "cpu", "a policy module that cannot tell")
+  t.eq(wiring.device("cpu", gpu), "cpu")
+  t.eq(wiring.device("cuda:1", gpu), "cuda:1")
+  t.raises(function() wiring.device("cuda", cpu) end, "--device=cuda: this engine sees no CUDA device")
   if rawget(_G, "policy") then
-    t.eq(experiment.device("auto"), policy.cuda_available() and "cuda" or "cpu")
+    t.eq(wiring.device("auto"), policy.cuda_available() and "cuda" or "cpu")
   end
   -- the policy is loaded on the resolved device
   local seen
   local deps = {injected = true, policy = {cuda_available = function() return true end,
                                            load = function(dir, o) seen = o; return {} end}}
-  experiment.load_policy({model = "/m", device = "auto", dtype = "bf16"}, deps)
+  wiring.load_policy({model = "/m", device = "auto", dtype = "bf16"}, deps)
   t.eq(seen, {device = "cuda", dtype = "bf16"})
 end)
 
 t.test("a primitive's error the user can act on becomes one line without a traceback", function()
-  local ok, err = pcall(experiment.try, "cannot resume runs/x", function()
+  local ok, err = pcall(cli.try, "cannot resume runs/x", function()
     error("train: corrupt runs/x/trainer.json\nframe #0: c10::Error", 0)
   end)
   t.ok(not ok)
-  t.ok(experiment.is_user_error(err), "a user's error")
+  t.ok(cli.is_user_error(err), "a user's error")
   t.eq(tostring(err), "cannot resume runs/x: train: corrupt runs/x/trainer.json")
-  t.eq(select(2, experiment.try("x", function(a, b) return a, b end, 1, 2)), 2)
-  local _, user = pcall(experiment.try, "outer", function() experiment.fail("inner") end)
+  t.eq(select(2, cli.try("x", function(a, b) return a, b end, 1, 2)), 2)
+  local _, user = pcall(cli.try, "outer", function() cli.fail("inner") end)
   t.eq(tostring(user), "inner", "a user's error passes unchanged")
 end)
 
@@ -202,38 +205,38 @@ local function with_meminfo(total_mb, available_mb, fn)
   f:write(string.format("MemTotal:       %d kB\nMemFree:        1 kB\nMemAvailable:   %d kB\n",
                         total_mb * 1024, available_mb * 1024))
   f:close()
-  local real = experiment.meminfo_file
-  experiment.meminfo_file = file
+  local real = checks.meminfo_file
+  checks.meminfo_file = file
   local ok, err = pcall(fn)
-  experiment.meminfo_file = real
+  checks.meminfo_file = real
   if not ok then error(err, 0) end
 end
 
 t.test("--threads and --size are bounded by the machine that measures the kernels", function()
-  experiment.check_threads({threads = 4}, {cores = 4})
-  t.raises(function() experiment.check_threads({threads = 5}, {cores = 4}) end,
+  checks.check_threads({threads = 4}, {cores = 4})
+  t.raises(function() checks.check_threads({threads = 5}, {cores = 4}) end,
            "--threads=5: at most 4, the cores of the machine that times the kernels")
   with_meminfo(65536, 65536, function()
-    t.eq(experiment.meminfo("MemAvailable"), 65536 * 2^20)
+    t.eq(checks.meminfo("MemAvailable"), 65536 * 2^20)
     -- the reference's 25 calls of 4 matrices of size^2 doubles within 4096 MB: 2317 fits
     local o = {warmup = 1, runs = 3, max_runs = 10, size = 2317}
-    experiment.check_size(o, true)
+    checks.check_size(o, true)
     o.size = 2318
-    t.raises(function() experiment.check_size(o, true) end,
+    t.raises(function() checks.check_size(o, true) end,
              "--size=2318: at most 2317 here: 25 calls (the OpenBLAS reference's")
-    experiment.check_size(o, false)  -- the experiment's own 11 calls hold it
+    checks.check_size(o, false)  -- the experiment's own 11 calls hold it
     o.size, o.warmup, o.max_runs = 3000, 4, 60
-    t.raises(function() experiment.check_size(o, false) end, "64 calls (--warmup + --max_runs)")
+    t.raises(function() checks.check_size(o, false) end, "64 calls (--warmup + --max_runs)")
   end)
   with_meminfo(2048, 2048, function()  -- a small machine: half its memory
-    t.raises(function() experiment.check_size({warmup = 1, runs = 3, max_runs = 10, size = 1200}, true) end,
+    t.raises(function() checks.check_size({warmup = 1, runs = 3, max_runs = 10, size = 1200}, true) end,
              "--size=1200: at most 1158 here")
-    t.raises(function() experiment.check_size({warmup = 1, runs = 3, max_runs = 10, size = 1200}, true) end,
+    t.raises(function() checks.check_size({warmup = 1, runs = 3, max_runs = 10, size = 1200}, true) end,
              "(half of MemTotal)")
   end)
   -- parsed: refused as the user's mistake, on one line
   local ok, err = pcall(parse, exp1, {"--model=/m", "--size=20000"})
-  t.ok(not ok and experiment.is_user_error(err), tostring(err))
+  t.ok(not ok and cli.is_user_error(err), tostring(err))
   t.contains(tostring(err), "--size=20000: at most ")
   t.ok(not tostring(err):find("\n"), "one line: " .. tostring(err))
   if rawget(_G, "bench") then
@@ -245,36 +248,36 @@ t.test("--threads and --size are bounded by the machine that measures the kernel
 end)
 
 t.test("--G is bounded by the memory sampling needs at least", function()
-  local small = json.read(experiment.default_model .. "/config.json")
+  local small = json.read(wiring.default_model .. "/config.json")
   -- the key/value cache of 4 layers x 2 heads x 64 (fp32) for 512 tokens, the mask, the logits
   local row = 2 * 4 * 2 * 64 * 512 * 4 + 512 * 4 + 2 * 4096 * 4
-  t.eq({experiment.sampling_bytes(small, {G = 16, max_tokens = 512, dtype = "fp32"}, 2)},
+  t.eq({checks.sampling_bytes(small, {G = 16, max_tokens = 512, dtype = "fp32"}, 2)},
        {16 * 2 * row, row})
-  local bf16 = experiment.sampling_bytes(small, {G = 16, max_tokens = 512, dtype = "bf16"}, 2)
+  local bf16 = checks.sampling_bytes(small, {G = 16, max_tokens = 512, dtype = "bf16"}, 2)
   t.ok(bf16 < 16 * 2 * row, "bf16 halves the cache")
-  t.eq(experiment.sampling_bytes({model_type = "qwen2"}, {G = 1, max_tokens = 1, dtype = "fp32"}, 1), nil)
+  t.eq(checks.sampling_bytes({model_type = "qwen2"}, {G = 1, max_tokens = 1, dtype = "fp32"}, 1), nil)
   with_meminfo(4096, 1024, function()
     local o = {G = 16, max_tokens = 512, dtype = "fp32", prompts_per_step = 2}
-    experiment.check_memory(o, experiment.default_model, "cpu")
+    checks.check_memory(o, wiring.default_model, "cpu")
     o.G = 1000
-    t.raises(function() experiment.check_memory(o, experiment.default_model, "cpu") end,
+    t.raises(function() checks.check_memory(o, wiring.default_model, "cpu") end,
              "--G=1000: 1000 completions x 2 prompt(s) of up to 512 tokens need at least 4066 MB")
-    t.raises(function() experiment.check_memory(o, experiment.default_model, "cpu") end,
+    t.raises(function() checks.check_memory(o, wiring.default_model, "cpu") end,
              "more than the 1024 MB free (MemAvailable): lower --G (at most 251) or --max_tokens")
-    experiment.check_memory(o, experiment.default_model, "cuda")  -- the GPU's memory: not known
+    checks.check_memory(o, wiring.default_model, "cuda")  -- the GPU's memory: not known
   end)
 end)
 
 t.test("a primitive's message loses the bytes of a damaged file it quotes", function()
-  t.eq(experiment.clean_message("train: corrupt x/trainer.json: [json.exception.parse_error.101] parse "
+  t.eq(cli.clean_message("train: corrupt x/trainer.json: [json.exception.parse_error.101] parse "
                                 .. "error at line 1, column 3: invalid literal; last read: '\"ab\1\255'"
                                 .. "; expected end of input\nframe #0"),
        "train: corrupt x/trainer.json: parse error at line 1, column 3: invalid literal")
-  t.eq(experiment.clean_message("bad name '" .. ("x"):rep(100) .. "' in y"),
+  t.eq(cli.clean_message("bad name '" .. ("x"):rep(100) .. "' in y"),
        "bad name '" .. ("x"):rep(57) .. "...' in y")
-  t.eq(experiment.clean_message("a\1b \255\254 c"), "a?b ?? c")
-  t.eq(experiment.clean_message("runs/café: gone"), "runs/café: gone", "UTF-8 is text")
-  local ok, err = pcall(experiment.try, "cannot resume r", function()
+  t.eq(cli.clean_message("a\1b \255\254 c"), "a?b ?? c")
+  t.eq(cli.clean_message("runs/café: gone"), "runs/café: gone", "UTF-8 is text")
+  local ok, err = pcall(cli.try, "cannot resume r", function()
     error("json: cannot parse r/trainer.json: [json.exception.parse_error.101] parse error; last read: '"
           .. ("\255"):rep(500), 0)
   end)
@@ -282,15 +285,15 @@ t.test("a primitive's message loses the bytes of a damaged file it quotes", func
   t.eq(tostring(err), "cannot resume r: json: cannot parse r/trainer.json: parse error")
 end)
 
--- experiment.main in a child engine: what reaches the terminal.
+-- cli.main in a child engine: what reaches the terminal.
 t.test("main prints a user's mistake as one line, a script's bug with its traceback", function()
   local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")
   local script = t.tmpdir() .. "/main.lua"
   local f = assert(io.open(script, "w"))
   f:write([[
-local experiment = require "experiment"
-experiment.main("demo.lua", function(argv)
-  if argv[1] == "user" then experiment.fail("--model=/x: no Hugging Face checkpoint there") end
+local cli = require "cli"
+cli.main("demo.lua", function(argv)
+  if argv[1] == "user" then cli.fail("--model=/x: no Hugging Face checkpoint there") end
   local t = nil
   return t.field  -- a bug in a script being edited
 end, arg)
@@ -314,7 +317,7 @@ end)
 
 t.test("running without the engine's primitives says which is missing", function()
   if rawget(_G, "policy") then return end  -- the engine has them: nothing to check
-  t.raises(function() experiment.deps({bench = {}, train = {}}) end, "this engine has no 'policy' module")
+  t.raises(function() wiring.deps({bench = {}, train = {}}) end, "this engine has no 'policy' module")
 end)
 
 t.run()

@@ -5,8 +5,9 @@ local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 package.path = here .. "/?.lua;" .. package.path
 
 local t = require "engine.test"
-local experiment = require "experiment"
+local cli = require "cli"
 local primitives = require "primitives"
+local runs = require "runs"
 
 local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")
 local exp1 = dofile(engine.scripts[1] .. "/experiment1.lua")
@@ -58,7 +59,7 @@ t.test("a missing or malformed --model leaves no run directory, and the fixed co
     deps.policy.load = function() error("safetensors: truncated file\nframe #0", 0) end
     local ok, err = pcall(exp1.run, parse(exp1, "experiment1", {"--out=" .. out, "--steps=1",
                                                                  table.unpack(E1)}), deps)
-    t.ok(not ok and experiment.is_user_error(err), tostring(err))
+    t.ok(not ok and cli.is_user_error(err), tostring(err))
     t.eq(tostring(err), "--model=fake-model: cannot load the model on cpu: safetensors: "
                         .. "truncated file")
     t.ok(not sys.exists(out), "no run directory was made")
@@ -115,7 +116,7 @@ t.test("an --out holding another experiment's runs is refused; report.lua refuse
   t.eq(sys.listdir(out), {"beta=0,lr=5e-07,opt=O3"}, "no run of experiment 2 was made")
   local ok, err = pcall(exp2.run, parse(exp2, "experiment2", {"--out=" .. out, "--iterations=1",
                                                               "--resume"}), primitives.deps())
-  t.ok(not ok and experiment.is_user_error(err), "--resume too: " .. tostring(err))
+  t.ok(not ok and cli.is_user_error(err), "--resume too: " .. tostring(err))
   -- a directory that mixes them all the same (runs moved into it): no report of both
   local other = t.tmpdir() .. "/runs2"
   exp2.run(parse(exp2, "experiment2", {"--out=" .. other, "--iterations=1", "--profile=paper",
@@ -152,10 +153,10 @@ sys.sleep(60)
     local opts = parse(exp1, "experiment1", {"--out=" .. out, "--resume", "--steps=1",
                                              table.unpack(E1)})
     local ok, err = pcall(exp1.run, opts, primitives.deps())
-    t.ok(not ok and experiment.is_user_error(err))
+    t.ok(not ok and cli.is_user_error(err))
     t.contains(tostring(err), "is in use by another engine (pid " .. pid .. ")")
-    ok, err = pcall(experiment.open_run, config_dir, {}, {resume = true})
-    t.ok(not ok and experiment.is_user_error(err))
+    ok, err = pcall(runs.open_run, config_dir, {}, {resume = true})
+    t.ok(not ok and cli.is_user_error(err))
     t.contains(tostring(err), config_dir .. " is in use by another engine (pid " .. pid .. ")")
   end
   os.execute("kill -9 " .. pid)
@@ -170,7 +171,7 @@ t.test("--resume with other options names them, and no option the command line l
   local other = {"--out=" .. out, "--resume", "--steps=2", table.unpack(E1)}
   other[#other + 1] = "--size=16"
   local ok, err = pcall(exp1.run, parse(exp1, "experiment1", other), primitives.deps())
-  t.ok(not ok and experiment.is_user_error(err), tostring(err))
+  t.ok(not ok and cli.is_user_error(err), tostring(err))
   t.contains(tostring(err), "holds a run made with other options (they differ in: size)")
   t.ok(not tostring(err):find("replace_config"), tostring(err))
   -- the same options resume
@@ -187,7 +188,7 @@ t.test("a damaged checkpoint stops --resume with one line naming it", function()
   local ok, err = pcall(exp1.run, parse(exp1, "experiment1", {"--resume", "--steps=2",
                                                               table.unpack(base)}),
                         primitives.deps())
-  t.ok(not ok and experiment.is_user_error(err), tostring(err))
+  t.ok(not ok and cli.is_user_error(err), tostring(err))
   t.contains(tostring(err), "from its checkpoint " .. ckpt)
   t.ok(not tostring(err):find("\n"), "one line: " .. tostring(err))
   -- experiment 2 likewise, and the run is free again afterwards (the failed engine closed it)
@@ -199,7 +200,7 @@ t.test("a damaged checkpoint stops --resume with one line naming it", function()
   write(ckpt2 .. "/trainer.json", "{damaged")
   ok, err = pcall(exp2.run, parse(exp2, "experiment2", {"--resume", "--iterations=2",
                                                         table.unpack(e2)}), primitives.deps())
-  t.ok(not ok and experiment.is_user_error(err), tostring(err))
+  t.ok(not ok and cli.is_user_error(err), tostring(err))
   t.contains(tostring(err), "from its checkpoint " .. ckpt2)
   t.eq(store.holder(out2 .. "/lr=5e-07,opt=O3"), nil, "the failed run was closed")
 end)
@@ -266,7 +267,7 @@ t.test("a run made before an option existed resumes at the option's old value, n
   local ok, err = pcall(exp2.run, parse(exp2, "experiment2", {"--resume", "--iterations=3",
                                                               "--scale_rewards=batch", table.unpack(e2)}),
                         primitives.deps())
-  t.ok(not ok and experiment.is_user_error(err), tostring(err))
+  t.ok(not ok and cli.is_user_error(err), tostring(err))
   t.contains(tostring(err), "they differ in: scale_rewards")
 end)
 

@@ -5,7 +5,7 @@ local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 package.path = here .. "/?.lua;" .. package.path
 
 local t = require "engine.test"
-local experiment = require "experiment"
+local options = require "options"
 local primitives = require "primitives"
 
 local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")
@@ -20,9 +20,9 @@ local E1 = {"--profile=paper", "--G=2", "--prompts_per_step=1", "--size=32", "--
             "--lr=0.0,5e-7", "--beta=0.0"}
 
 t.test("--seeds: a count or a list; one seed is --seed", function()
-  t.eq(experiment.parse_seeds("3"), {1, 2, 3})
-  t.eq(experiment.parse_seeds("4,9,2"), {4, 9, 2})
-  t.eq(experiment.parse_seeds(""), nil)
+  t.eq(options.parse_seeds("3"), {1, 2, 3})
+  t.eq(options.parse_seeds("4,9,2"), {4, 9, 2})
+  t.eq(options.parse_seeds(""), nil)
   local o = parse(exp1, "experiment1", {"--seeds=3", table.unpack(E1)})
   t.eq(o.seed_list, {1, 2, 3})
   local configs = exp1.configs(o)
@@ -42,14 +42,13 @@ t.test("--seeds: a count or a list; one seed is --seed", function()
 end)
 
 t.test("the small profiles run 4 and 3 seeds; --seed or --seeds given by the user win", function()
-  local e = require "experiment"
   for exp, seeds in pairs{[exp1] = {1, 2, 3, 4}, [exp2] = {1, 2, 3}} do
-    t.eq(e.parse({[0] = "x.lua"}, exp.spec).seed_list, seeds, "the default run")
-    local one = e.parse({[0] = "x.lua", "--seed=7"}, exp.spec)
+    t.eq(options.parse({[0] = "x.lua"}, exp.spec).seed_list, seeds, "the default run")
+    local one = options.parse({[0] = "x.lua", "--seed=7"}, exp.spec)
     t.eq(one.seed_list, {7})
     t.eq(one.seed, 7)
-    t.eq(e.parse({[0] = "x.lua", "--seeds=4,5"}, exp.spec).seed_list, {4, 5})
-    t.eq(e.parse({[0] = "x.lua", "--model=/m"}, exp.spec).seed_list, {1}, "the paper's: one seed")
+    t.eq(options.parse({[0] = "x.lua", "--seeds=4,5"}, exp.spec).seed_list, {4, 5})
+    t.eq(options.parse({[0] = "x.lua", "--model=/m"}, exp.spec).seed_list, {1}, "the paper's: one seed")
   end
 end)
 

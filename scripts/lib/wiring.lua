@@ -1,0 +1,126 @@
+-- What a run is built from: the primitives it calls (injected, so tests can stand in for
+-- them), the model and the device it runs on, and what each primitive is handed, made
+-- from the parsed options and one configuration: the trainer's options, the benchmark's,
+-- the prompts' task. The experiments and the scripts that sample or evaluate as they do
+-- build these here, so all of them measure the same problem.
+--
+-- The primitives (deps) default to the engine's modules:
+--   deps.policy  policy.load(dir, {device =, dtype =}) -> pol; pol:sample(prompts, opts)
+--   deps.bench   bench.evaluate_batch(sources, opts); bench.machine() (optional)
+--   deps.train   train.grpo(pol, wiring.train_opts()) -> trainer; trainer:step(groups);
+--                trainer:save(dir) and trainer:load(dir) for checkpoints
+
+local cli = require "cli"
+local prompts = require "prompts"
+
+local wiring = {}
+
+-- The default model: the small kernel-writing model shipped in the engine's models/
+-- (models/small/README.md says how scripts/experiments/pretrain.lua made it).
+wiring.default_model_name = "small"
+wiring.default_model = engine.models .. "/" .. wiring.default_model_name
+
+-- The primitives: the caller's, else the engine's modules.
+function wiring.deps(deps)
+  deps = deps or {}
+  local engine_policy = rawget(_G, "policy") or package.loaded["engine.policy"]
+  local out = {injected = deps.policy ~= nil and deps.policy ~= engine_policy}
+  for _, name in ipairs{"policy", "bench", "train"} do
+    out[name] = deps[name] or rawget(_G, name)
+    if out[name] == nil then
+      local ok, mod = pcall(require, "engine." .. name)
+      if ok then out[name] = mod end
+    end
+    if out[name] == nil then
+      cli.fail(string.format("this engine has no '%s' module (engine.%s): build it, or "
+                             .. "pass a stand-in as deps.%s", name, name, name))
+    end
+  end
+  return out
+end
+
+-- The model directory, with a clear error when it is missing or its config.json is not
+-- JSON.
+function wiring.model_dir(opts, deps)
+  local dir = opts.model or wiring.default_model
+  if not deps.injected and not sys.exists(dir .. "/config.json") then
+    if opts.model then
+      cli.fail(string.format("--model=%s: no Hugging Face checkpoint there (config.json "
+                             .. "is missing)", dir))
+    end
+    cli.fail(string.format("the default model %s is missing: restore it from the "
+                           .. "repository (or remake it with engine pretrain.lua), or "
+                           .. "pass --model=DIR, a Hugging Face Qwen2/Llama checkpoint", dir))
+  end
+  if not deps.injected then
+    local ok, config = pcall(json.read, dir .. "/config.json")
+    if not ok or type(config) ~= "table" then
+      cli.fail(string.format("%s%s/config.json is not a model's JSON configuration%s",
+                             opts.model and "--model=" or "", dir,
+                             ok and "" or (": " .. cli.clean_message(config))))
+    end
+  end
+  return dir
+end
+
+-- The device of --device: auto is CUDA when the policy module sees a GPU, else cpu. An
+-- explicit cuda without one is refused here, before anything is created.
+function wiring.device(name, policy_module)
+  policy_module = policy_module or rawget(_G, "policy")
+  local has_cuda = type(policy_module) == "table" and policy_module.cuda_available
+                   and policy_module.cuda_available() or false
+  if name == nil or name == "auto" then return has_cuda and "cuda" or "cpu" end
+  if name:match("^cuda") and type(policy_module) == "table" and policy_module.cuda_available
+     and not has_cuda then
+    cli.fail(string.format("--device=%s: this engine sees no CUDA device (a CPU build "
+                           .. "of libtorch, or no GPU visible); use --device=cpu, or "
+                           .. "auto", name))
+  end
+  return name
+end
+
+-- Loads the policy of --model on --device. A model that is missing or does not load is the
+-- user's to fix: one line, and (called before a run is opened) no directory left behind.
+function wiring.load_policy(opts, deps)
+  local dir = wiring.model_dir(opts, deps)
+  local device = wiring.device(opts.device, deps.policy)
+  return cli.try(string.format("%s%s: cannot load the model on %s",
+                               opts.model and "--model=" or "", dir, device),
+                 deps.policy.load, dir, {device = device, dtype = opts.dtype}), dir
+end
+
+-- The GRPO trainer's options. beta = 0 loads no reference model (the trainer's contract).
+function wiring.train_opts(opts, config)
+  local t = {lr = config.lr, beta = config.beta or opts.beta or 0, clip = opts.clip,
+             loss = opts.loss, num_iterations = opts.num_iterations,
+             scale_rewards = opts.scale_rewards}
+  if opts.micro_batch > 0 then t.micro_batch = opts.micro_batch end
+  if opts.lora_r > 0 then
+    t.lora = {r = opts.lora_r, alpha = opts.lora_alpha, dropout = opts.lora_dropout}
+  end
+  return t
+end
+
+-- What pol:sample is asked for: G completions of each prompt, drawn with `seed`.
+function wiring.sample_opts(opts, seed)
+  return {n = opts.G, temperature = opts.temperature, top_p = opts.top_p,
+          max_tokens = opts.max_tokens, seed = seed}
+end
+
+-- The problem and compiler settings every kernel is benchmarked with. C starts as NaN:
+-- the prompts say it must be fully overwritten, and a kernel that only adds into it fails.
+function wiring.bench_opts(opts, config)
+  local b = {opt = config.opt, timeout = opts.timeout, warmup = opts.warmup, runs = opts.runs,
+             max_runs = opts.max_runs, cov_target = opts.cov_target, verify = opts.verify,
+             problem = {M = opts.size, N = opts.size, K = opts.size, c_init = "nan"}}
+  if opts.threads > 0 then b.threads = opts.threads end
+  return b
+end
+
+-- The problem the prompts describe: its sizes, compiler level, threads and vector ISA.
+function wiring.task(opts, config)
+  return {M = opts.size, N = opts.size, K = opts.size, opt = config.opt,
+          threads = opts.threads > 0 and opts.threads or nil, isa = prompts.isa(opts.isa)}
+end
+
+return wiring
