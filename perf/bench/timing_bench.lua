@@ -107,15 +107,19 @@ void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
 end
 
 local cost = {old = {}, new = {}, batch = {}}
-local function evaluate_path(src, nthreads, path)
+-- The kernels evaluated in one batch on a path's calls; `cost_to` gets each kernel's share.
+local function evaluate_on(srcs, nthreads, path, cost_to)
   local o = {}
   for k, v in pairs(paths[path]) do o[k] = v end
   o.threads = nthreads
   local t0 = sys.now()
-  local r = bench.evaluate(src, o)
-  assert(r.status == "ok", r.status .. ": " .. r.message)
-  table.insert(cost[path], sys.now() - t0)
-  return r
+  local rs = bench.evaluate_batch(srcs, o)
+  table.insert(cost_to, (sys.now() - t0) / #srcs)
+  for _, r in ipairs(rs) do assert(r.status == "ok", r.status .. ": " .. r.message) end
+  return rs
+end
+local function evaluate_path(src, nthreads, path)
+  return evaluate_on({src}, nthreads, path, cost[path])[1]
 end
 -- Both paths, one after the other.
 local function evaluate(src, nthreads)
@@ -124,17 +128,8 @@ local function evaluate(src, nthreads)
 end
 -- The new path's calls on kernels evaluated together: GFLOPS by the fastest call of each.
 local function evaluate_together(srcs, nthreads)
-  local o = {}
-  for k, v in pairs(paths.new) do o[k] = v end
-  o.threads = nthreads
-  local t0 = sys.now()
-  local rs = bench.evaluate_batch(srcs, o)
-  table.insert(cost.batch, (sys.now() - t0) / #srcs)
   local g = {}
-  for i, r in ipairs(rs) do
-    assert(r.status == "ok", r.status .. ": " .. r.message)
-    g[i] = flops / sorted(r.times)[1] * 1e-9
-  end
+  for i, r in ipairs(evaluate_on(srcs, nthreads, "new", cost.batch)) do g[i] = flops / sorted(r.times)[1] * 1e-9 end
   return g
 end
 

@@ -278,8 +278,8 @@ end
 function Session:commit(items, how, since)
   local groups = {}
   for _, item in ipairs(items) do
-    for g in ipairs(item.texts) do  -- the completions carry their prompt
-      groups[#groups + 1] = {completions = item.completions[g], rewards = item.rewards[g]}
+    for g, completions in ipairs(item.completions) do  -- they carry their prompt
+      groups[#groups + 1] = {completions = completions, rewards = item.rewards[g]}
     end
   end
   local t0 = sys.now()

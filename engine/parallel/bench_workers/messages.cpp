@@ -1,21 +1,12 @@
 // The job and its messages: CBOR over MPI point-to-point, every call under g_mpi and
 // polled, never blocking inside MPI.
-#include <sched.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <deque>
-#include <map>
-#include <stdexcept>
 
-#include "bench/peak.hpp"
 #include "files/clock.hpp"
-#include "parallel/bench_workers/internal.hpp"
 #include "parallel/bench_workers/mpi_job.hpp"
 
 namespace cluster::mpi {
@@ -25,7 +16,6 @@ bool g_on = false, g_stopped = false;
 int g_rank = 0, g_size = 1;
 int g_trainers = 1;
 int g_local_trainer = 0;  // a trainer rank's index among the trainers of its node
-
 bool g_shares_cores = false;  // rank 0 runs on cores a worker times kernels on
 
 void nap() { std::this_thread::sleep_for(std::chrono::milliseconds(1)); }

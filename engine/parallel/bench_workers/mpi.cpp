@@ -2,20 +2,13 @@
 // workers, the trainer ranks' rendezvous published), stop, and evaluations spread over
 // the workers. Messages are CBOR: the evaluation process's own requests and records,
 // unresolved options (a worker resolves them against its own machine).
-#include <sched.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <deque>
-#include <map>
 #include <stdexcept>
 
-#include "bench/peak.hpp"
 #include "files/clock.hpp"
 #include "parallel/bench_workers/internal.hpp"
 #include "parallel/bench_workers/mpi_job.hpp"

@@ -1,20 +1,15 @@
 // Rank 0's side of the benchmark workers: the roster (hellos, heartbeats, workers dropped
 // when silent), the machine kinds checked, and a batch spread over the live workers in
 // chunks, each with a deadline, lost chunks sent again.
-#include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <deque>
 #include <map>
 #include <stdexcept>
 
-#include "bench/peak.hpp"
 #include "files/clock.hpp"
 #include "parallel/bench_workers/internal.hpp"
 #include "parallel/bench_workers/mpi_job.hpp"

@@ -6,12 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <deque>
-#include <map>
 #include <stdexcept>
 
 #include "bench/peak.hpp"

@@ -13,7 +13,7 @@
 #include "parallel/trainer_ranks/wire.hpp"
 
 namespace policy {
-// The wire fields of what crosses ranks (replica/wire.hpp finds these by argument type).
+// The wire fields of what crosses ranks (wire.hpp finds these by argument type).
 template <class IO>
 void fields(IO& io, LoadOptions& o) {
   io(o.device), io(o.dtype), io(o.threads), io(o.cuda_graphs);
