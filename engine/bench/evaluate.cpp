@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -182,7 +183,12 @@ std::unique_ptr<Task> checked_task(const EvalOptions& o) {
   if (!(o.cov_target >= 0 && o.cov_target <= 10)) bad("cov_target must be between 0 and 10");
   if (o.warmup + std::max(o.runs, o.max_runs) > 64)
     bad("warmup + runs (or max_runs) must be at most 64: every call gets inputs of its own");
-  return make_task(o.problem);  // checks the problem
+  auto task = make_task(o.problem);  // checks the problem
+  auto modes = task->verify_modes();
+  if (std::find(modes.begin(), modes.end(), o.verify) == modes.end())
+    bad("verify: \"" + o.verify + "\" is not a check of " + task->describe() + " (it is checked by \"" +
+        modes.front() + "\")");
+  return task;
 }
 
 }  // namespace

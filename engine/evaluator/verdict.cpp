@@ -61,12 +61,15 @@ std::string describe_fault(const Job& job, const ResolvedOptions& opts, const Ve
       const bool write = f.sig == SIGSEGV && f.code == SEGV_ACCERR;
       std::string loc = job.stage ? ctx.task.locate(*job.stage, a, write) : "";
       if (!loc.empty()) return "the kernel " + loc + where + " (" + signal_name(f.sig) + " at " + hex + ")";
-      const GuardedBuffer* out = job.stage ? &job.stage->output : nullptr;
-      if (out && out->in_guard(a)) {
-        auto d = reinterpret_cast<uintptr_t>(out->data());
-        return a < d ? "the kernel accessed " + std::to_string(d - a) + " bytes before the start of C" + where
-                     : "the kernel accessed " + std::to_string(a - d - out->bytes()) +
-                           " bytes past the end of C" + where;
+      const Stage* st = job.stage.get();
+      for (size_t o = 0; st && o < st->outputs.size(); ++o) {
+        const GuardedBuffer& out = st->outputs[o];
+        if (!out.in_guard(a)) continue;
+        const std::string& name = st->output_names.at(o);
+        auto d = reinterpret_cast<uintptr_t>(out.data());
+        return a < d ? "the kernel accessed " + std::to_string(d - a) + " bytes before the start of " + name + where
+                     : "the kernel accessed " + std::to_string(a - d - out.bytes()) + " bytes past the end of " +
+                           name + where;
       }
       if (a < 65536)
         return std::string("the kernel dereferenced a null pointer") + where + " (" + signal_name(f.sig) + " at " +
@@ -75,13 +78,20 @@ std::string describe_fault(const Job& job, const ResolvedOptions& opts, const Ve
       if (a >= ctx.stack_lo && a < ctx.stack_hi)
         return "the kernel overflowed the stack (" + signal_name(f.sig) + " at " + hex + ", stack limit " +
                std::to_string((ctx.stack_hi - ctx.stack_lo - (1 << 20)) >> 20) + " MB)";
-      if (out) {  // far off the end of C (past its guard page)
-        auto d = reinterpret_cast<uintptr_t>(out->data());
-        uintptr_t end = d + out->bytes();
-        if (a >= end && a - end < (uintptr_t(1) << 30))
-          return "the kernel accessed " + std::to_string(a - end) + " bytes past the end of C" + where + " (" +
-                 signal_name(f.sig) + " at " + hex + ")";
+      // Far off the end of an output (past its guard page): the nearest one below.
+      const GuardedBuffer* near = nullptr;
+      std::string near_name;
+      for (size_t o = 0; st && o < st->outputs.size(); ++o) {
+        uintptr_t end = reinterpret_cast<uintptr_t>(st->outputs[o].data()) + st->outputs[o].bytes();
+        if (a >= end && a - end < (uintptr_t(1) << 30) &&
+            (!near || end > reinterpret_cast<uintptr_t>(near->data()) + near->bytes())) {
+          near = &st->outputs[o];
+          near_name = st->output_names.at(o);
+        }
       }
+      if (near)
+        return "the kernel accessed " + std::to_string(a - reinterpret_cast<uintptr_t>(near->data()) - near->bytes()) +
+               " bytes past the end of " + near_name + where + " (" + signal_name(f.sig) + " at " + hex + ")";
       return "the kernel made an invalid memory access" + where + " (" + signal_name(f.sig) + " at " + hex +
              (f.main_thread ? "" : "; a stack overflow in a thread looks the same") + ")";
     }

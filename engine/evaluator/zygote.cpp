@@ -242,7 +242,7 @@ void Zygote::spawn(Job& job, const ResolvedOptions& opts, bool reference, std::v
     for (auto& other : all)
       if (&other != &job && other.stage) {
         for (auto& b : other.stage->inputs) b.unmap();
-        other.stage->output.unmap();
+        for (auto& b : other.stage->outputs) b.unmap();
       }
     int a = fcntl(up[1], F_DUPFD_CLOEXEC, 10), b = fcntl(down[0], F_DUPFD_CLOEXEC, 10);
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);

@@ -36,6 +36,11 @@
 // measured it, "host:rank", under mpirun; engine.cluster).
 // bench.reference takes the same options (warmup 5, runs 20 unless given; threads
 // 0/nil: the fastest count) and adds thread_trials {threads, min, median, cov}.
+//
+// Tasks of the suite (stdlib/tasks/*.lua, docs/tasks.md): bench.tasks() lists them
+// ({name, family, split, file, ...}), bench.task(name) gives one spec, and
+//   bench.evaluate(src, {task = "axpy", size = "test"})   -- size: a name or {n = ...}
+// evaluates on one (problem = {task =, size =, seed =} says the same).
 
 #include "bench/bench.hpp"
 #include "compile/compiler.hpp"
@@ -48,6 +53,27 @@ namespace host {
 
 template <>
 const char* Class<cluster::Submission>::name = "engine.bench.Batch";
+
+// A task of the suite by name: engine.tasks.resolve adds its spec, resolved for the size.
+static nlohmann::json resolve_task(lua_State* L, const nlohmann::json& problem, const char* where) {
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "engine.tasks");
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    std::string e = lua_tostring(L, -1) ? lua_tostring(L, -1) : "cannot load engine.tasks";
+    lua_pop(L, 1);
+    throw Error(std::string(where) + ": " + e);
+  }
+  lua_getfield(L, -1, "resolve");
+  push_json(L, problem);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+    std::string e = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error";
+    lua_pop(L, 2);
+    throw Error(std::string(where) + ": " + e);
+  }
+  nlohmann::json j = to_json(L, -1, "problem");
+  lua_pop(L, 2);
+  return j;
+}
 
 static bench::EvalOptions read_options(lua_State* L, int idx, const char* where,
                                        bench::EvalOptions o = {}) {
@@ -72,7 +98,13 @@ static bench::EvalOptions read_options(lua_State* L, int idx, const char* where,
     if (o.problem.is_array() && o.problem.empty()) o.problem = nlohmann::json::object();
   }
   lua_pop(L, 1);
+  for (const char* key : {"task", "size"}) {  // {task = NAME, size = ...}: problem's fields
+    t.push(key);
+    if (!lua_isnil(L, -1)) o.problem[key] = to_json(L, -1, key);
+    lua_pop(L, 1);
+  }
   t.done();
+  if (o.problem.contains("task") && !o.problem.contains("spec")) o.problem = resolve_task(L, o.problem, where);
   auto in_int = [&](int64_t v, const char* name) {
     if (v < 0 || v > (int64_t(1) << 30)) throw Error(std::string(where) + ": option '" + name + "' is out of range");
     return static_cast<int>(v);
@@ -226,6 +258,22 @@ static int bench_allowed_symbols(lua_State* L) {
   return 1;
 }
 
+// bench.tasks([filter]) and bench.task(name): the suite, as engine.tasks reads it from the
+// spec files (stdlib/tasks and the folders a user adds), in Lua.
+static int call_tasks(lua_State* L, const char* fn) {
+  const int args = lua_gettop(L);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "engine.tasks");
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, fn);
+  lua_remove(L, -2);
+  lua_insert(L, 1);
+  lua_call(L, args, 1);
+  return 1;
+}
+static int bench_tasks(lua_State* L) { return call_tasks(L, "list"); }
+static int bench_task(lua_State* L) { return call_tasks(L, "get"); }
+
 static int bench_backends(lua_State* L) {
   push_strings(L, bench::backend_names());
   return 1;
@@ -241,7 +289,8 @@ int open_bench(lua_State* L) {
                     HOST_FN("measure_peak", bench_measure_peak),
                     HOST_FN("backends", bench_backends), HOST_FN("check_options", bench_check_options),
                     HOST_FN("symbol_allowed", bench_symbol_allowed),
-                    HOST_FN("allowed_symbols", bench_allowed_symbols)});
+                    HOST_FN("allowed_symbols", bench_allowed_symbols), HOST_FN("tasks", bench_tasks),
+                    HOST_FN("task", bench_task)});
   return 1;
 }
 

@@ -19,97 +19,6 @@
 
 namespace bench {
 
-// ---- guarded buffers ------------------------------------------------------------
-
-static size_t page_size() {
-  static const size_t p = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return p;
-}
-
-GuardedBuffer::GuardedBuffer(size_t bytes, bool shared) : bytes_(bytes) {
-  const size_t page = page_size();
-  const size_t body = (bytes + 64 + page - 1) / page * page;  // room for the alignment slack
-  map_len_ = body + 2 * page;
-  base_ = mmap(nullptr, map_len_, PROT_NONE, (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
-  if (base_ == MAP_FAILED) {
-    base_ = nullptr;
-    throw std::runtime_error("cannot map " + std::to_string(bytes) + " bytes: " + std::strerror(errno));
-  }
-  auto* body_start = static_cast<char*>(base_) + page;
-  if (mprotect(body_start, body, PROT_READ | PROT_WRITE) != 0)
-    throw std::runtime_error(std::string("mprotect: ") + std::strerror(errno));
-  uintptr_t end = reinterpret_cast<uintptr_t>(body_start + body);
-  data_ = reinterpret_cast<double*>((end - bytes) & ~uintptr_t(63));
-}
-
-GuardedBuffer::~GuardedBuffer() { unmap(); }
-
-GuardedBuffer& GuardedBuffer::operator=(GuardedBuffer&& o) noexcept {
-  if (this != &o) {
-    unmap();
-    std::swap(base_, o.base_);
-    std::swap(map_len_, o.map_len_);
-    std::swap(data_, o.data_);
-    std::swap(bytes_, o.bytes_);
-  }
-  return *this;
-}
-
-void GuardedBuffer::protect_read_only() {
-  const size_t page = page_size();
-  mprotect(static_cast<char*>(base_) + page, map_len_ - 2 * page, PROT_READ);
-}
-
-void GuardedBuffer::unmap() {
-  if (base_) munmap(base_, map_len_);
-  base_ = nullptr;
-  data_ = nullptr;
-  map_len_ = bytes_ = 0;
-}
-
-bool GuardedBuffer::contains(uintptr_t a) const {
-  auto d = reinterpret_cast<uintptr_t>(data_);
-  return data_ && a >= d && a < d + bytes_;
-}
-
-bool GuardedBuffer::in_guard(uintptr_t a) const {
-  auto b = reinterpret_cast<uintptr_t>(base_);
-  return base_ && a >= b && a < b + map_len_ && !contains(a);
-}
-
-// ---- secrets ------------------------------------------------------------------
-
-SecretBuffer::SecretBuffer(size_t doubles) : doubles_(doubles) {
-  void* p = mmap(nullptr, std::max<size_t>(doubles, 1) * sizeof(double), PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) {
-    doubles_ = 0;
-    throw std::runtime_error("cannot map " + std::to_string(doubles * sizeof(double)) +
-                             " bytes for the reference data: " + std::strerror(errno));
-  }
-#ifdef MADV_WIPEONFORK
-  madvise(p, std::max<size_t>(doubles, 1) * sizeof(double), MADV_WIPEONFORK);  // children also unmap it
-#endif
-  data_ = static_cast<double*>(p);
-}
-
-SecretBuffer& SecretBuffer::operator=(SecretBuffer&& o) noexcept {
-  if (this != &o) {
-    forget();
-    std::swap(data_, o.data_);
-    std::swap(doubles_, o.doubles_);
-  }
-  return *this;
-}
-
-void SecretBuffer::forget() {
-  if (data_) munmap(data_, std::max<size_t>(doubles_, 1) * sizeof(double));
-  data_ = nullptr;
-  doubles_ = 0;
-}
-
-bool known_verify_mode(const std::string& mode) { return mode == "fp64" || mode == "paper"; }
-
 // ---- matmul -------------------------------------------------------------------
 
 namespace {
@@ -215,7 +124,9 @@ class Matmul final : public Task {
     Stage s;
     s.inputs.emplace_back(sizeof(double) * a_size(), true);
     s.inputs.emplace_back(sizeof(double) * b_size(), true);
-    s.output = GuardedBuffer(sizeof(double) * c_size(), true);
+    s.outputs.emplace_back(sizeof(double) * c_size(), true);
+    s.input_names = {"A", "B"};
+    s.output_names = {"C"};
     return s;
   }
 
@@ -224,11 +135,11 @@ class Matmul final : public Task {
     std::memcpy(s.inputs[0].data(), in, sizeof(double) * a_size());
     std::memcpy(s.inputs[1].data(), in + a_size(), sizeof(double) * b_size());
     const double fill = nan_init_ ? std::numeric_limits<double>::quiet_NaN() : 0.0;
-    std::fill(s.output.data(), s.output.data() + c_size(), fill);
+    std::fill(s.outputs[0].data(), s.outputs[0].data() + c_size(), fill);
   }
 
   void invoke(void* entry, Stage& s) const override {
-    reinterpret_cast<MatmulFn>(entry)(s.inputs[0].data(), s.inputs[1].data(), s.output.data(), M_, N_, K_);
+    reinterpret_cast<MatmulFn>(entry)(s.inputs[0].data(), s.inputs[1].data(), s.outputs[0].data(), M_, N_, K_);
   }
 
   void* reference_entry(int threads) override {
@@ -246,7 +157,7 @@ class Matmul final : public Task {
   }
 
   Check verify(const Stage& s, int call, const std::string& mode, uint64_t secret) const override {
-    const double* out = s.output.data();
+    const double* out = s.outputs[0].data();
     const double* want = set(call) + a_size() + b_size();
     const double* magnitude = want + c_size();
     const bool paper = mode == "paper";
@@ -372,7 +283,7 @@ class Matmul final : public Task {
 
 }  // namespace
 
-std::unique_ptr<Task> make_task(const nlohmann::json& p) {
+std::unique_ptr<Task> make_matmul(const nlohmann::json& p) {
   if (!p.is_object() && !p.is_null()) throw std::invalid_argument("problem must be a table");
   auto get_int = [&](const char* k, int64_t dflt, int64_t lo, int64_t hi) -> int64_t {
     if (p.is_null() || !p.contains(k)) return dflt;

@@ -1,7 +1,8 @@
 // What is evaluated: a task owns its inputs (different for every call), their reference
 // outputs, the one call the timer measures and the check of each call's result. The
-// sandbox knows only this interface, so other kernels (stencils, FFT) are new Task
-// types, not sandbox changes.
+// sandbox knows only this interface. Two kinds exist: the paper's matmul (matmul.cpp) and
+// the generic task a Lua spec describes (generic.cpp, spec.hpp), which every other task
+// of the suite is.
 #pragma once
 
 #include <cstddef>
@@ -14,8 +15,9 @@
 
 namespace bench {
 
-// Memory with PROT_NONE guard pages on both sides; the data ends exactly at the trailing
-// guard (up to 64-byte alignment of its start), so running off either end faults.
+// Memory with PROT_NONE guard pages on both sides; the data ends at the trailing guard
+// (up to 64-byte alignment of its start), so running off either end faults, and the
+// slack between the data and the guards holds all-ones bits (NaN, or -1 as int).
 class GuardedBuffer {
  public:
   GuardedBuffer() = default;
@@ -56,11 +58,13 @@ class SecretBuffer {
 };
 
 // The memory one kernel's process works on, shared with the zygote: the inputs of the
-// current call (read-only to the kernel) and its output. The zygote writes each call's
-// inputs and reads each call's output while the kernel's process is stopped.
+// current call (read-only to the kernel) and its outputs (in-out buffers hold their
+// inputs first). The zygote writes each call's inputs and reads each call's outputs while
+// the kernel's process is stopped. Names are the prototype's, for messages.
 struct Stage {
   std::vector<GuardedBuffer> inputs;
-  GuardedBuffer output;
+  std::vector<GuardedBuffer> outputs;
+  std::vector<std::string> input_names, output_names;
 };
 
 struct Check {
@@ -82,6 +86,8 @@ class Task {
   virtual std::string entry() const = 0;        // the function a kernel defines
   virtual double flops() const = 0;             // per call
   virtual nlohmann::json options() const = 0;   // the problem as given, with defaults
+  // The verify modes (known_verify_mode) this task checks by.
+  virtual std::vector<std::string> verify_modes() const { return {"fp64", "paper"}; }
 
   // In the zygote: inputs for `calls` calls, every call's values different from every
   // other's, with their reference outputs (computed by the library in a short-lived
@@ -110,8 +116,11 @@ class Task {
   virtual void forget_secrets() = 0;
 };
 
-// Builds the task a problem table describes: {kind = "matmul", M, N, K, seed, c_init}.
-// Throws std::invalid_argument naming a bad field.
+// Builds the task a problem table describes: {kind = "matmul", M, N, K, seed, c_init}, or
+// a spec's {task = NAME, size = {...}, seed, spec = {...}} (spec.hpp). Throws
+// std::invalid_argument naming a bad field.
 std::unique_ptr<Task> make_task(const nlohmann::json& problem);
+std::unique_ptr<Task> make_matmul(const nlohmann::json& problem);
+std::unique_ptr<Task> make_generic_task(const nlohmann::json& problem);
 
 }  // namespace bench

@@ -49,4 +49,10 @@ ResolvedOptions ResolvedOptions::from_json(const nlohmann::json& j) {
   return r;
 }
 
+nlohmann::json ResolvedOptions::as_recorded() const {
+  nlohmann::json j = options_to_json(*this);
+  if (j["problem"].is_object()) j["problem"].erase("spec");
+  return j;
+}
+
 }  // namespace bench

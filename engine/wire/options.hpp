@@ -26,7 +26,8 @@ struct EvalOptions {
   double timeout = 8;                 // seconds for the warm-up and timed calls together
   double compile_timeout = 60;        // seconds for compiling and loading
   int64_t memory_mb = 4096;           // address space the kernel may add to its process
-  nlohmann::json problem = nlohmann::json::object();  // {kind, M, N, K, seed, c_init}
+  nlohmann::json problem = nlohmann::json::object();  // {kind, M, N, K, seed, c_init} or
+                                                      // {task, size, seed, spec} (task/task.hpp)
   std::string verify = "fp64";        // "fp64": every element of every call within the
                                       // double-precision error bound; "paper": 105 points
                                       // of every call, relative error 1e-6
@@ -42,8 +43,9 @@ struct ResolvedOptions : EvalOptions {
 
   nlohmann::json to_json() const;
   static ResolvedOptions from_json(const nlohmann::json& j);
-  // As results record them: without march_flags (march says the same, joined).
-  nlohmann::json as_recorded() const { return options_to_json(*this); }
+  // As results record them: without march_flags (march says the same, joined), and a
+  // spec's task by its name and size (the spec's text is the task's file, not each record's).
+  nlohmann::json as_recorded() const;
 };
 
 }  // namespace bench

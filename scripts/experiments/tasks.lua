@@ -1,0 +1,54 @@
+-- The task suite as a table: name, family, split, FLOPs and bytes per call, the check's
+-- bound, for one named size of every task (docs/tasks.md holds its output).
+--
+--   engine tasks.lua                        # every task at its default size (train or heldout)
+--   engine tasks.lua --size=test --split=heldout --task_dir=my_tasks
+
+local args = require "engine.args"
+local tasks = require "engine.tasks"
+
+local opts = args.parse(arg, {
+  description = "Prints the task suite as a Markdown table.",
+  options = {
+    {"size", "", "the named size of every task (empty: train for training tasks, heldout for held-out ones)"},
+    {"split", "", "only this split (train or heldout; empty: both)"},
+    {"task_dir", "", "a folder of specs added to the suite's"},
+  },
+})
+if opts.task_dir ~= "" then tasks.add_dir(opts.task_dir) end
+if opts.split ~= "" and opts.split ~= "train" and opts.split ~= "heldout" then
+  error("--split must be train or heldout, got '" .. opts.split .. "'", 0)
+end
+
+local function si(x)
+  for _, u in ipairs({ { 1e12, "T" }, { 1e9, "G" }, { 1e6, "M" }, { 1e3, "k" } }) do
+    if x >= u[1] then return string.format("%.3g %s", x / u[1], u[2]) end
+  end
+  return string.format("%.3g", x)
+end
+
+local function size_text(size)
+  local keys = {}
+  for k in pairs(size) do keys[#keys + 1] = k end
+  table.sort(keys)
+  local parts = {}
+  for _, k in ipairs(keys) do parts[#parts + 1] = k .. "=" .. size[k] end
+  return table.concat(parts, " ")
+end
+
+local families = {}
+print("| task | family | split | size | FLOPs/call | bytes/call | FLOPs/byte | reference | bound |")
+print("| --- | --- | --- | --- | ---: | ---: | ---: | --- | --- |")
+for _, t in ipairs(tasks.list(opts.split ~= "" and opts.split or nil)) do
+  local spec = tasks.get(t.name)
+  local name = opts.size ~= "" and opts.size or nil
+  local resolved, size = tasks.resolve_spec(spec, name)
+  families[t.family] = (families[t.family] or 0) + 1
+  print(string.format("| %s | %s | %s | %s | %s | %s | %.2f | %s | %.4g u x %s |", t.name, t.family, t.split,
+    size_text(size), si(resolved.flops), si(resolved.bytes), resolved.flops / math.max(resolved.bytes, 1),
+    spec.builtin and "OpenBLAS dgemm (and 4 K u abs)" or "the spec's C at -O2",
+    resolved.bound.factor, spec.builtin and "(|A||B|)" or resolved.bound.scale))
+end
+local n, f = 0, 0
+for _, c in pairs(families) do n, f = n + c, f + 1 end
+print(string.format("\n%d tasks in %d families.", n, f))

@@ -1,0 +1,30 @@
+-- The dot product x . y: a reduction of n products (memory-bound).
+return {
+  name = "dot",
+  family = "blas1",
+  split = "train",
+  statement = "Return the dot product of the vectors x and y of length n.",
+  prototype = "double dot(int n, const double *x, const double *y)",
+  sizes = { train = { n = 1 << 20 }, heldout = { n = 2999999 }, test = { n = 1000 } },
+  args = {
+    n = { value = "n" },
+    x = { count = "n" },
+    y = { count = "n" },
+  },
+  flops = "2*n",
+  bytes = "16*n",
+  bound = {
+    factor = "2*n",
+    why = "a sum of n products in any order (blocked, vector lanes, threads), with or without FMA, "
+       .. "errs by at most n u sum |x[i] y[i]|; the reference's error is as large again. Single "
+       .. "precision errs by about 2^-24 times the sum, which is larger for every n here.",
+  },
+  techniques = { "simd", "unroll", "openmp", "reduction" },
+  reference = [[
+double dot(int n, const double *x, const double *y) {
+  double s = 0;
+  for (int i = 0; i < n; ++i) s += x[i] * y[i];
+  return s;
+}
+]],
+}
