@@ -16,6 +16,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -206,16 +207,6 @@ bool read_cache(const std::string& path, const Machine& m, MeasuredPeak& out) {
   }
 }
 
-void write_cache(const std::string& path, const MeasuredPeak& p, const Machine& m) {
-  std::string tmp = path + ".tmp" + std::to_string(getpid());
-  {
-    std::ofstream out(tmp);
-    if (!out) return;
-    out << to_json(p, m).dump(2) << "\n";
-    if (!out) return;
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) std::remove(tmp.c_str());
-}
 
 std::string default_cache_dir() {
   if (const char* d = std::getenv("ENGINE_CACHE_DIR"); d && *d) return d;
@@ -224,7 +215,140 @@ std::string default_cache_dir() {
   return "";
 }
 
+// The triad over one thread's slice, `reps` times; compiled for speed whatever the build.
+__attribute__((optimize("O3"))) void triad(double* __restrict a, const double* __restrict b,
+                                           const double* __restrict c, size_t n, int reps) {
+  for (int r = 0; r < reps; ++r)
+    for (size_t i = 0; i < n; ++i) a[i] = b[i] + 3.0 * c[i];
+}
+
+double wall_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+template <class T, class Measure, class Read, class Write>
+T cached(const std::string& dir, const std::string& file, Measure measure, Read read, Write write) {
+  T out;
+  const std::string path = dir.empty() ? "" : dir + "/" + file;
+  if (!path.empty() && read(path, out)) {
+    out.cache_file = path;
+    out.from_cache = true;
+    return out;
+  }
+  out = measure();
+  if (!path.empty() && make_dirs(dir)) {
+    write(path, out);
+    out.cache_file = path;
+  }
+  return out;
+}
+
+void write_json(const std::string& path, const nlohmann::json& j) {
+  std::string tmp = path + ".tmp" + std::to_string(getpid());
+  {
+    std::ofstream out(tmp);
+    if (!out) return;
+    out << j.dump(2) << "\n";
+    if (!out) return;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) std::remove(tmp.c_str());
+}
+
 }  // namespace
+
+MeasuredBandwidth measure_bandwidth() {
+  std::vector<int> cpus = allowed_cpus();
+  const size_t threads = cpus.size();
+  long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l3 <= 0) l3 = 32L << 20;
+  // Four times the last-level cache, within [64, 256] MiB an array (a VM's slice of a big
+  // shared L3 reports the whole of it).
+  size_t n = std::clamp<size_t>(4 * size_t(l3) / sizeof(double), size_t(8) << 20, size_t(32) << 20);
+  n = (n + 8 * threads - 1) / (8 * threads) * (8 * threads);
+  const size_t slice = n / threads;
+  auto* a = static_cast<double*>(std::aligned_alloc(64, n * sizeof(double)));
+  auto* b = static_cast<double*>(std::aligned_alloc(64, n * sizeof(double)));
+  auto* c = static_cast<double*>(std::aligned_alloc(64, n * sizeof(double)));
+  if (!a || !b || !c) {
+    std::free(a), std::free(b), std::free(c);
+    throw std::runtime_error("cannot allocate the bandwidth test's arrays");
+  }
+  constexpr int kRounds = 5, kReps = 2;
+  double best = 0;
+  for (int round = 0; round <= kRounds; ++round) {  // round 0 touches the pages: not counted
+    std::vector<double> seconds(threads, 0);
+    std::atomic<size_t> ready{0};
+    std::vector<std::thread> pool;
+    for (size_t t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        if (cpus[t] >= 0) {
+          cpu_set_t one;
+          CPU_ZERO(&one);
+          CPU_SET(cpus[t], &one);
+          pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+        }
+        double *x = a + t * slice, *y = b + t * slice, *z = c + t * slice;
+        if (round == 0)
+          for (size_t i = 0; i < slice; ++i) x[i] = 0, y[i] = 1, z[i] = 2;
+        ready.fetch_add(1);
+        while (ready.load() < threads) std::this_thread::yield();
+        double start = wall_seconds();
+        triad(x, y, z, slice, kReps);
+        seconds[t] = wall_seconds() - start;
+      });
+    for (auto& th : pool) th.join();
+    if (round == 0) continue;
+    double slowest = *std::max_element(seconds.begin(), seconds.end());
+    if (slowest > 0) best = std::max(best, 24.0 * double(slice * threads) * kReps / slowest * 1e-9);
+  }
+  g_sink.store(a[n / 2], std::memory_order_relaxed);
+  std::free(a), std::free(b), std::free(c);
+  MeasuredBandwidth m;
+  m.gbps = best;
+  m.cpus = static_cast<int>(threads);
+  m.date = today_utc();
+  std::ostringstream how;
+  how << "triad a = b + 3c over 3 arrays of " << (n * sizeof(double) >> 20) << " MiB on " << threads
+      << " CPUs at once, 24 bytes per element over the slowest thread's time, best of " << kRounds << " rounds";
+  m.method = how.str();
+  return m;
+}
+
+MeasuredBandwidth cached_bandwidth(const std::string& dir) {
+  const Machine& m = machine();
+  std::string file = cache_name(m);
+  file.replace(0, std::string("fp64-peak").size(), "memory-bandwidth");
+  return cached<MeasuredBandwidth>(
+      dir, file, measure_bandwidth,
+      [&](const std::string& path, MeasuredBandwidth& out) {
+        std::ifstream in(path);
+        if (!in) return false;
+        try {
+          auto j = nlohmann::json::parse(in);
+          if (j.at("model").get<std::string>() != m.model || j.at("cpus").get<int>() != m.cores) return false;
+          out.gbps = j.at("gbps").get<double>();
+          out.cpus = m.cores;
+          out.date = j.at("date").get<std::string>();
+          out.method = j.at("method").get<std::string>();
+          return std::isfinite(out.gbps) && out.gbps > 0;
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      [&](const std::string& path, const MeasuredBandwidth& b) {
+        write_json(path, {{"gbps", b.gbps}, {"cpus", b.cpus}, {"date", b.date}, {"method", b.method},
+                          {"model", m.model}});
+      });
+}
+
+const MeasuredBandwidth& measured_bandwidth() {
+  static std::once_flag once;
+  static MeasuredBandwidth b;
+  std::call_once(once, [] { b = cached_bandwidth(default_cache_dir()); });
+  return b;
+}
 
 MeasuredPeak measure_peak() {
   const Machine& m = machine();
@@ -256,19 +380,10 @@ MeasuredPeak measure_peak() {
 
 MeasuredPeak cached_peak(const std::string& dir) {
   const Machine& m = machine();
-  MeasuredPeak p;
-  std::string path = dir.empty() ? "" : dir + "/" + cache_name(m);
-  if (!path.empty() && read_cache(path, m, p)) {
-    p.cache_file = path;
-    p.from_cache = true;
-    return p;
-  }
-  p = measure_peak();
-  if (!path.empty() && make_dirs(dir)) {
-    write_cache(path, p, m);
-    p.cache_file = path;
-  }
-  return p;
+  return cached<MeasuredPeak>(
+      dir, cache_name(m), measure_peak,
+      [&](const std::string& path, MeasuredPeak& out) { return read_cache(path, m, out); },
+      [&](const std::string& path, const MeasuredPeak& p) { write_json(path, to_json(p, m)); });
 }
 
 const MeasuredPeak& measured_peak() {
@@ -295,7 +410,10 @@ nlohmann::json machine_record() {
           {"peak_formula", m.peak_formula},
           {"measured_peak_gflops", p.gflops},
           {"measured_peak_date", p.date},
-          {"measured_peak_method", p.method}};
+          {"measured_peak_method", p.method},
+          {"measured_bandwidth_gbps", measured_bandwidth().gbps},
+          {"measured_bandwidth_date", measured_bandwidth().date},
+          {"measured_bandwidth_method", measured_bandwidth().method}};
 }
 
 }  // namespace bench

@@ -1,4 +1,5 @@
-// The FP64 peak measured on this machine, the yardstick reports divide by.
+// The machine's measured limits, the roofline reports divide by: the FP64 peak (for
+// compute-bound tasks) and the memory bandwidth (for memory-bound ones).
 //
 // machine()'s nominal peak multiplies a clock by an assumed FMA pipe count: cores boost
 // past the nominal clock, and some CPUs (AMD Zen 4) issue 512-bit FMAs at half the rate
@@ -39,9 +40,24 @@ MeasuredPeak cached_peak(const std::string& dir);
 // $XDG_CACHE_HOME/engine, else ~/.cache/engine. Once per process.
 const MeasuredPeak& measured_peak();
 
+// The memory bandwidth: a STREAM-like triad (a = b + s c) over arrays four times the
+// last-level cache (64 to 256 MiB each), on every CPU this process may run on, each thread pinned and its slice
+// first touched by itself; bytes counted as STREAM does (24 per element, no
+// write-allocate), over the slowest thread's wall time; the best of a few rounds.
+struct MeasuredBandwidth {
+  double gbps = 0;
+  int cpus = 0;
+  std::string date, method, cache_file;
+  bool from_cache = false;
+};
+MeasuredBandwidth measure_bandwidth();
+MeasuredBandwidth cached_bandwidth(const std::string& dir);  // as cached_peak
+const MeasuredBandwidth& measured_bandwidth();               // as measured_peak
+
 // The machine record every consumer sees (bench.machine(), a benchmark worker's hello):
-// machine()'s fields with the nominal peak, and the measured one (measured_peak_gflops,
-// _date, _method), measured on first use.
+// machine()'s fields with the nominal peak, the measured one (measured_peak_gflops, _date,
+// _method) and the measured bandwidth (measured_bandwidth_gbps, _date, _method), measured
+// on first use.
 nlohmann::json machine_record();
 
 }  // namespace bench

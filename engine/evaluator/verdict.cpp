@@ -107,7 +107,7 @@ std::string describe_fault(const Job& job, const ResolvedOptions& opts, const Ve
 
 json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& ctx) {
   json r;
-  r = {{"status", "runtime_error"}, {"gflops", 0.0}, {"times", json::array()}, {"min", 0.0},
+  r = {{"status", "runtime_error"}, {"gflops", 0.0}, {"gbps", 0.0}, {"times", json::array()}, {"min", 0.0},
        {"median", 0.0}, {"mean", 0.0}, {"compile_ms", 0.0}, {"message", ""},
        {"backend", opts.backend}, {"fallback", false}, {"options", opts.as_recorded()}};
   r["environment"] = openmp_environment(opts.threads, job.reference);
@@ -124,6 +124,8 @@ json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& 
     if (c.contains("fallback_reason")) r["fallback_reason"] = c["fallback_reason"];
     if (c.contains("external_symbols")) r["external_symbols"] = c["external_symbols"];
     if (c.contains("features")) r["features"] = c["features"];
+    if (c.contains("library")) r["library"] = c["library"];  // a yardstick's
+    if (c.contains("version")) r["version"] = c["version"];
   }
   const int st = job.wstatus;
   auto set = [&](const char* status, const std::string& msg) {
@@ -194,6 +196,7 @@ json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& 
     } else {
       r["status"] = "ok";
       r["gflops"] = gflops;
+      r["gbps"] = ctx.task.bytes() / sorted.front() * 1e-9;  // the roofline's other axis
     }
   }
   r["check_ms"] = job.check_s * 1e3;

@@ -146,7 +146,7 @@ void Zygote::run() {
 
 Task& Zygote::task_for(const json& problem, int calls, int threads) {
   auto t = make_task(problem);
-  std::string key = t->describe();
+  std::string key = t->key();
   auto it = tasks_.find(key);
   if (it == tasks_.end()) {
     if (task_order_.size() >= 4) {  // a few problems' inputs at most
@@ -208,6 +208,7 @@ void Zygote::spawn(Job& job, const ResolvedOptions& opts, bool reference, std::v
 
   ChildSpec spec;
   spec.reference = job.reference = reference;
+  spec.yardstick = opts.yardstick;
   spec.source = job.source;
   spec.backend = opts.backend;
   spec.copts.opt = opts.opt;

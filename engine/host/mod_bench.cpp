@@ -21,6 +21,7 @@
 // Result: the evaluation process's record as it is (one shape from the kernel's child to
 // the script): status (library_violation, compile_error, timeout, runtime_error,
 // verification_error, rejected, ok), gflops (flops / fastest timed call; 0 unless ok),
+// gbps (the task's bytes per call / fastest timed call, GB/s),
 // times, min, median, mean (0 when nothing was timed), cov, harness_times, kernel_times
 // (the kernel process's own clock: counted only where longer), busy_threads (every call's
 // CPU time over its span, warm-up calls first: the threads at work), calls_over_cpu_bound
@@ -91,6 +92,7 @@ static bench::EvalOptions read_options(lua_State* L, int idx, const char* where,
   t.get("compile_timeout", o.compile_timeout);
   t.get("memory_mb", memory_mb);
   t.get("verify", o.verify, {"fp64", "paper"});
+  t.get("yardstick", o.yardstick);
   t.push("problem");
   if (!lua_isnil(L, -1)) {
     if (!lua_istable(L, -1)) throw Error(std::string(where) + ": option 'problem' must be a table");
@@ -229,6 +231,24 @@ static int bench_measure_peak(lua_State* L) {
   return 1;
 }
 
+// bench.measure_bandwidth([dir]): the memory bandwidth measured now ({gbps =, cpus =,
+// date =, method =}); with `dir`, the one cached there for this machine.
+static int bench_measure_bandwidth(lua_State* L) {
+  bench::MeasuredBandwidth b = lua_isnoneornil(L, 1)
+                                   ? bench::measure_bandwidth()
+                                   : bench::cached_bandwidth(check_string(L, 1, "bench.measure_bandwidth", "dir"));
+  lua_createtable(L, 0, 6);
+  set_number(L, "gbps", b.gbps);
+  lua_pushinteger(L, b.cpus);
+  lua_setfield(L, -2, "cpus");
+  set_string(L, "date", b.date);
+  set_string(L, "method", b.method);
+  set_string(L, "cache_file", b.cache_file);
+  lua_pushboolean(L, b.from_cache);
+  lua_setfield(L, -2, "from_cache");
+  return 1;
+}
+
 // bench.symbol_allowed(name): whether a kernel may reference `name` outside itself (the
 // allowed libraries every back end checks against).
 static int bench_symbol_allowed(lua_State* L) {
@@ -286,7 +306,7 @@ int open_bench(lua_State* L) {
   set_functions(L, {HOST_FN("evaluate", bench_evaluate), HOST_FN("evaluate_batch", bench_evaluate_batch),
                     HOST_FN("submit_batch", bench_submit_batch),
                     HOST_FN("reference", bench_reference), HOST_FN("machine", bench_machine),
-                    HOST_FN("measure_peak", bench_measure_peak),
+                    HOST_FN("measure_peak", bench_measure_peak), HOST_FN("measure_bandwidth", bench_measure_bandwidth),
                     HOST_FN("backends", bench_backends), HOST_FN("check_options", bench_check_options),
                     HOST_FN("symbol_allowed", bench_symbol_allowed),
                     HOST_FN("allowed_symbols", bench_allowed_symbols), HOST_FN("tasks", bench_tasks),

@@ -363,9 +363,12 @@ void set_openmp_environment(int threads, bool reference) {
   CompiledKernel k;
   void* entry = nullptr;
   if (spec.reference) {
-    compiled["backend"] = "openblas";
+    compiled["backend"] = spec.yardstick.empty() ? "yardstick" : spec.yardstick;
     try {
-      entry = spec.task->reference_entry(spec.threads);
+      Yardstick y = spec.task->reference_entry(spec.threads, spec.yardstick);
+      entry = y.entry;
+      compiled["backend"] = compiled["library"] = y.library;
+      compiled["version"] = y.version;
       compiled["status"] = "ok";
     } catch (const std::exception& e) {
       compiled["status"] = "compile_error";

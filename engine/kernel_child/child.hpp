@@ -17,7 +17,8 @@
 namespace bench::detail {
 
 struct ChildSpec {
-  bool reference = false;  // run the task's library routine instead of compiling
+  bool reference = false;  // run the task's yardstick instead of compiling
+  std::string yardstick;   // which one ("": the task's first)
   std::string source;
   std::string backend;
   CompileOptions copts;

@@ -44,6 +44,7 @@ using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, in
 constexpr int kRowMajor = 101, kNoTrans = 111;
 
 DgemmFn g_dgemm = nullptr;
+std::string g_openblas_version;
 void openblas_matmul(double* A, double* B, double* C, int M, int N, int K) {
   g_dgemm(kRowMajor, kNoTrans, kNoTrans, M, N, K, 1.0, A, K, B, N, 0.0, C, N);
 }
@@ -59,6 +60,8 @@ std::string load_openblas(int threads) {
   }
   g_dgemm = reinterpret_cast<DgemmFn>(dlsym(h, "cblas_dgemm"));
   if (!g_dgemm) return "libopenblas.so.0 has no cblas_dgemm";
+  using ConfigFn = const char* (*)();
+  if (auto config = reinterpret_cast<ConfigFn>(dlsym(h, "openblas_get_config"))) g_openblas_version = config();
   return {};
 }
 
@@ -85,10 +88,11 @@ class Matmul final : public Task {
   }
   std::string key() const override {
     return "matmul:" + std::to_string(M_) + "x" + std::to_string(N_) + "x" + std::to_string(K_) +
-           ":" + seed_text();
+           ":" + seed_text() + (nan_init_ ? ":nan" : ":zero");
   }
   std::string entry() const override { return "matmul_optimized"; }
   double flops() const override { return 2.0 * M_ * N_ * K_; }
+  double bytes() const override { return 8.0 * (double(M_) * K_ + double(K_) * N_ + double(M_) * N_); }
   nlohmann::json options() const override {
     nlohmann::json o = {{"kind", "matmul"}, {"M", M_}, {"N", N_}, {"K", K_}, {"c_init", nan_init_ ? "nan" : "zero"}};
     if (seed_ >= 0) o["seed"] = seed_;
@@ -142,11 +146,15 @@ class Matmul final : public Task {
     reinterpret_cast<MatmulFn>(entry)(s.inputs[0].data(), s.inputs[1].data(), s.outputs[0].data(), M_, N_, K_);
   }
 
-  void* reference_entry(int threads) override {
+  std::vector<std::string> yardsticks() const override { return {"openblas"}; }
+
+  Yardstick reference_entry(int threads, const std::string& name) override {
+    if (!name.empty() && name != "openblas")
+      throw std::runtime_error("matmul's yardstick is openblas, not '" + name + "'");
     std::string err = load_openblas(threads);
     if (!err.empty()) throw std::runtime_error(err);
     scratch_.assign(size_t(M_) * size_t(N_), 0.0);
-    return reinterpret_cast<void*>(&openblas_matmul);
+    return {reinterpret_cast<void*>(&openblas_matmul), "openblas", g_openblas_version};
   }
 
   void wake_reference(void* entry, Stage& s) override {

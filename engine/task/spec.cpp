@@ -148,6 +148,27 @@ TaskSpec spec_from_json(const json& j, const json& size) {
     bad("params", "too many parameters: 6 integer or pointer and 8 double ones travel in registers, and at "
                   "most " + std::to_string(kMaxStackArgs) + " more");
   if (outputs == 0) bad("params", "no output: a buffer with role out or inout, or returns = \"double\"");
+  if (j.contains("yardsticks")) {
+    const json& ys = j.at("yardsticks");
+    if (!ys.is_array()) bad("yardsticks", "must be a list");
+    for (size_t i = 0; i < ys.size(); ++i) {
+      const std::string at = "yardsticks[" + std::to_string(i + 1) + "]";
+      if (!ys[i].is_object()) bad(at, "must be a table");
+      YardstickSource y;
+      y.name = text(ys[i], "name", at);
+      if (y.name == "reference") bad(at + ".name", "\"reference\" is the spec's own C");
+      y.source = text(ys[i], "source", at);
+      const json& link = field(ys[i], "link", at);
+      if (!link.is_array()) bad(at + ".link", "must be a list of library names");
+      for (const auto& l : link) {
+        if (!l.is_string() || l.get<std::string>().empty() ||
+            l.get<std::string>().find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+          bad(at + ".link", "library names are lower-case letters, digits and _");
+        y.link.push_back(l.get<std::string>());
+      }
+      s.yardsticks.push_back(std::move(y));
+    }
+  }
   s.size = size;
   return s;
 }

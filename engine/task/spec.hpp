@@ -49,12 +49,22 @@ struct Bound {
   std::string scale = "inputs";
 };
 
+// A library routine that computes the task, as C calling the library with the task's
+// prototype; linked against `link` (-lNAME) in the reference child. It may define
+// `const char *yardstick_version(void)` and `void yardstick_init(int threads)`.
+struct YardstickSource {
+  std::string name;  // the library's: "openblas", "blis", "fftw", ...
+  std::vector<std::string> link;
+  std::string source;
+};
+
 struct TaskSpec {
   std::string name, family, split;  // split: "train" or "heldout"
   std::string entry;                // the function the kernel defines
   std::string returns = "void";     // "void" or "double" (the value is one more output)
   std::vector<Param> params;
   std::string reference;            // C source defining `entry`: the project's reference
+  std::vector<YardstickSource> yardsticks;
   double flops = 0, bytes = 0;      // per call
   Bound bound;
   nlohmann::json size;              // the size's variables, for describing and keys

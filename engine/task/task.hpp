@@ -78,13 +78,21 @@ struct Check {
 // relative error of 1e-6 (the points drawn from a secret the kernel never sees).
 bool known_verify_mode(const std::string& mode);
 
+// What bench.reference measures, loaded into the calling process (a reference child).
+struct Yardstick {
+  void* entry = nullptr;
+  std::string library;  // "openblas", "blis", "fftw", ... or "reference" (the spec's own C)
+  std::string version;  // as the library reports it
+};
+
 class Task {
  public:
   virtual ~Task() = default;
   virtual std::string describe() const = 0;     // "matmul 256x256x256 seed random"
-  virtual std::string key() const = 0;          // identical inputs share a key
+  virtual std::string key() const = 0;          // equal keys: the same task (the zygote keeps one)
   virtual std::string entry() const = 0;        // the function a kernel defines
   virtual double flops() const = 0;             // per call
+  virtual double bytes() const = 0;             // per call: each input read, each output written once
   virtual nlohmann::json options() const = 0;   // the problem as given, with defaults
   // The verify modes (known_verify_mode) this task checks by.
   virtual std::vector<std::string> verify_modes() const { return {"fp64", "paper"}; }
@@ -100,9 +108,11 @@ class Task {
   virtual void load_call(Stage& stage, int c) const = 0;
   // In the child, between the clock reads: exactly one call of the kernel.
   virtual void invoke(void* entry, Stage& stage) const = 0;
-  // In the child: the library routine measured by bench.reference (loaded there, so
-  // neither the zygote nor kernel children ever map it). Throws when unavailable.
-  virtual void* reference_entry(int threads) = 0;
+  // The yardsticks this task is measured against, by name: bench.reference tries each.
+  virtual std::vector<std::string> yardsticks() const = 0;
+  // In the child: the named yardstick ("" : the first) loaded with `threads` threads (there,
+  // so neither the zygote nor kernel children ever map it). Throws when unavailable.
+  virtual Yardstick reference_entry(int threads, const std::string& name) = 0;
   // In the child, before each call of the library routine (untimed): the same call into
   // memory of its own, so that the pool is awake and the inputs cached, as in a user's
   // loop over the same buffers. Kernels get no such call (it would hand them the answer).

@@ -5,11 +5,13 @@
 namespace bench {
 
 nlohmann::json options_to_json(const EvalOptions& o) {
-  return {{"opt", o.opt},         {"march", o.march},       {"backend", o.backend},
-          {"threads", o.threads}, {"warmup", o.warmup},     {"runs", o.runs},
-          {"max_runs", o.max_runs}, {"cov_target", o.cov_target}, {"timeout", o.timeout},
-          {"compile_timeout", o.compile_timeout}, {"memory_mb", o.memory_mb},
-          {"problem", o.problem}, {"verify", o.verify}};
+  nlohmann::json j = {{"opt", o.opt},         {"march", o.march},       {"backend", o.backend},
+                      {"threads", o.threads}, {"warmup", o.warmup},     {"runs", o.runs},
+                      {"max_runs", o.max_runs}, {"cov_target", o.cov_target}, {"timeout", o.timeout},
+                      {"compile_timeout", o.compile_timeout}, {"memory_mb", o.memory_mb},
+                      {"problem", o.problem}, {"verify", o.verify}};
+  if (!o.yardstick.empty()) j["yardstick"] = o.yardstick;  // bench.reference's only
+  return j;
 }
 
 EvalOptions options_from_json(const nlohmann::json& j) try {
@@ -27,6 +29,7 @@ EvalOptions options_from_json(const nlohmann::json& j) try {
   o.memory_mb = j.at("memory_mb").get<int64_t>();
   o.problem = j.at("problem");
   o.verify = j.at("verify").get<std::string>();
+  o.yardstick = j.value("yardstick", "");
   return o;
 } catch (const nlohmann::json::exception& e) {
   throw std::invalid_argument(std::string("evaluation options: ") + e.what());

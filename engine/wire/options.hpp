@@ -28,6 +28,8 @@ struct EvalOptions {
   int64_t memory_mb = 4096;           // address space the kernel may add to its process
   nlohmann::json problem = nlohmann::json::object();  // {kind, M, N, K, seed, c_init} or
                                                       // {task, size, seed, spec} (task/task.hpp)
+  std::string yardstick;              // bench.reference: the library to measure ("": the
+                                      // fastest of the task's yardsticks, Task::yardsticks)
   std::string verify = "fp64";        // "fp64": every element of every call within the
                                       // double-precision error bound; "paper": 105 points
                                       // of every call, relative error 1e-6

@@ -29,9 +29,9 @@ function M.add_dir(dir)
   local f = io.open(dir, "r")
   if not f then error("tasks.add_dir: no folder '" .. dir .. "'", 2) end
   f:close()
+  cache = nil  -- read again: the folder's files may have changed
   for _, d in ipairs(dirs) do if d == dir then return end end
   dirs[#dirs + 1] = dir
-  cache = nil
 end
 
 -- ---- prototypes -------------------------------------------------------------------
@@ -121,7 +121,7 @@ end
 local known_fields = {
   name = true, family = true, split = true, statement = true, prototype = true, sizes = true,
   args = true, reference = true, flops = true, bytes = true, bound = true, techniques = true,
-  requires = true, builtin = true, notes = true, roofline = true,
+  requires = true, builtin = true, notes = true, roofline = true, yardsticks = true,
 }
 local draws = {
   uniform = {}, spd = { "n" }, lower = { "n" }, upper = { "n" },
@@ -220,6 +220,24 @@ function M.check(spec, file)
         if a.draw[1] ~= "uniform" then bad(at .. ".draw", "a scalar is drawn uniformly") end
       elseif a.value == nil then
         bad(at .. ".value", "missing (a scalar is a value of the size or drawn)")
+      end
+    end
+  end
+  if spec.yardsticks ~= nil then
+    if type(spec.yardsticks) ~= "table" then bad("yardsticks", "must be a table: library name -> {link =, source =}") end
+    for lib, y in pairs(spec.yardsticks) do
+      local at = "yardsticks." .. tostring(lib)
+      if type(lib) ~= "string" or not lib:match("^[%l%d_]+$") or lib == "reference" then
+        bad(at, "a library's name (lower-case), not \"reference\" (the spec's own C)")
+      end
+      if type(y) ~= "table" then bad(at, "must be a table {link =, source =}") end
+      if type(y.link) == "string" then y.link = { y.link } end
+      if type(y.link) ~= "table" then bad(at .. ".link", "the libraries to link (\"openblas\" for -lopenblas)") end
+      for i, l in ipairs(y.link) do
+        if type(l) ~= "string" or not l:match("^[%l%d_]+$") then bad(at .. ".link[" .. i .. "]", "a library name") end
+      end
+      if type(y.source) ~= "string" or not y.source:find(spec.entry, 1, true) then
+        bad(at .. ".source", "missing (C defining " .. spec.entry .. " by calling the library)")
       end
     end
   end
@@ -360,6 +378,13 @@ function M.resolve_spec(spec, size)
     params = {},
   }
   if spec.builtin then return out, s end
+  if spec.yardsticks then
+    out.yardsticks = {}
+    for lib, y in pairs(spec.yardsticks) do
+      out.yardsticks[#out.yardsticks + 1] = { name = lib, link = y.link, source = y.source }
+    end
+    table.sort(out.yardsticks, function(a, b) return a.name < b.name end)
+  end
   for _, p in ipairs(spec.params) do
     local a = spec.args[p.name]
     local at = where .. ": args." .. p.name

@@ -43,6 +43,25 @@ t.test("the peak is cached per machine with its date, and an unreadable cache is
   t.eq(bench.measure_peak(dir).from_cache, true)
 end)
 
+t.test("the memory bandwidth is measured by a triad on every CPU and cached like the peak", function()
+  t.ok(m.measured_bandwidth_gbps > 0, m.measured_bandwidth_gbps)
+  t.contains(m.measured_bandwidth_method, "triad")
+  local dir = t.tmpdir() .. "/cache"
+  local first = bench.measure_bandwidth(dir)
+  t.eq(first.from_cache, false)
+  t.eq(first.cpus, m.cores)
+  -- no machine moves less than 0.5 GB/s or more than 10 TB/s through its cores
+  t.ok(first.gbps > 0.5 and first.gbps < 1e4, first.gbps)
+  t.ok(sys.exists(first.cache_file), first.cache_file)
+  local again = bench.measure_bandwidth(dir)
+  t.eq(again.from_cache, true)
+  t.eq(again.gbps, first.gbps)
+  local f = assert(io.open(first.cache_file, "w"))
+  f:write("[]")
+  f:close()
+  t.eq(bench.measure_bandwidth(dir).from_cache, false)
+end)
+
 t.test("OpenBLAS's fastest call reads below the measured peak", function()
   if forced then
     -- OpenBLAS picks its own kernels whatever the target: on a CPU whose AVX-512 is

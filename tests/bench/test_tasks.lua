@@ -200,7 +200,7 @@ for _, task in ipairs(tasks.list()) do
       t.ok(false, task.name .. " " .. kind .. ": " .. r[kind].status .. " " .. r[kind].message)
     end
     t.eq(r.plain.status, "ok", task.name .. " plain: " .. r.plain.message)
-    t.ok(r.plain.gflops > 0)
+    t.ok(r.plain.gbps > 0 and (r.plain.gflops > 0 or resolved.flops == 0), task.name .. " plain: no speed")
     failed("off_by_one", "verification_error", "runtime_error")
     failed("single", "verification_error")
     if r.pointer_cache then
@@ -218,6 +218,39 @@ for _, task in ipairs(tasks.list()) do
     end
   end)
 end
+
+t.test("the yardstick is the fastest library that works here, named with its version", function()
+  local r = bench.reference{task = "dot", size = "test", runs = 3, max_runs = 3, warmup = 1}
+  t.eq(r.status, "ok", r.message)
+  local names = {}
+  for _, trial in ipairs(r.yardstick_trials) do names[trial.yardstick] = trial end
+  t.ok(names.reference and names.openblas and names.blis, "every yardstick tried")
+  t.ok(r.library == "reference" or r.library == "openblas" or r.library == "blis", r.library)
+  if r.library == "openblas" then t.contains(r.version, "OpenBLAS") end
+  for _, trial in ipairs(r.yardstick_trials) do
+    if trial.status == "ok" then t.ok(r.median <= trial.median, trial.yardstick .. " was faster") end
+  end
+  local one = bench.reference{task = "dot", size = "test", yardstick = "reference", threads = 1, runs = 2, max_runs = 2}
+  t.eq(one.library, "reference")
+  t.eq(#one.yardstick_trials, 1)
+  t.raises(function() bench.reference{task = "dot", yardstick = "mkl"} end, "has no yardstick 'mkl'")
+  -- A library missing here is a failed trial; the others still measure.
+  local dir = t.tmpdir()
+  local text = io.open(here .. "/../../stdlib/tasks/dot.lua"):read("a")
+  text = text:gsub('link = "blis"', 'link = "no_such_library_here"')
+  write(dir .. "/dot.lua", text)
+  tasks.add_dir(dir)
+  local mixed = bench.reference{task = "dot", size = "test", runs = 2, max_runs = 2, warmup = 1}
+  t.eq(mixed.status, "ok", mixed.message)
+  local failed = false
+  for _, trial in ipairs(mixed.yardstick_trials) do
+    if trial.yardstick == "blis" then
+      failed = trial.status ~= "ok"
+      t.contains(trial.message, "no_such_library_here")
+    end
+  end
+  t.ok(failed, "the missing library failed its trial")
+end)
 
 t.test("records name the task and size, not the spec's text", function()
   local r = bench.evaluate(kernels_of("dot").plain, { task = "dot", size = { n = 77 }, threads = 1, runs = 1, max_runs = 1 })

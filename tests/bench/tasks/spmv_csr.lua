@@ -1,0 +1,34 @@
+-- Kernels for spmv_csr's tests: a plain row loop, one whose inner loop runs one entry too
+-- far, one in single precision.
+return {
+  plain = [==[
+void spmv_csr(int rows, int cols, const int *row_ptr, const int *col_idx, const double *val,
+              const double *x, double *y) {
+  for (int i = 0; i < rows; ++i) {
+    double s = 0;
+    for (int p = row_ptr[i]; p < row_ptr[i + 1]; ++p) s += val[p] * x[col_idx[p]];
+    y[i] = s;
+  }
+}
+]==],
+  off_by_one = [==[
+void spmv_csr(int rows, int cols, const int *row_ptr, const int *col_idx, const double *val,
+              const double *x, double *y) {
+  for (int i = 0; i < rows; ++i) {
+    double s = 0;
+    for (int p = row_ptr[i]; p <= row_ptr[i + 1]; ++p) s += val[p] * x[col_idx[p]];
+    y[i] = s;
+  }
+}
+]==],
+  single = [==[
+void spmv_csr(int rows, int cols, const int *row_ptr, const int *col_idx, const double *val,
+              const double *x, double *y) {
+  for (int i = 0; i < rows; ++i) {
+    float s = 0;
+    for (int p = row_ptr[i]; p < row_ptr[i + 1]; ++p) s += (float)val[p] * (float)x[col_idx[p]];
+    y[i] = s;
+  }
+}
+]==],
+}
