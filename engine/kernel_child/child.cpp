@@ -450,7 +450,7 @@ void set_openmp_environment(int threads, bool reference) {
   // Calls until the zygote closes the command pipe. Between calls the zygote stops this
   // process, checks the output and writes the next call's inputs.
   const Task& task = *spec.task;
-  bool tight = false;
+  bool tight = false, repinned = false;
   for (uint32_t call = 0;;) {
     char cmd = 0;
     ssize_t n = read(kFromZygoteFd, &cmd, 1);
@@ -468,7 +468,13 @@ void set_openmp_environment(int threads, bool reference) {
       // no untimed call (it could hand it the answer): the command is answered at once.
       // (Waking a kernel's OpenMP pool here by an empty parallel region was measured on
       // 16 cores: no steadier, and its spinning threads blurred the CPU-time bound.)
-      if (cmd == kWake && spec.reference) spec.task->wake_reference(entry, *spec.stage);
+      if (cmd == kWake && spec.reference) {
+        spec.task->wake_reference(entry, *spec.stage);
+        // A library that starts its threads at its first call (BLIS's OpenMP team, FFTW's
+        // threads) has them now: one per core, as those started at load.
+        if (!repinned) pin_threads(every_core);
+        repinned = true;
+      }
       send_record(kPong, "", 0);
       continue;
     }

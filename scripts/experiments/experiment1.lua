@@ -65,7 +65,7 @@ end
 local function baseline_gflops(run, session)
   local stored = run:get("baseline_gflops")
   if stored then return stored end
-  local seed = session:judge({{text = prompts.seed_kernel}}, nil, "gflops")[1]
+  local seed = session:judge({{text = prompts.seed(session.task)}}, nil, "gflops")[1]
   local gflops = seed.status == "ok" and seed.gflops or 0
   run:set("baseline_gflops", gflops)
   return gflops

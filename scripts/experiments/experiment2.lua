@@ -22,6 +22,7 @@ local prompts = require "prompts"
 local runs = require "runs"
 local sqd = require "sqd"
 local stages = require "stages"
+local wiring = require "wiring"
 
 local M = {}
 
@@ -59,7 +60,7 @@ end
 
 -- Iteration 0: the seed code, evaluated once, the root of every lineage.
 local function plant_seed(run, session, name)
-  local completions = {{text = prompts.seed_kernel}}
+  local completions = {{text = prompts.seed(session.task)}}
   local results = session:judge(completions, 1, "gflops")
   run:atomic(function()
     local id = session:record("", completions, results,
@@ -77,7 +78,8 @@ local function iteration_plan(run, opts, it)
   local plan = run:get("plan")
   if plan and plan.iteration == it then return plan end
   local pools, seed = sqd.load_pools(run)
-  local picks = sqd.plan(pools, seed, {rng = sqd.rng(opts.seed * 7919 + it)})
+  local ladder = stages.for_task(wiring.task_name(opts))
+  local picks = sqd.plan(pools, seed, {rng = sqd.rng(opts.seed * 7919 + it), stages = ladder})
   plan = {iteration = it, picks = {}}
   for i, p in ipairs(picks) do
     plan.picks[i] = {id = p.node.id, action = p.action, stage = p.stage}
@@ -146,13 +148,15 @@ local function close_iteration(run, opts, name, it)
   local children = run:samples{iteration = it}
   local nodes = {}
   for i, s in ipairs(children) do nodes[i] = sqd.node(s) end
-  local pools = sqd.file(nodes, {pool_size = opts.pool_size, rng = sqd.rng(opts.seed * 104729 + it)})
+  local ladder = stages.for_task(wiring.task_name(opts))
+  local pools = sqd.file(nodes, {pool_size = opts.pool_size, rng = sqd.rng(opts.seed * 104729 + it),
+                                 stages = ladder})
   local record = metrics.summary(children)
   record.kind, record.iteration, record.config = "iteration", it, name
   record.pool = {}
-  for s = 1, stages.count do record.pool[s] = #pools[s] end
+  for s = 1, ladder.count do record.pool[s] = #pools[s] end
   run:atomic(function()
-    run:set("pool", sqd.pool_ids(pools))
+    run:set("pool", sqd.pool_ids(pools, ladder))
     run:set("plan", nil)
     run:set("iteration", it)
     run:log(record)

@@ -52,10 +52,10 @@ end
 
 -- Evaluates the control kernel `n` times, one evaluation after another, with the run's
 -- options. Nil (and why) when any evaluation is not ok.
-function controls.measure(benchmark, bench_opts, n)
+function controls.measure(benchmark, bench_opts, n, source)
   local gflops = {}
   for i = 1, n or controls.evaluations do
-    local r = benchmark.evaluate(controls.source, bench_opts)
+    local r = benchmark.evaluate(source or controls.source, bench_opts)
     if r.status ~= "ok" then return nil, r.status .. ": " .. tostring(r.message) end
     gflops[i] = r.gflops
   end

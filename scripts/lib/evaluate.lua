@@ -8,7 +8,9 @@
 --     stage = 3,                                     -- nil: no stage rules
 --     detector = nil,                                -- override the stage's detector
 --     isa = nil,                                     -- the machine's vector ISA: the stage
---   })                                                  check notes wider vectors (beyond_isa)
+--                                                       check notes wider vectors (beyond_isa)
+--     task = nil,                                    -- a task of the suite (its function,
+--   })                                                  its stage ladder); nil: matmul
 --   local pending = evaluate.start(completions, ctx)  -- with ctx.background: the benchmark
 --   ...                                                   runs while the caller goes on
 --   local results = pending:finish()
@@ -27,13 +29,13 @@ local stages = require "stages"
 local evaluate = {}
 
 -- The fields of a benchmark result kept with a judged kernel.
-local kept = {"status", "gflops", "times", "min", "median", "compile_ms", "max_rel_error",
+local kept = {"status", "gflops", "gbps", "times", "min", "median", "compile_ms", "max_rel_error",
               "message", "backend", "features", "node"}
 
 -- Applies the stage check to a result; a kernel using a forbidden technique becomes a
 -- format violation. Returns whether it passed.
 local function judge_stage(result, ctx, features, detector)
-  local verdict = stages.check(ctx.stage, result.code, features,
+  local verdict = stages.for_task(ctx.task).check(ctx.stage, result.code, features,
                                {detector = detector, enforce_introduced = ctx.enforce_introduced,
                                 isa = ctx.isa})
   result.stage_check = verdict
@@ -48,7 +50,7 @@ end
 -- Before compiling: the patterns need only the source. Returns whether the kernel keeps
 -- its stage's rules, or nil when the check waits for the benchmark's features.
 local function check_before(r, ctx)
-  local d = ctx.detector or stages.get(ctx.stage).detector or "regex"
+  local d = ctx.detector or stages.for_task(ctx.task).get(ctx.stage).detector or "regex"
   if d == "regex" then return judge_stage(r, ctx, nil, "regex") end
   return nil
 end
@@ -56,7 +58,7 @@ end
 -- After the benchmark: the features its result carries; "auto" falls back to the
 -- patterns. A failed kernel without features keeps the benchmark's status.
 local function check_after(r, ctx, features)
-  local d = ctx.detector or stages.get(ctx.stage).detector or "regex"
+  local d = ctx.detector or stages.for_task(ctx.task).get(ctx.stage).detector or "regex"
   if features then return judge_stage(r, ctx, features, "features") end
   if d == "auto" then return judge_stage(r, ctx, nil, "regex") end
   if r.status == "ok" then
@@ -88,7 +90,7 @@ function evaluate.start(completions, ctx)
     local text = type(c) == "string" and c or c.text
     local r = {completion = text}
     results[i] = r
-    local code, why = extract.kernel(text)
+    local code, why = extract.kernel(text, extract.for_task(ctx.task))
     if not code then
       r.status, r.reason, r.message = "format_violation", "extract", why
     else

@@ -20,6 +20,16 @@ extract.matmul = {
   params = {"double*", "double*", "double*", "int", "int", "int"},
 }
 
+-- The function a task of the suite asks for, from its spec (engine.tasks); matmul's for
+-- matmul or no task.
+function extract.for_task(name)
+  if name == nil or name == "matmul" then return extract.matmul end
+  local spec = require("engine.tasks").get(name)
+  local params = {}
+  for i, p in ipairs(spec.params) do params[i] = p.type end
+  return {name = spec.entry, returns = spec.returns, params = params}
+end
+
 -- Text the model may emit around its answer that is never code.
 local special_tokens = {"<|im_end|>", "<|endoftext|>", "<|im_start|>"}
 

@@ -83,7 +83,12 @@ options.shared = {
   {"temperature", 1.0, "sampling temperature", min = 0},
   {"top_p", 1.0, "nucleus sampling threshold", above = 0, max = 1},
   {"max_tokens", 2048, "longest completion in tokens", min = 1},
-  {"size", 256, "matrix size: M = N = K", min = 1},
+  {"task", "matmul", "the task of the suite the model writes kernels for (bench.tasks(), "
+   .. "docs/tasks.md): matmul is the paper's"},
+  {"task_size", "", "the named size of --task (its spec's sizes; empty: train); --size is matmul's"},
+  {"task_dir", "", "a folder of task specs added to the suite's (a spec there replaces the "
+   .. "suite's of the same name)"},
+  {"size", 256, "matrix size of matmul: M = N = K", min = 1},
   {"timeout", 8.0, "seconds a kernel may run before it is a timeout", above = 0},
   {"warmup", 1, "untimed runs before timing", min = 0},
   {"runs", 3, "timed runs (the fastest gives the GFLOPS)", min = 1},
@@ -171,6 +176,24 @@ function options.configure_cluster(opts)
   engine_cluster.configure{worker_timeout = opts.worker_timeout, mixed_nodes = opts.mixed_nodes}
 end
 
+-- --task, --task_size and --task_dir: the task must exist, its size too (a spec's error
+-- is the user's to fix, said in one line).
+function options.check_task(opts)
+  if opts.task == nil then return end
+  local tasks = require "engine.tasks"
+  if opts.task_dir ~= nil and opts.task_dir ~= "" then
+    local ok, err = pcall(tasks.add_dir, opts.task_dir)
+    if not ok then cli.fail("--task_dir=" .. opts.task_dir .. ": " .. cli.clean_message(err)) end
+  end
+  local ok, spec = pcall(tasks.get, opts.task)
+  if not ok then cli.fail("--task=" .. opts.task .. ": " .. cli.clean_message(spec)) end
+  if opts.task ~= "matmul" then
+    if opts.task_size == "" then opts.task_size = spec.split == "train" and "train" or "heldout" end
+    local fine, err = pcall(tasks.resolve_spec, spec, opts.task_size)
+    if not fine then cli.fail("--task_size=" .. opts.task_size .. ": " .. cli.clean_message(err)) end
+  end
+end
+
 -- Parses the command line. Without --model (the default small model) and without
 -- --profile, the "small" profile applies; with --model the paper's values do.
 function options.parse(argv, spec)
@@ -183,6 +206,7 @@ function options.parse(argv, spec)
   elseif help or not opts then
     opts = args.parse(argv, spec)  -- prints help or the error
   end
+  options.check_task(opts)
   checks.check_bench_options(opts)
   options.resolve_seeds(opts)
   options.configure_cluster(opts)

@@ -1,7 +1,9 @@
--- The prompts of the matmul task, in the model's chat format.
+-- The prompts of a task, in the model's chat format: the paper's matmul (word for word),
+-- or any task of the suite (stdlib/tasks), whose spec gives the signature and statement.
 --
 --   local prompts = require "prompts"
---   local task = {M = 256, N = 256, K = 256, opt = "O3"}
+--   local task = {M = 256, N = 256, K = 256, opt = "O3"}      -- matmul
+--   local task = {name = "axpy", size = "train", opt = "O3"}  -- a task of the suite
 --   prompts.fixed(task)                      -- Experiment 1: eight prompts, all techniques
 --   prompts.write(3, task)                   -- a fresh kernel within stage 3's rules
 --   prompts.improve(code, 3, task)           -- SQD: a faster kernel, same stage
@@ -27,7 +29,8 @@ local prompts = {}
 prompts.system = "You are an expert in high-performance computing. You write fast, "
   .. "correct C code for x86-64 CPUs."
 
--- The naive kernel SQD starts from (the paper's seed code).
+-- The naive kernel SQD starts from (the paper's seed code; a task of the suite starts
+-- from its spec's plain reference: prompts.seed(task)).
 prompts.seed_kernel = [[
 void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
     for (int i = 0; i < M; i++)
@@ -39,6 +42,22 @@ void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
         }
 }
 ]]
+
+-- The spec of a task of the suite; nil for matmul (the paper's own wording).
+local function spec_of(task)
+  if task == nil or task.name == nil or task.name == "matmul" then return nil end
+  return require("engine.tasks").get(task.name)
+end
+
+-- The stage ladder a task climbs (Table I for matmul).
+function prompts.ladder(task)
+  return stages.for_task(task and task.name)
+end
+
+function prompts.seed(task)
+  local spec = spec_of(task)
+  return spec and spec.reference or prompts.seed_kernel
+end
 
 -- The vector ISA of the machine kernels are compiled for: `bench_module.machine().simd`
 -- (a stand-in's, when it reports one), else the engine's bench, else the paper's AVX-512.
@@ -76,9 +95,43 @@ local function sizes(task)
   return string.format("M = %d, N = %d, K = %d", task.M or 256, task.N or 256, task.K or 256)
 end
 
+local function size_words(spec, task)
+  local _, size = require("engine.tasks").resolve_spec(spec, task.size)
+  local keys = {}
+  for k in pairs(size) do keys[#keys + 1] = k end
+  table.sort(keys)
+  local parts = {}
+  for _, k in ipairs(keys) do parts[#parts + 1] = k .. " = " .. size[k] end
+  return table.concat(parts, ", ")
+end
+
+local function build_line(task)
+  return "It is compiled with -" .. (task.opt or "O3") .. " -march=native -fopenmp and runs on "
+    .. (task.threads and (task.threads .. " cores") or "all cores of the node") .. "."
+end
+
+-- A task of the suite: its signature and statement, its size, how it is built and run.
+local function spec_text(spec, task)
+  local lines = {
+    "Write a C function with exactly this signature:",
+    "",
+    spec.prototype:gsub(";%s*$", ""),
+    "",
+    spec.statement .. " Write every element of every output: outputs do not start as zeros.",
+    "The kernel is benchmarked with " .. size_words(spec, task) .. ". " .. build_line(task),
+    "Do not call BLAS or any other library routine for the computation; "
+      .. "<immintrin.h>, <omp.h>, <stdlib.h>, <string.h> and <math.h> may be used.",
+  }
+  local note = prompts.isa_notes[isa_of(task)]
+  if note then table.insert(lines, #lines, note) end
+  return table.concat(lines, "\n")
+end
+
 -- The task: signature, layout, sizes, and how the kernel is built and run.
 function prompts.task_text(task)
   task = task or {}
+  local spec = spec_of(task)
+  if spec then return spec_text(spec, task) end
   local lines = {
     "Write a C function with exactly this signature:",
     "",
@@ -104,19 +157,20 @@ local function technique_list(list, isa)
 end
 
 -- The rules of a stage, as the prompts state them, for kernels of `isa` (nil: the
--- machine's).
-function prompts.stage_rules(s, isa)
+-- machine's), on `ladder` (nil: Table I).
+function prompts.stage_rules(s, isa, ladder)
   isa = isa or prompts.machine_isa()
-  local stage = stages.get(s)
+  ladder = ladder or stages
+  local stage = ladder.get(s)
   local lines = {}
   if #stage.allowed == 0 then
     lines[1] = string.format("Stage %d of %d: use plain C only (loop order, scalar code); "
-                             .. "use none of: %s.", s, stages.count,
-                             technique_list(stages.forbidden(s), isa))
+                             .. "use none of: %s.", s, ladder.count,
+                             technique_list(ladder.forbidden(s), isa))
   else
-    lines[1] = string.format("Stage %d of %d: you may use %s.", s, stages.count,
+    lines[1] = string.format("Stage %d of %d: you may use %s.", s, ladder.count,
                              technique_list(stage.allowed, isa))
-    local forbidden = stages.forbidden(s)
+    local forbidden = ladder.forbidden(s)
     if #forbidden > 0 then lines[2] = "Do not use: " .. technique_list(forbidden, isa) .. "." end
   end
   return table.concat(lines, " ")
@@ -171,9 +225,35 @@ end
 -- The paper's eight, for AVX-512.
 prompts.fixed_emphases = prompts.emphases("avx512")
 
+-- A task of the suite: eight emphases over the techniques its spec lists ({LIST}).
+prompts.task_templates = {
+  "Use every technique that helps: {LIST}.",
+  "Apply {LIST}.",
+  "Aim for the highest speed: combine {LIST}.",
+  "Optimise for a many-core CPU with {ISA}: {LIST}.",
+  "Write a fast kernel that uses {LIST}, keeping it correct for the given sizes.",
+  "Use {LIST}, and keep the code simple enough to be correct.",
+  "Make the memory accesses contiguous first, then add {LIST}.",
+  "Find what limits the speed (memory bandwidth or arithmetic), then use {LIST}.",
+}
+
+function prompts.task_emphases(task, isa)
+  isa = isa or isa_of(task)
+  local names = {}
+  for i, tech in ipairs(prompts.ladder(task).own_techniques or stages.techniques) do names[i] = stages.name(tech, isa) end
+  local list = #names == 0 and "plain, cache-friendly C"
+    or #names == 1 and names[1] or table.concat(names, ", ", 1, #names - 1) .. " and " .. names[#names]
+  local out = {}
+  for i, template in ipairs(prompts.task_templates) do
+    out[i] = template:gsub("{LIST}", list):gsub("{ISA}", stages.isa(isa).name)
+  end
+  return out
+end
+
 function prompts.fixed(task)
   local out = {}
-  for i, emphasis in ipairs(prompts.emphases(isa_of(task))) do
+  local emphases = spec_of(task) and prompts.task_emphases(task) or prompts.emphases(isa_of(task))
+  for i, emphasis in ipairs(emphases) do
     out[i] = messages(table.concat({prompts.task_text(task), "", emphasis, "", answer_format},
                                    "\n"))
   end
@@ -186,24 +266,25 @@ end
 
 -- A fresh kernel within stage s.
 function prompts.write(s, task)
-  return messages(table.concat({prompts.task_text(task), "", prompts.stage_rules(s, isa_of(task)),
+  return messages(table.concat({prompts.task_text(task), "", prompts.stage_rules(s, isa_of(task), prompts.ladder(task)),
                                 "", answer_format}, "\n"))
 end
 
 -- SQD "improve": a faster kernel at the same stage.
 function prompts.improve(code, s, task)
   return messages(table.concat({
-    prompts.task_text(task), "", prompts.stage_rules(s, isa_of(task)), "",
+    prompts.task_text(task), "", prompts.stage_rules(s, isa_of(task), prompts.ladder(task)), "",
     "Here is a correct kernel for this stage:", code_block(code), "",
     "Make it faster while staying within the stage's rules.", answer_format}, "\n"))
 end
 
 -- SQD "advance": from stage s into s + 1, adding the technique the next stage brings.
 function prompts.advance(code, s, task)
-  if s >= stages.count then return prompts.improve(code, s, task) end  -- nothing deeper
-  local new = stages.get(s + 1).introduces
+  local ladder = prompts.ladder(task)
+  if s >= ladder.count then return prompts.improve(code, s, task) end  -- nothing deeper
+  local new = ladder.get(s + 1).introduces
   return messages(table.concat({
-    prompts.task_text(task), "", prompts.stage_rules(s + 1, isa_of(task)), "",
+    prompts.task_text(task), "", prompts.stage_rules(s + 1, isa_of(task), ladder), "",
     "Here is a correct kernel from the previous stage:", code_block(code), "",
     "Advance it to the next stage: add " .. stages.name(new, isa_of(task))
       .. ", keeping what already works.",
@@ -213,7 +294,7 @@ end
 -- SQD "repair": the kernel failed with `message`; fix it within stage s.
 function prompts.repair(code, s, message, task)
   return messages(table.concat({
-    prompts.task_text(task), "", prompts.stage_rules(s, isa_of(task)), "",
+    prompts.task_text(task), "", prompts.stage_rules(s, isa_of(task), prompts.ladder(task)), "",
     "This kernel fails:", code_block(code), "",
     "The error:", "```", tostring(message or "(no message)"):sub(1, 2000), "```", "",
     "Fix it so that it compiles, runs and computes the right result, within the stage's "

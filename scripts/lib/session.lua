@@ -54,7 +54,8 @@ end
 -- evaluated again and again with the run's options (controls.lua). The report shows it
 -- and warns above controls.bound.
 function Session:measure_control()
-  local c, why = controls.measure(self.deps.bench, self.bench_opts)
+  local c, why = controls.measure(self.deps.bench, self.bench_opts, nil,
+                                  self.task.name and prompts.seed(self.task) or nil)
   if not c then
     log.warn("the control kernel could not be measured: the report will not show the timing noise",
              {why = why})
@@ -78,9 +79,10 @@ function Session:measure_reference()
              {status = r.status, message = r.message})
     return
   end
-  local flops = 2.0 * b.problem.M * b.problem.N * b.problem.K
-  self.run:set("reference", {gflops = r.gflops, best = flops / r.min * 1e-9, median = flops / r.median * 1e-9,
-                             threads = r.options.threads, calls = #r.times})
+  -- gflops is the task's FLOPs over the fastest call: the median call's from the same FLOPs
+  self.run:set("reference", {gflops = r.gflops, best = r.gflops, median = r.gflops * r.min / r.median,
+                             threads = r.options.threads, calls = #r.times, library = r.library,
+                             version = r.version})
 end
 
 function Session:restore(updates)
@@ -135,6 +137,7 @@ function Session:start_judging(groups, stage, background)
   end
   local pending = evaluate.start(flat, {
     bench = self.deps.bench, bench_opts = self.bench_opts, stage = stage, background = background,
+    task = self.task.name,
     detector = self.opts.detector ~= "" and self.opts.detector or nil})
   return {sizes = sizes, pending = pending}
 end

@@ -74,7 +74,8 @@ function sqd.split(pool)
 end
 
 -- The selection from one stage's pool: a list of {node =, action =, stage =} where
--- stage is the stage the children are asked for.
+-- stage is the stage the children are asked for. opts.stages: the task's stage ladder
+-- (stages.for_task; default Table I), here and in plan and file.
 function sqd.select(pool, s, opts)
   opts = opts or {}
   local f = opts.fractions or sqd.fractions
@@ -85,7 +86,7 @@ function sqd.select(pool, s, opts)
   local n_rep = sqd.share(f.repair, #bad)
   local out = {}
   for i = 1, n_top do
-    if s < stages.count then
+    if s < (opts.stages or stages).count then
       out[#out + 1] = {node = ok[i], action = "deepen", stage = s + 1}
     else  -- nothing deeper than the last stage: improve there
       out[#out + 1] = {node = ok[i], action = "improve", stage = s}
@@ -104,7 +105,7 @@ end
 -- pools[s] is the list of nodes at stage s (missing or empty for none).
 function sqd.plan(pools, seed, opts)
   local plan = {}
-  for s = 1, stages.count do
+  for s = 1, (opts and opts.stages or stages).count do
     for _, pick in ipairs(sqd.select(pools[s] or {}, s, opts)) do plan[#plan + 1] = pick end
   end
   if seed then plan[#plan + 1] = {node = seed, action = "improve", stage = 1, seed = true} end
@@ -118,8 +119,9 @@ end
 function sqd.file(children, opts)
   opts = opts or {}
   local rng = opts.rng or sqd.rng(1)
+  local ladder = opts.stages or stages
   local by_stage = {}
-  for s = 1, stages.count do by_stage[s] = {} end
+  for s = 1, ladder.count do by_stage[s] = {} end
   for _, child in ipairs(children) do
     local list = by_stage[child.stage]
     if not list then error("sqd.file: child " .. tostring(child.id) .. " has no valid stage", 2) end
@@ -128,7 +130,7 @@ function sqd.file(children, opts)
   local size = opts.pool_size or 0
   if size <= 0 then return by_stage end
   local pools = {}
-  for s = 1, stages.count do
+  for s = 1, ladder.count do
     local list = by_stage[s]
     if #list <= size then
       pools[s] = list
@@ -155,9 +157,9 @@ function sqd.prompt(pick, task)
 end
 
 -- Pools as plain data for the run store: {{ids at stage 1}, ..., {ids at stage 6}}.
-function sqd.pool_ids(pools)
+function sqd.pool_ids(pools, ladder)
   local out = {}
-  for s = 1, stages.count do
+  for s = 1, (ladder or stages).count do
     local ids = {}
     for i, node in ipairs(pools[s] or {}) do ids[i] = node.id end
     out[s] = ids

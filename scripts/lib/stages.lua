@@ -21,11 +21,19 @@
 -- reports a kernel whose vectors that ISA lacks.
 --
 -- Edit `stages.table` to change the staging; everything else reads it.
+--
+-- Other tasks than matmul (stdlib/tasks) climb a ladder of their own, made from the
+-- techniques their spec lists (`stages.for_task(spec)`, `stages.ladder(techniques)`):
+-- stage 1 is plain C, each later stage adds the next of the task's techniques in Table I
+-- order, and the last stage allows all five, as Table I's does. A ladder has the
+-- stage functions below (get, count, forbidden, check, describe, detector, lowest_for);
+-- the module itself is Table I's ladder.
 
 local stages = {}
+local get_in  -- a ladder's stage record (below)
 
--- The five techniques, in the order of Table I's columns.
-stages.techniques = {"register_blocking", "cache_blocking", "simd", "omp", "prefetch"}
+-- The five techniques, in the order of Table I's columns (the names task specs use).
+stages.techniques = {table.unpack(require("engine.tasks").techniques)}
 
 -- Human-readable names, used by the prompts and the report: Table I's, for AVX-512
 -- (stages.names_for(isa) for another vector ISA).
@@ -73,14 +81,15 @@ function stages.names_for(isa)
 end
 
 -- What each stage allows and introduces, in words, for `isa` (Table I's rows).
-function stages.describe(s, isa)
-  local stage = stages.get(s)
+local function describe_in(L, s, isa)
+  local stage = get_in(L, s)
   local allowed = {}
   for i, tech in ipairs(stage.allowed) do allowed[i] = stages.name(tech, isa) end
   return {stage = s, allowed = #allowed > 0 and table.concat(allowed, ", ")
             or "none (plain C: loop order, scalar code)",
           introduces = stage.introduces and stages.name(stage.introduces, isa) or "-"}
 end
+function stages.describe(s, isa) return describe_in(stages, s, isa) end
 
 -- detector: "regex" (the paper's pattern detection on the source), "features" (the
 -- structural features the kernel-C front end reports with an evaluation result), or
@@ -101,14 +110,15 @@ stages.table = {
 stages.count = #stages.table
 
 -- The stage record for a number, with a clear error for a bad one.
-function stages.get(s)
-  local stage = stages.table[s]
+function get_in(L, s)
+  local stage = L.table[s]
   if not stage then
     error(string.format("stages: there is no stage %s (stages are 1 to %d)", tostring(s),
-                        #stages.table), 2)
+                        #L.table), 3)
   end
   return stage
 end
+function stages.get(s) return get_in(stages, s) end
 
 local function set_of(list)
   local set = {}
@@ -117,14 +127,15 @@ local function set_of(list)
 end
 
 -- The techniques a stage forbids, in Table I order.
-function stages.forbidden(s)
-  local allowed = set_of(stages.get(s).allowed)
+local function forbidden_in(L, s)
+  local allowed = set_of(get_in(L, s).allowed)
   local out = {}
   for _, tech in ipairs(stages.techniques) do
     if not allowed[tech] then out[#out + 1] = tech end
   end
   return out
 end
+function stages.forbidden(s) return forbidden_in(stages, s) end
 
 ---------------------------------------------------------------------------------------
 -- Pattern detection (the paper's method). Lua patterns play the role of the paper's
@@ -327,14 +338,15 @@ function stages.list(used)
 end
 
 -- Which detector applies: the stage's own unless `override` names one.
-function stages.detector(s, features, override)
-  local d = override or stages.get(s).detector or "regex"
+local function detector_in(L, s, features, override)
+  local d = override or get_in(L, s).detector or "regex"
   if d == "auto" then return features and "features" or "regex" end
   if d ~= "regex" and d ~= "features" then
-    error("stages: unknown detector '" .. tostring(d) .. "' (regex, features or auto)", 2)
+    error("stages: unknown detector '" .. tostring(d) .. "' (regex, features or auto)", 3)
   end
   return d
 end
+function stages.detector(s, features, override) return detector_in(stages, s, features, override) end
 
 -- The width in bits of the widest vectors a SIMD record shows: the patterns' {width =
 -- bits}, or the front end's {families =, width = doubles}; 0 when unknown (omp simd).
@@ -359,10 +371,10 @@ end
 -- will not compile there, which the benchmark reports; the stage rules do not care).
 -- Returns {ok, stage, detector, used = {names}, forbidden = {names}, missing = {names},
 -- message, isa, beyond_isa}.
-function stages.check(s, code, features, opts)
+local function check_in(L, s, code, features, opts)
   opts = opts or {}
-  local stage = stages.get(s)
-  local detector = stages.detector(s, features, opts.detector)
+  local stage = get_in(L, s)
+  local detector = detector_in(L, s, features, opts.detector)
   local used
   if detector == "features" then
     if features == nil then
@@ -397,17 +409,56 @@ function stages.check(s, code, features, opts)
           forbidden = forbidden, missing = missing, message = message, isa = opts.isa,
           beyond_isa = beyond}
 end
+function stages.check(s, code, features, opts) return check_in(stages, s, code, features, opts) end
 
 -- The lowest stage whose allowed set covers a technique list (for reports).
-function stages.lowest_for(techniques)
-  for s = 1, #stages.table do
-    local allowed, fits = set_of(stages.table[s].allowed), true
+local function lowest_for_in(L, techniques)
+  for s = 1, #L.table do
+    local allowed, fits = set_of(L.table[s].allowed), true
     for _, tech in ipairs(techniques) do
       if not allowed[tech] then fits = false end
     end
     if fits then return s end
   end
   return nil
+end
+function stages.lowest_for(techniques) return lowest_for_in(stages, techniques) end
+
+-- A ladder over `techniques` (Table I keys; others are ignored), as described above.
+local ladders = {}
+function stages.ladder(techniques)
+  local mine = set_of(techniques or {})
+  local order = {}
+  for _, tech in ipairs(stages.techniques) do
+    if mine[tech] then order[#order + 1] = tech end
+  end
+  local key = table.concat(order, ",")
+  if ladders[key] then return ladders[key] end
+  local tbl = {{allowed = {}, introduces = nil, detector = "regex"}}
+  for j = 1, #order do
+    local allowed = {}
+    for i = 1, j do allowed[i] = order[i] end
+    if j == #order then allowed = {table.unpack(stages.techniques)} end  -- the last: all five
+    tbl[j + 1] = {allowed = allowed, introduces = order[j], detector = "regex"}
+  end
+  local L = setmetatable({table = tbl, count = #tbl, own_techniques = order}, {__index = stages})
+  L.get = function(s) return get_in(L, s) end
+  L.forbidden = function(s) return forbidden_in(L, s) end
+  L.describe = function(s, isa) return describe_in(L, s, isa) end
+  L.detector = function(s, features, override) return detector_in(L, s, features, override) end
+  L.check = function(s, code, features, opts) return check_in(L, s, code, features, opts) end
+  L.lowest_for = function(list) return lowest_for_in(L, list) end
+  ladders[key] = L
+  return L
+end
+
+-- The ladder of a task: Table I itself for matmul (or no task), else its spec's techniques.
+-- `task` is a spec (bench.task(name)) or a task name.
+function stages.for_task(task)
+  if task == nil or task == "matmul" then return stages end
+  local spec = type(task) == "table" and task or require("engine.tasks").get(task)
+  if spec.name == "matmul" then return stages end
+  return stages.ladder(spec.techniques)
 end
 
 return stages

@@ -109,17 +109,26 @@ end
 
 -- The problem and compiler settings every kernel is benchmarked with. C starts as NaN:
 -- the prompts say it must be fully overwritten, and a kernel that only adds into it fails.
+-- A task of the suite other than matmul (--task), or nil.
+function wiring.task_name(opts)
+  if opts.task == nil or opts.task == "" or opts.task == "matmul" then return nil end
+  return opts.task
+end
+
 function wiring.bench_opts(opts, config)
   local b = {opt = config.opt, timeout = opts.timeout, warmup = opts.warmup, runs = opts.runs,
              max_runs = opts.max_runs, cov_target = opts.cov_target, verify = opts.verify,
              problem = {M = opts.size, N = opts.size, K = opts.size, c_init = "nan"}}
+  if wiring.task_name(opts) then b.problem = {task = opts.task, size = opts.task_size} end
   if opts.threads > 0 then b.threads = opts.threads end
   return b
 end
 
--- The problem the prompts describe: its sizes, compiler level, threads and vector ISA.
+-- The problem the prompts describe: the task (name = nil: matmul), its sizes, compiler
+-- level, threads and vector ISA.
 function wiring.task(opts, config)
-  return {M = opts.size, N = opts.size, K = opts.size, opt = config.opt,
+  return {name = wiring.task_name(opts), size = wiring.task_name(opts) and opts.task_size or nil,
+          M = opts.size, N = opts.size, K = opts.size, opt = config.opt,
           threads = opts.threads > 0 and opts.threads or nil, isa = prompts.isa(opts.isa)}
 end
 

@@ -118,6 +118,10 @@ end
 
 -- ---- specs --------------------------------------------------------------------
 
+-- The techniques a spec may list: Table I's five, in its order (scripts/lib/stages.lua
+-- detects them in a kernel and builds a task's stage ladder from the spec's list).
+M.techniques = { "register_blocking", "cache_blocking", "simd", "omp", "prefetch" }
+
 local known_fields = {
   name = true, family = true, split = true, statement = true, prototype = true, sizes = true,
   args = true, reference = true, flops = true, bytes = true, bound = true, techniques = true,
@@ -187,7 +191,11 @@ function M.check(spec, file)
   if spec.techniques ~= nil then
     if type(spec.techniques) ~= "table" then bad("techniques", "must be a list of names") end
     for i, t in ipairs(spec.techniques) do
-      if type(t) ~= "string" then bad("techniques[" .. i .. "]", "must be a string") end
+      local known = false
+      for _, k in ipairs(M.techniques) do known = known or k == t end
+      if not known then
+        bad("techniques[" .. i .. "]", "'" .. tostring(t) .. "' is not one of " .. table.concat(M.techniques, ", "))
+      end
     end
   end
   if spec.builtin ~= nil then  -- a task the engine implements in C++ (matmul)

@@ -20,7 +20,7 @@ return {
        .. "error is as large again. Single precision rounds the inputs and every partial sum to 24 "
        .. "bits, an error near 2^-24 times the sum, far above 2 n u for every n here.",
   },
-  techniques = { "simd", "unroll", "openmp", "reduction" },
+  techniques = { "register_blocking", "simd", "omp", "prefetch" },
   yardsticks = {
     openblas = { link = "openblas", source = [[
 double cblas_dasum(int n, const double *x, int incx);

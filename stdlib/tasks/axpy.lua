@@ -19,7 +19,7 @@ return {
     why = "y[i] + alpha x[i] is one product and one sum: its error is at most 2u(|alpha x[i]| + |y[i]|) "
        .. "with or without FMA, the reference's as large again; a single-precision result is off by 2^-24.",
   },
-  techniques = { "simd", "unroll", "openmp" },
+  techniques = { "register_blocking", "simd", "omp", "prefetch" },
   yardsticks = {
     openblas = { link = "openblas", source = [[
 void cblas_daxpy(int n, double alpha, const double *x, int incx, double *y, int incy);

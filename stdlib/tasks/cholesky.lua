@@ -27,7 +27,7 @@ return {
        .. "(n + 6) u max|L| <= 2 n u max|L| for n >= 6. Single precision errs by about 2^-25 max|L| from rounding "
        .. "A alone, 2^28 u.",
   },
-  techniques = { "blocking", "simd", "unroll", "openmp", "tiling" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp" },
   yardsticks = {
     lapacke = { link = { "lapacke", "openblas" }, source = [[
 #include <stdio.h>

@@ -22,7 +22,7 @@ return {
        .. "most m u times the sum of the column's magnitudes, the reference's as large again; single "
        .. "precision errs by about 2^-25 relative to that sum, far above 2 m u here.",
   },
-  techniques = { "simd", "unroll", "openmp", "blocking", "reduction" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp", "prefetch" },
   reference = [[
 void col_sums(int m, int n, const double *A, double *s) {
   for (int j = 0; j < n; ++j) {

@@ -23,7 +23,7 @@ return {
        .. "k u (|w| * |x|)[i], the reference's as large again; single precision errs by about 2^-24 "
        .. "relative, far above 2 k u.",
   },
-  techniques = { "simd", "unroll", "openmp", "blocking" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp", "prefetch" },
   reference = [[
 void conv1d(int n, int k, const double *x, const double *w, double *y) {
   for (int i = 0; i < n; ++i) {

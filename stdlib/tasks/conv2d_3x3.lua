@@ -25,7 +25,7 @@ return {
        .. "9 u (|f| * |img|)[i][j], the reference's as large again; single precision errs by about 2^-24 "
        .. "relative, 2^29 u.",
   },
-  techniques = { "simd", "unroll", "openmp", "tiling" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp" },
   reference = [[
 void conv2d_3x3(int h, int w, const double *img, const double *f, double *out) {
   const long s = (long)w + 2;

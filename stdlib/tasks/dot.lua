@@ -19,7 +19,7 @@ return {
        .. "errs by at most n u sum |x[i] y[i]|; the reference's error is as large again. Single "
        .. "precision errs by about 2^-24 times the sum, which is larger for every n here.",
   },
-  techniques = { "simd", "unroll", "openmp", "reduction" },
+  techniques = { "register_blocking", "simd", "omp", "prefetch" },
   yardsticks = {
     openblas = { link = "openblas", source = [[
 double cblas_ddot(int n, const double *x, int incx, const double *y, int incy);

@@ -28,7 +28,7 @@ return {
        .. "sqrt(n) u max|y|. Single precision errs by about 2^-26 max|y| (2^27 u) from rounding x alone, "
        .. "above the bound for every n up to 2^30. Twiddles from an unstable recurrence may miss it.",
   },
-  techniques = { "simd", "unroll", "openmp", "blocking", "transpose" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp" },
   yardsticks = {
     fftw = { link = { "fftw3_threads", "fftw3" }, source = [[
 #include <fftw3.h>

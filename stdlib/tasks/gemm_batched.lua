@@ -31,7 +31,7 @@ return {
        .. "is at most k u (|A_b||B_b|)[i][j], the reference's as large again; single precision errs "
        .. "by about 2^-24 relative, far above 2 k u.",
   },
-  techniques = { "simd", "unroll", "openmp" },
+  techniques = { "register_blocking", "simd", "omp" },
   yardsticks = {
     openblas = { link = "openblas", source = [[
 void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *A,

@@ -28,7 +28,7 @@ return {
        .. "threads), with or without FMA, its error is at most k u (|A^T||B|)[i][j], the reference's "
        .. "as large again; single precision errs by about 2^-24 relative, far above 2 k u.",
   },
-  techniques = { "blocking", "packing", "transpose", "simd", "unroll", "openmp" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp" },
   yardsticks = {
     openblas = { link = "openblas", source = [[
 void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *A,

@@ -21,7 +21,7 @@ return {
     why = "each y[i] is a sum of n products: error at most n u (|A||x|)[i] in any order, the "
        .. "reference's as large again; single precision errs by 2^-24 relative.",
   },
-  techniques = { "simd", "unroll", "openmp", "blocking" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp", "prefetch" },
   yardsticks = {
     openblas = { link = "openblas", source = [[
 void cblas_dgemv(int order, int trans, int m, int n, double alpha, const double *A, int lda,

@@ -23,7 +23,7 @@ return {
        .. "vector lanes, threads), with or without FMA, its error is at most m u (|A^T||x|)[j], the "
        .. "reference's as large again; single precision errs by about 2^-24 relative, far above 2 m u.",
   },
-  techniques = { "simd", "unroll", "openmp", "blocking", "reduction" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp", "prefetch" },
   yardsticks = {
     openblas = { link = "openblas", source = [[
 void cblas_dgemv(int order, int trans, int m, int n, double alpha, const double *A, int lda,

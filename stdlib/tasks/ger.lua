@@ -25,7 +25,7 @@ return {
        .. "or without FMA: its error is at most 3 u (|A[i][j]| + |alpha x[i] y[j]|) to first order, the reference's "
        .. "as large again; a single-precision result is off by about 2^-24 relative.",
   },
-  techniques = { "simd", "unroll", "openmp" },
+  techniques = { "register_blocking", "simd", "omp", "prefetch" },
   yardsticks = {
     openblas = { link = "openblas", source = [[
 void cblas_dger(int order, int m, int n, double alpha, const double *x, int incx, const double *y, int incy,

@@ -22,7 +22,7 @@ return {
        .. "its error is at most 4 u times the sum of the terms' magnitudes, the reference's as large "
        .. "again; single precision already errs by up to 2^-25 relative when it rounds u, 2^28 u.",
   },
-  techniques = { "simd", "unroll", "openmp", "tiling" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp", "prefetch" },
   reference = [[
 void jacobi2d_5(int n, const double *u, double *v) {
   const long s = (long)n + 2;

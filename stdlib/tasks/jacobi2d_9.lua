@@ -24,7 +24,7 @@ return {
        .. "FMA, is at most 9 u times the sum of their magnitudes, the reference's as large again; single "
        .. "precision errs by up to 2^-25 relative when it rounds u, 2^28 u.",
   },
-  techniques = { "simd", "unroll", "openmp", "tiling" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp", "prefetch" },
   reference = [[
 void jacobi2d_9(int n, const double *u, double *v) {
   const long s = (long)n + 2;

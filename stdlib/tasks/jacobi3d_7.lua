@@ -25,7 +25,7 @@ return {
        .. "their magnitudes, the reference's as large again; single precision errs by up to 2^-25 relative "
        .. "when it rounds u, 2^28 u.",
   },
-  techniques = { "simd", "unroll", "openmp", "tiling" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp", "prefetch" },
   reference = [[
 void jacobi3d_7(int n, const double *u, double *v) {
   const long s = (long)n + 2, p = s * s;

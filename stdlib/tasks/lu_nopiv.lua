@@ -30,7 +30,7 @@ return {
        .. "buffer's largest entry for n >= 8. Single precision errs by about 2^-25 relative, 2^28 u, on U's "
        .. "diagonal and on every multiplier of L.",
   },
-  techniques = { "blocking", "simd", "unroll", "openmp", "tiling" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp" },
   reference = [[
 void lu_nopiv(int n, const double *A, double *L, double *U) {
   for (long i = 0; i < (long)n * n; ++i) U[i] = A[i];

@@ -22,5 +22,5 @@ return {
        .. "is at most K u (|A||B|)[i][j], the reference's as large again; single precision misses "
        .. "it by a factor near 2^29 / K.",
   },
-  techniques = { "blocking", "simd", "unroll", "openmp", "packing", "transpose" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp", "prefetch" },
 }

@@ -22,7 +22,7 @@ return {
        .. "is added to it. Single precision rounds the inputs and every partial sum to 24 bits, an "
        .. "error near 2^-24 ||x||, far above 3 n u for every n here.",
   },
-  techniques = { "simd", "unroll", "openmp", "reduction" },
+  techniques = { "register_blocking", "simd", "omp", "prefetch" },
   yardsticks = {
     openblas = { link = "openblas", source = [[
 double cblas_dnrm2(int n, const double *x, int incx);

@@ -22,7 +22,7 @@ return {
        .. "reference's as large again; single precision errs by about 2^-25 relative to that sum, far "
        .. "above 2 n u for every size here.",
   },
-  techniques = { "simd", "unroll", "openmp", "blocking" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp", "prefetch" },
   reference = [[
 void prefix_sum(int n, const double *x, double *y) {
   double s = 0;

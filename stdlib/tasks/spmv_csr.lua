@@ -30,7 +30,7 @@ return {
        .. "per_row u (|A||x|)[i], the reference's as large again; single precision errs by about 2^-24 "
        .. "relative, far above 2 per_row u for every size here.",
   },
-  techniques = { "simd", "unroll", "openmp", "prefetch" },
+  techniques = { "register_blocking", "simd", "omp", "prefetch" },
   reference = [==[
 void spmv_csr(int rows, int cols, const int *row_ptr, const int *col_idx, const double *val,
               const double *x, double *y) {

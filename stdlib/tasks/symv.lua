@@ -25,7 +25,7 @@ return {
        .. "reference's as large again; single precision errs by about 2^-24 relative in the diagonal "
        .. "term alone, far above 2 n u.",
   },
-  techniques = { "simd", "unroll", "openmp", "blocking" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp" },
   yardsticks = {
     openblas = { link = "openblas", source = [[
 void cblas_dsymv(int order, int uplo, int n, double alpha, const double *A, int lda, const double *x, int incx,

@@ -28,7 +28,7 @@ return {
        .. "C[j][i] is the same sum; the reference's error is as large again. Single precision errs by "
        .. "about 2^-24 relative, far above 2 k u.",
   },
-  techniques = { "blocking", "packing", "simd", "unroll", "openmp" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp" },
   yardsticks = {
     openblas = { link = "openblas", source = [[
 void cblas_dsyrk(int order, int uplo, int trans, int n, int k, double alpha, const double *A, int lda,
@@ -44,6 +44,8 @@ const char *yardstick_version(void) { return openblas_get_config(); }
     blis = { link = "blis", source = [[
 void cblas_dsyrk(int order, int uplo, int trans, int n, int k, double alpha, const double *A, int lda,
                  double beta, double *C, int ldc);
+void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *A,
+                 int lda, const double *B, int ldb, double beta, double *C, int ldc);
 const char *bli_info_get_version_str(void);
 void syrk(int n, int k, const double *A, double *C) {
   cblas_dsyrk(101, 122, 111, n, k, 1.0, A, k, 0.0, C, n);  /* row-major: the lower triangle of A A^T */

@@ -23,7 +23,7 @@ return {
        .. "\"output\" only makes the bound a plain 0); a kernel that passes values through single precision "
        .. "(or any arithmetic that rounds) loses their low bits and fails.",
   },
-  techniques = { "blocking", "tiling", "simd", "openmp", "transpose" },
+  techniques = { "cache_blocking", "simd", "omp", "prefetch" },
   yardsticks = {
     openblas = { link = "openblas", source = [[
 void cblas_domatcopy(int order, int trans, int rows, int cols, double alpha, const double *a, int lda, double *b,

@@ -30,7 +30,7 @@ return {
        .. "reference's as large again; single precision errs by about 2^-24 relative in the diagonal "
        .. "term alone, far above 2 m u.",
   },
-  techniques = { "blocking", "packing", "simd", "unroll", "openmp" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp" },
   yardsticks = {
     openblas = { link = "openblas", source = [[
 #include <string.h>
@@ -47,6 +47,8 @@ const char *yardstick_version(void) { return openblas_get_config(); }
 #include <string.h>
 void cblas_dtrmm(int order, int side, int uplo, int transa, int diag, int m, int n, double alpha, const double *A,
                  int lda, double *B, int ldb);
+void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *A,
+                 int lda, const double *B, int ldb, double beta, double *C, int ldc);
 const char *bli_info_get_version_str(void);
 void trmm(int m, int n, const double *L, const double *B, double *C) {
   memcpy(C, B, sizeof(double) * (size_t)m * n);  /* dtrmm works in place: the copy of B is part of the measured call */

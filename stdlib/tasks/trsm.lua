@@ -34,7 +34,7 @@ return {
        .. "X's largest; the reference's error is as large again. Single precision rounds L and B alone "
        .. "by 2^-24 relative, far above 10 m u for every m here.",
   },
-  techniques = { "blocking", "packing", "simd", "unroll", "openmp" },
+  techniques = { "register_blocking", "cache_blocking", "simd", "omp" },
   yardsticks = {
     openblas = { link = "openblas", source = [[
 #include <string.h>
@@ -51,6 +51,8 @@ const char *yardstick_version(void) { return openblas_get_config(); }
 #include <string.h>
 void cblas_dtrsm(int order, int side, int uplo, int transa, int diag, int m, int n, double alpha, const double *A,
                  int lda, double *B, int ldb);
+void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *A,
+                 int lda, const double *B, int ldb, double beta, double *C, int ldc);
 const char *bli_info_get_version_str(void);
 void trsm(int m, int n, const double *L, const double *B, double *X) {
   memcpy(X, B, sizeof(double) * (size_t)m * n);  /* dtrsm solves in place: the copy of B is part of the measured call */

@@ -28,7 +28,7 @@ return {
        .. "reference's error is as large again. Single precision rounds L and b alone by 2^-24 "
        .. "relative, far above 10 n u for every n here.",
   },
-  techniques = { "simd", "unroll", "blocking" },
+  techniques = { "register_blocking", "cache_blocking", "simd" },
   yardsticks = {
     openblas = { link = "openblas", source = [[
 #include <string.h>

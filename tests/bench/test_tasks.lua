@@ -46,6 +46,7 @@ t.test("a bad spec is refused at load, naming its file and field", function()
     { "bad_role", good:gsub("role = \"inout\"", "role = \"sideways\""), "args.y.role" },
     { "no_why", good:gsub("why = ", "whyy = "), "bound.why: missing" },
     { "unknown_draw", good:gsub("alpha = { draw = \"uniform\" }", "alpha = { draw = \"gaussian\" }"), "unknown distribution 'gaussian'" },
+    { "unknown_technique", good:gsub("techniques = {", "techniques = { \"loop_magic\","), "techniques[1]: 'loop_magic' is not one of" },
   }
   for _, c in ipairs(cases) do
     local path = dir .. "/" .. c[1] .. ".lua"

@@ -162,4 +162,33 @@ t.test("ChatML rendering", function()
   t.raises(function() prompts.render{{role = "tool", content = "x"}} end, "unknown role 'tool'")
 end)
 
+t.test("a task of the suite: its signature, statement, size and its own ladder", function()
+  local task = {name = "axpy", size = "test", opt = "O2", isa = "avx2"}
+  local spec = bench.task("axpy")
+  local text = prompts.task_text(task)
+  t.contains(text, spec.prototype)
+  t.contains(text, spec.statement)
+  t.contains(text, "n = 1000")
+  t.contains(text, "-O2 -march=native")
+  t.contains(text, "AVX2/FMA")
+  t.ok(not text:find("matmul"), "no word of matmul")
+  local fixed = prompts.fixed(task)
+  t.eq(#fixed, 8)
+  local ladder = stages.for_task("axpy")
+  for _, tech in ipairs(ladder.own_techniques) do
+    t.contains(fixed[1][2].content, stages.name(tech, "avx2"))
+  end
+  local w = prompts.write(1, task)[2].content
+  t.contains(w, "Stage 1 of " .. ladder.count .. ": use plain C only")
+  local last = prompts.write(ladder.count, task)[2].content
+  t.contains(last, "Stage " .. ladder.count .. " of " .. ladder.count)
+  t.eq(prompts.seed(task), spec.reference)
+  t.eq(prompts.seed({M = 8}), prompts.seed_kernel)
+  -- advancing past the ladder's top improves instead
+  t.eq(prompts.advance("x", ladder.count, task)[2].content, prompts.improve("x", ladder.count, task)[2].content)
+  t.contains(prompts.advance("x", 1, task)[2].content, "add " .. stages.name(ladder.get(2).introduces, "avx2"))
+  -- matmul's words are the paper's whatever the task table says besides
+  t.eq(prompts.task_text({M = 256, N = 256, K = 256, name = "matmul"}), prompts.task_text({M = 256, N = 256, K = 256}))
+end)
+
 t.run()

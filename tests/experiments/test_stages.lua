@@ -242,4 +242,32 @@ t.test("the technique a stage introduces is required only when enforced", functi
   t.eq(stages.lowest_for({"prefetch", "simd"}), 6)
 end)
 
+t.test("a task climbs a ladder of its own techniques; matmul climbs Table I", function()
+  local L = stages.ladder({"omp", "simd", "unknown_technique"})
+  t.eq(L.count, 3)
+  t.eq(L.own_techniques, {"simd", "omp"})
+  t.eq(L.get(1).allowed, {})
+  t.eq(L.get(2).allowed, {"simd"})
+  t.eq(L.get(2).introduces, "simd")
+  t.eq(#L.get(3).allowed, 5, "the last stage allows all five")
+  t.eq(L.get(3).introduces, "omp")
+  t.eq(L.forbidden(2), {"register_blocking", "cache_blocking", "omp", "prefetch"})
+  local threaded = "void axpy(int n, double a, const double *x, double *y) {\n"
+    .. "#pragma omp parallel for\n  for (int i = 0; i < n; ++i) y[i] += a * x[i];\n}\n"
+  t.eq(L.check(2, threaded).ok, false)
+  t.eq(L.check(2, threaded).message, "stage 2 forbids omp")
+  t.eq(L.check(3, threaded).ok, true)
+  t.raises(function() L.get(4) end, "stages are 1 to 3")
+  t.eq(L.lowest_for({"omp"}), 3)
+  t.eq(L.describe(2, "avx2").allowed, "AVX2/FMA SIMD intrinsics")
+  t.ok(stages.ladder({"simd", "omp"}) == L, "one ladder per technique list")
+  -- the module is Table I's ladder; a task's comes from its spec
+  t.ok(stages.for_task("matmul") == stages)
+  t.ok(stages.for_task(nil) == stages)
+  local axpy = stages.for_task("axpy")
+  t.eq(axpy.own_techniques, stages.ladder(bench.task("axpy").techniques).own_techniques)
+  t.eq(axpy.count, #axpy.own_techniques + 1)
+  t.eq(stages.count, 6, "Table I untouched")
+end)
+
 t.run()

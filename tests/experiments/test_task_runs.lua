@@ -1,0 +1,91 @@
+-- Both experiments on a task of the suite (--task): the prompts are the task's, the
+-- kernels are extracted by its signature, judged under its stage ladder and measured by
+-- the real benchmark on its problem. The policy is a stand-in that answers with the
+-- task's test kernels (tests/bench/tasks/axpy.lua): plain, off by one, single precision.
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+package.path = here .. "/?.lua;" .. package.path
+
+local t = require "engine.test"
+local fakes = require "fakes"
+local stages = require "stages"
+
+local exp1 = dofile(engine.scripts[1] .. "/experiment1.lua")
+local exp2 = dofile(engine.scripts[1] .. "/experiment2.lua")
+local kernels = dofile(here .. "/../bench/tasks/axpy.lua")
+
+local function fenced(code) return "Here it is:\n```c\n" .. code .. "```\n" end
+
+-- A policy whose completions cycle through the three test kernels, recording its prompts.
+local function task_policy(seen)
+  local answers = {kernels.plain, kernels.off_by_one, kernels.single}
+  return {load = function()
+    return {sample = function(_, prompts, o)
+      local out = {}
+      for p, prompt in ipairs(prompts) do
+        seen[#seen + 1] = prompt
+        out[p] = {}
+        for i = 1, o.n do
+          out[p][i] = {text = fenced(answers[(i - 1) % #answers + 1]), tokens = {i}, logprobs = {-0.5},
+                       finish_reason = "stop", skill = 0, prompt = prompt}
+        end
+      end
+      return out
+    end}
+  end}
+end
+
+local function parse(exp, name, extra)
+  local argv = {[0] = name .. ".lua", "--model=fake-model", "--task=axpy", "--task_size=test",
+                "--threads=1", "--runs=1", "--max_runs=1", "--warmup=0", "--opt=O2"}
+  for _, o in ipairs(extra) do argv[#argv + 1] = o end
+  return require("options").parse(argv, exp.spec)
+end
+
+t.test("experiment 1 on a task of the suite: its prompts, its kernels, measured on its problem", function()
+  local out, seen = t.tmpdir(), {}
+  local opts = parse(exp1, "experiment1", {"--out=" .. out, "--steps=1", "--G=3", "--prompts_per_step=1",
+                                           "--lr=5e-7", "--beta=0", "--profile=paper"})
+  local deps = {policy = task_policy(seen), bench = bench, train = fakes.train()}
+  local summaries = exp1.run(opts, deps)
+  t.eq(#summaries, 1)
+  t.contains(seen[1], bench.task("axpy").prototype)
+  t.ok(not seen[1]:find("matmul_optimized"), "no word of matmul in the prompt")
+  local run = store.open(summaries[1].dir, {log_file = false})
+  local statuses = {}
+  for _, s in ipairs(run:samples{}) do statuses[#statuses + 1] = s.status end
+  t.eq(statuses, {"ok", "verification_error", "verification_error"})
+  local ok = run:samples{}[1]
+  t.ok(ok.gflops > 0, "the plain kernel was measured")
+  t.eq(ok.reward, ok.gflops)
+  local ref = run:get("reference")
+  t.ok(ref and ref.gflops > 0 and ref.library ~= nil, "the task's yardstick was measured")
+  run:close()
+end)
+
+t.test("experiment 2 on a task of the suite climbs the task's own ladder", function()
+  local out, seen = t.tmpdir(), {}
+  local opts = parse(exp2, "experiment2", {"--out=" .. out, "--iterations=1", "--G=3", "--lr=0",
+                                           "--profile=paper"})
+  local deps = {policy = task_policy(seen), bench = bench, train = fakes.train()}
+  local summaries = exp2.run(opts, deps)
+  local run = store.open(summaries[1].dir, {log_file = false})
+  local seed = run:sample(run:get("seed_id"))
+  t.eq(seed.status, "ok", "the spec's reference is the seed and verifies")
+  t.eq(seed.code, bench.task("axpy").reference)
+  local ladder = stages.for_task("axpy")
+  t.eq(#run:get("pool"), ladder.count, "one pool per stage of the task's ladder")
+  t.contains(seen[1], "Stage 1 of " .. ladder.count)
+  run:close()
+end)
+
+t.test("a task that does not exist, or a size it lacks, is the user's error in one line", function()
+  local out, ok, code = require("primitives").engine(engine.scripts[1] .. "/experiment1.lua",
+                                                     "--task=no_such_task", "--steps=1")
+  t.ok(not ok and code ~= 0)
+  t.contains(out, "--task=no_such_task: no task 'no_such_task'")
+  out = require("primitives").engine(engine.scripts[1] .. "/experiment1.lua", "--task=axpy", "--task_size=huge")
+  t.contains(out, "--task_size=huge")
+  t.contains(out, "no size 'huge'")
+end)
+
+t.run()
