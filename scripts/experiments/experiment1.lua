@@ -18,6 +18,7 @@ local cli = require "cli"
 local metrics = require "metrics"
 local options = require "options"
 local prompts = require "prompts"
+local reward = require "reward"
 local runs = require "runs"
 
 local M = {}
@@ -66,7 +67,7 @@ local function baseline_gflops(run, session)
   local stored = run:get("baseline_gflops")
   if stored then return stored end
   local seed = session:judge({{text = prompts.seed(session.task)}}, nil, "gflops")[1]
-  local gflops = seed.status == "ok" and seed.gflops or 0
+  local gflops = seed.status == "ok" and reward.speed(seed) or 0  -- in the task's unit
   run:set("baseline_gflops", gflops)
   return gflops
 end

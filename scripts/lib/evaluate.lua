@@ -19,6 +19,7 @@
 -- stage costs nothing. The front end's features come with the benchmark's result: the
 -- kernel is parsed once, in its sandboxed child, never in the engine.
 --   results[i].status, .gflops, .code, .message, .techniques, .stage_check, .reason
+--   (.speed and .unit = "GB/s" for a memory-bound task: what its rewards count)
 --
 -- `reason` says which check failed: "extract", "library" or "stage" for a
 -- format/library violation found here; "bench" for anything the benchmark decided.
@@ -31,6 +32,13 @@ local evaluate = {}
 -- The fields of a benchmark result kept with a judged kernel.
 local kept = {"status", "gflops", "gbps", "times", "min", "median", "compile_ms", "max_rel_error",
               "message", "backend", "features", "node"}
+
+-- A memory-bound task's speed is its GB/s (a compute-bound one's, GFLOPS): what its
+-- rewards count (reward.speed).
+local function roofline(task)
+  if task == nil or task == "matmul" then return "compute" end
+  return require("engine.tasks").get(task).roofline
+end
 
 -- Applies the stage check to a result; a kernel using a forbidden technique becomes a
 -- format violation. Returns whether it passed.
@@ -136,6 +144,7 @@ function Pending:finish()
   for j, m in ipairs(measured) do
     local r = self.results[self.slots[j]]
     for _, k in ipairs(kept) do r[k] = m[k] end
+    if roofline(ctx.task) == "memory" and r.status == "ok" then r.speed, r.unit = r.gbps, "GB/s" end
     r.reason = "bench"
     if self.deferred[j] then check_after(r, ctx, m.features) end
     if not r.techniques and r.status == "ok" then

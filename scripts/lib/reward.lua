@@ -30,6 +30,10 @@ reward.penalties = {
 reward.statuses = {"format_violation", "library_violation", "compile_error", "timeout",
                    "runtime_error", "verification_error", "rejected", "ok"}
 
+-- What a successful kernel's speed is for rewards: its task's unit (r.speed, GB/s for a
+-- memory-bound task), else its GFLOPS.
+function reward.speed(r) return r.speed or r.gflops end
+
 local function check_result(r, i)
   if type(r) ~= "table" then
     error(string.format("reward: result %d is a %s, not a table", i, type(r)), 3)
@@ -45,7 +49,7 @@ end
 -- Eq. 3 for one result.
 function reward.eq3(result)
   check_result(result, 1)
-  if result.status == "ok" then return result.gflops end
+  if result.status == "ok" then return reward.speed(result) end
   return reward.penalties[result.status]
 end
 
@@ -54,7 +58,7 @@ function reward.gflops(results)
   local out = {}
   for i, r in ipairs(results) do
     check_result(r, i)
-    out[i] = r.status == "ok" and r.gflops or reward.penalties[r.status]
+    out[i] = r.status == "ok" and reward.speed(r) or reward.penalties[r.status]
   end
   return out
 end
@@ -66,12 +70,12 @@ function reward.normalized(results)
   local best = 0
   for i, r in ipairs(results) do
     check_result(r, i)
-    if r.status == "ok" and r.gflops > best then best = r.gflops end
+    if r.status == "ok" and reward.speed(r) > best then best = reward.speed(r) end
   end
   local out = {}
   for i, r in ipairs(results) do
     if r.status == "ok" then
-      out[i] = best > 0 and r.gflops / best * 100 or 0
+      out[i] = best > 0 and reward.speed(r) / best * 100 or 0
     else
       out[i] = reward.penalties[r.status]
     end
@@ -80,8 +84,8 @@ function reward.normalized(results)
 end
 
 -- The KernelCompare weighting: 0.4 if it compiles, 0.4 more if it is correct, 0.2 more
--- if it is faster than the baseline (ctx.baseline_gflops; by default the group's
--- parent/seed kernel as the caller gives it).
+-- if it is faster than the baseline (ctx.baseline_gflops, in the task's unit: GB/s for a
+-- memory-bound task; by default the group's parent/seed kernel as the caller gives it).
 reward.kernelcompare_weights = {compiles = 0.4, correct = 0.4, faster = 0.2}
 
 function reward.kernelcompare(results, ctx)
@@ -99,7 +103,7 @@ function reward.kernelcompare(results, ctx)
     if compiled[r.status] then v = v + w.compiles end
     if r.status == "ok" then
       v = v + w.correct
-      if r.gflops > baseline then v = v + w.faster end
+      if reward.speed(r) > baseline then v = v + w.faster end
     end
     out[i] = v
   end

@@ -80,7 +80,7 @@ function Session:measure_reference()
     return
   end
   -- gflops is the task's FLOPs over the fastest call: the median call's from the same FLOPs
-  self.run:set("reference", {gflops = r.gflops, best = r.gflops, median = r.gflops * r.min / r.median,
+  self.run:set("reference", {gflops = r.gflops, gbps = r.gbps, best = r.gflops, median = r.gflops * r.min / r.median,
                              threads = r.options.threads, calls = #r.times, library = r.library,
                              version = r.version})
 end

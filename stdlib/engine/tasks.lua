@@ -231,6 +231,10 @@ function M.check(spec, file)
       end
     end
   end
+  if spec.roofline == nil then spec.roofline = "compute" end
+  if spec.roofline ~= "compute" and spec.roofline ~= "memory" then
+    bad("roofline", "must be \"compute\" (its speed is GFLOPS) or \"memory\" (GB/s)")
+  end
   if spec.yardsticks ~= nil then
     if type(spec.yardsticks) ~= "table" then bad("yardsticks", "must be a table: library name -> {link =, source =}") end
     for lib, y in pairs(spec.yardsticks) do
@@ -320,7 +324,7 @@ function M.list(filter)
     if filter == nil or s.split == filter or s.family == filter then
       out[#out + 1] = { name = s.name, family = s.family, split = s.split, file = s.file,
                         statement = s.statement, entry = s.entry, prototype = s.prototype,
-                        sizes = s.sizes, techniques = s.techniques or {} }
+                        sizes = s.sizes, techniques = s.techniques or {}, roofline = s.roofline }
     end
   end
   table.sort(out, function(a, b) return a.name < b.name end)

@@ -13,6 +13,7 @@ return {
   },
   flops = "n",
   bytes = "8*n",
+  roofline = "memory",
   bound = {
     factor = "2*n",
     why = "taking |x[i]| is exact and the terms are all positive, so a sum of n of them in any order "

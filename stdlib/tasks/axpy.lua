@@ -14,6 +14,7 @@ return {
   },
   flops = "2*n",
   bytes = "24*n",
+  roofline = "memory",
   bound = {
     factor = 4,
     why = "y[i] + alpha x[i] is one product and one sum: its error is at most 2u(|alpha x[i]| + |y[i]|) "

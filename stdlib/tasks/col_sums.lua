@@ -16,6 +16,7 @@ return {
   },
   flops = "m*n",
   bytes = "8*(m*n + n)",
+  roofline = "memory",
   bound = {
     factor = "2*m",
     why = "each s[j] is a sum of m terms: in any order (row blocks, vector lanes, threads) its error is at "

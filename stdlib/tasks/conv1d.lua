@@ -17,6 +17,7 @@ return {
   },
   flops = "2*n*k",
   bytes = "8*(n + k - 1 + k + n)",
+  roofline = "memory",
   bound = {
     factor = "2*k",
     why = "each y[i] is a sum of k products: in any order, with or without FMA, its error is at most "

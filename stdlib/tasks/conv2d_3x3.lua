@@ -19,6 +19,7 @@ return {
   },
   flops = "18*h*w",
   bytes = "8*((h+2)*(w+2) + 9 + h*w)",
+  roofline = "memory",
   bound = {
     factor = 18,
     why = "each output is a sum of 9 products: in any order, with or without FMA, its error is at most "

@@ -13,6 +13,7 @@ return {
   },
   flops = "2*n",
   bytes = "16*n",
+  roofline = "memory",
   bound = {
     factor = "2*n",
     why = "a sum of n products in any order (blocked, vector lanes, threads), with or without FMA, "

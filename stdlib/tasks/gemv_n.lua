@@ -16,6 +16,7 @@ return {
   },
   flops = "2*m*n",
   bytes = "8*(m*n + n + m)",
+  roofline = "memory",
   bound = {
     factor = "2*n",
     why = "each y[i] is a sum of n products: error at most n u (|A||x|)[i] in any order, the "

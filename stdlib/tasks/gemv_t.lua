@@ -17,6 +17,7 @@ return {
   },
   flops = "2*m*n",
   bytes = "8*(m*n + m + n)",
+  roofline = "memory",
   bound = {
     factor = "2*m",
     why = "each y[j] is a sum of m products: in any order (row by row as axpy updates, blocked, "

@@ -19,6 +19,7 @@ return {
   },
   flops = "2*m*n",
   bytes = "8*(2*m*n + m + n)",
+  roofline = "memory",
   bound = {
     factor = 6,
     why = "each A[i][j] gets two products and one sum, (alpha x[i]) y[j] or alpha (x[i] y[j]), with "

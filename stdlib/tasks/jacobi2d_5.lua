@@ -16,6 +16,7 @@ return {
   },
   flops = "4*n*n",
   bytes = "8*((n+2)*(n+2) + n*n)",
+  roofline = "memory",
   bound = {
     factor = 8,
     why = "each v element is a sum of 4 terms times 0.25 (exact): in any order, with or without FMA, "

@@ -17,6 +17,7 @@ return {
   },
   flops = "17*n*n",
   bytes = "8*((n+2)*(n+2) + n*n)",
+  roofline = "memory",
   bound = {
     factor = 18,
     why = "the weights are powers of two, so every weighted term is exact; each v element is a sum of 9 "

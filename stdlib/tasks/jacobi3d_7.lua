@@ -18,6 +18,7 @@ return {
   },
   flops = "8*n*n*n",
   bytes = "8*((n+2)*(n+2)*(n+2) + n*n*n)",
+  roofline = "memory",
   bound = {
     factor = 14,
     why = "the weights 1/4 and 1/8 are powers of two, so every weighted term is exact; each v element is a "

@@ -13,6 +13,7 @@ return {
   },
   flops = "2*n",
   bytes = "8*n",
+  roofline = "memory",
   bound = {
     factor = "3*n",
     why = "the squares are all positive, so a sum of n of them in any order (blocked, vector lanes, "

@@ -15,6 +15,7 @@ return {
   },
   flops = "n",
   bytes = "16*n",
+  roofline = "memory",
   bound = {
     factor = "2*n",
     why = "y[i] is a sum of i+1 <= n terms: whatever the summation tree (serial, blocked two-pass with "

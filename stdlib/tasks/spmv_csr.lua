@@ -24,6 +24,7 @@ return {
   },
   flops = "2*rows*per_row",
   bytes = "12*rows*per_row + 4*(rows + 1) + 8*(cols + rows)",
+  roofline = "memory",
   bound = {
     factor = "2*per_row",
     why = "each y[i] is a sum of per_row products: in any order, with or without FMA, its error is at most "

@@ -18,6 +18,7 @@ return {
   },
   flops = "2*n*n",
   bytes = "8*(n*(n+1)//2 + 2*n)",
+  roofline = "memory",
   bound = {
     factor = "2*n",
     why = "each y[i] is a sum of n products: in any order (row by row, column by column as axpy "

@@ -16,6 +16,7 @@ return {
   },
   flops = 0,  -- a copy: its speed is GB/s
   bytes = "16*m*n",
+  roofline = "memory",
   bound = {
     factor = 0,
     scale = "output",

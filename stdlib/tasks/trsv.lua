@@ -18,6 +18,7 @@ return {
   },
   flops = "n*n",
   bytes = "8*(n*(n+1)//2 + 2*n)",
+  roofline = "memory",
   bound = {
     factor = "10*n",
     scale = "output",
