@@ -8,7 +8,7 @@ PACKAGES=(
   liblua5.4-dev          # the scripting host
   libtorch-dev           # policy and training (CPU build)
   libopenblas-dev        # the reference for verification, and a yardstick
-  libblis-dev liblapacke-dev libfftw3-dev  # the tasks' other yardsticks (docs/tasks.md)
+  libblis-dev liblapacke-dev libfftw3-dev libxsmm-dev  # the tasks' other yardsticks (docs/tasks.md)
   libgccjit-12-dev       # in-memory kernel compilation
   clang libclang-rt-14-dev  # libFuzzer, for the kernelc fuzz target
   libspdlog-dev libfmt-dev

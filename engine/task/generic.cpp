@@ -17,12 +17,11 @@
 #include <limits>
 #include <stdexcept>
 
-#include "compile/run_command.hpp"
-#include "files/files.hpp"
 #include "task/draw.hpp"
 #include "task/keystream.hpp"
 #include "task/spec.hpp"
 #include "task/task.hpp"
+#include "task/trusted.hpp"
 
 namespace bench {
 
@@ -66,35 +65,9 @@ double call_entry(void* entry, const TaskSpec& spec, const std::function<void*(s
 size_t element_bytes(const Param& p) { return p.type == "int*" ? 4 : 8; }
 size_t slot_doubles(const Param& p) { return (size_t(p.count) * element_bytes(p) + 7) / 8; }
 
-// Compiles trusted C (a spec's reference or yardstick) into the calling process: gcc -O2
-// into a shared object in a directory of its own, linked against `libs`, loaded, the files
-// removed. Returns the library's handle.
-void* load_trusted(const TaskSpec& spec, const std::string& what, const std::string& source,
-                   const std::vector<std::string>& libs) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/engine-reference-XXXXXX";
-  if (!mkdtemp(dir.data())) throw std::runtime_error("cannot make a directory for the reference: " + dir);
-  struct Remove {
-    std::string d;
-    ~Remove() { files::remove_tree(d); }
-  } remove{dir};
-  std::ofstream(dir + "/reference.c") << source;
-  std::vector<std::string> argv = {"gcc", "-O2", "-std=gnu11", "-fPIC", "-shared", "-fno-fast-math", "-o",
-                                   dir + "/reference.so", dir + "/reference.c"};
-  for (const auto& l : libs) argv.push_back("-l" + l);
-  argv.push_back("-lm");
-  ProcessResult r = run_process(argv);
-  if (r.status != 0)
-    throw std::runtime_error(what + " of task '" + spec.name + "' does not compile and link:\n" + r.output);
-  void* h = dlopen((dir + "/reference.so").c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!h) throw std::runtime_error("cannot load " + what + " of task '" + spec.name + "': " + dlerror());
-  if (!dlsym(h, spec.entry.c_str()))
-    throw std::runtime_error(what + " of task '" + spec.name + "' defines no '" + spec.entry + "'");
-  return h;
-}
-
 void* load_reference(const TaskSpec& spec) {
-  return dlsym(load_trusted(spec, "the reference", spec.reference, {}), spec.entry.c_str());
+  return dlsym(load_trusted("the reference of task '" + spec.name + "'", spec.reference, {}, spec.entry),
+               spec.entry.c_str());
 }
 
 class GenericTask final : public Task {
@@ -206,15 +179,7 @@ class GenericTask final : public Task {
     if (name.empty() || name == "reference") return {load_reference(spec_), "reference", "the spec's C, gcc -O2"};
     auto y = std::find_if(spec_.yardsticks.begin(), spec_.yardsticks.end(), [&](auto& s) { return s.name == name; });
     if (y == spec_.yardsticks.end()) throw std::runtime_error("task '" + spec_.name + "' has no yardstick '" + name + "'");
-    // Before the library loads: each reads its thread count from the environment.
-    const std::string t = std::to_string(threads);
-    for (const char* var : {"OPENBLAS_NUM_THREADS", "BLIS_NUM_THREADS", "OMP_NUM_THREADS"}) setenv(var, t.c_str(), 1);
-    void* h = load_trusted(spec_, "the yardstick " + name, y->source, y->link);
-    using InitFn = void (*)(int);
-    using VersionFn = const char* (*)();
-    if (auto init = reinterpret_cast<InitFn>(dlsym(h, "yardstick_init"))) init(threads);
-    auto version = reinterpret_cast<VersionFn>(dlsym(h, "yardstick_version"));
-    return {dlsym(h, spec_.entry.c_str()), name, version ? version() : ""};
+    return load_yardstick(*y, spec_.entry, threads, spec_.name);
   }
 
   void wake_reference(void* entry, Stage& s) override {

@@ -9,13 +9,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <tuple>
 #include <stdexcept>
 #include <vector>
 
 #include "task/keystream.hpp"
+#include "task/spec.hpp"
 #include "task/task.hpp"
+#include "task/trusted.hpp"
 
 namespace bench {
 
@@ -76,8 +79,8 @@ class Matmul final : public Task {
  public:
   // seed < 0: inputs from a key drawn from the operating system (the default); else the
   // same inputs for that seed everywhere (for debugging: a kernel can know them).
-  Matmul(int M, int N, int K, int64_t seed, bool nan_init)
-      : M_(M), N_(N), K_(K), seed_(seed), nan_init_(nan_init) {}
+  Matmul(int M, int N, int K, int64_t seed, bool nan_init, std::vector<YardstickSource> yardsticks)
+      : M_(M), N_(N), K_(K), seed_(seed), nan_init_(nan_init), yardsticks_(std::move(yardsticks)) {}
 
   std::string seed_text() const { return seed_ < 0 ? "random" : std::to_string(seed_); }
   std::string describe() const override {
@@ -88,7 +91,8 @@ class Matmul final : public Task {
   }
   std::string key() const override {
     return "matmul:" + std::to_string(M_) + "x" + std::to_string(N_) + "x" + std::to_string(K_) +
-           ":" + seed_text() + (nan_init_ ? ":nan" : ":zero");
+           ":" + seed_text() + (nan_init_ ? ":nan" : ":zero") +
+           (yardsticks_.empty() ? "" : ":" + std::to_string(std::hash<std::string>{}(options().dump())));
   }
   std::string entry() const override { return "matmul_optimized"; }
   double flops() const override { return 2.0 * M_ * N_ * K_; }
@@ -96,6 +100,10 @@ class Matmul final : public Task {
   nlohmann::json options() const override {
     nlohmann::json o = {{"kind", "matmul"}, {"M", M_}, {"N", N_}, {"K", K_}, {"c_init", nan_init_ ? "nan" : "zero"}};
     if (seed_ >= 0) o["seed"] = seed_;
+    if (!yardsticks_.empty()) {
+      o["yardsticks"] = nlohmann::json::array();
+      for (const auto& y : yardsticks_) o["yardsticks"].push_back({{"name", y.name}, {"link", y.link}, {"source", y.source}});
+    }
     return o;
   }
 
@@ -146,11 +154,20 @@ class Matmul final : public Task {
     reinterpret_cast<MatmulFn>(entry)(s.inputs[0].data(), s.inputs[1].data(), s.outputs[0].data(), M_, N_, K_);
   }
 
-  std::vector<std::string> yardsticks() const override { return {"openblas"}; }
+  std::vector<std::string> yardsticks() const override {
+    std::vector<std::string> names = {"openblas"};
+    for (const auto& y : yardsticks_) names.push_back(y.name);
+    return names;
+  }
 
+  // OpenBLAS, loaded as the references are; any other library from the spec's source.
   Yardstick reference_entry(int threads, const std::string& name) override {
-    if (!name.empty() && name != "openblas")
-      throw std::runtime_error("matmul's yardstick is openblas, not '" + name + "'");
+    if (!name.empty() && name != "openblas") {
+      auto y = std::find_if(yardsticks_.begin(), yardsticks_.end(), [&](auto& s) { return s.name == name; });
+      if (y == yardsticks_.end()) throw std::runtime_error("matmul has no yardstick '" + name + "'");
+      scratch_.assign(size_t(M_) * size_t(N_), 0.0);
+      return load_yardstick(*y, entry(), threads, "matmul");
+    }
     std::string err = load_openblas(threads);
     if (!err.empty()) throw std::runtime_error(err);
     scratch_.assign(size_t(M_) * size_t(N_), 0.0);
@@ -287,6 +304,7 @@ class Matmul final : public Task {
   SecretBuffer pool_;  // per call: A, B, reference C, |A|.|B|
   int calls_ = 0;
   std::vector<double> scratch_;  // the reference child's untimed output
+  std::vector<YardstickSource> yardsticks_;  // besides OpenBLAS (problem.yardsticks)
 };
 
 }  // namespace
@@ -307,9 +325,9 @@ std::unique_ptr<Task> make_matmul(const nlohmann::json& p) {
   if (p.is_object()) {
     for (auto it = p.begin(); it != p.end(); ++it)
       if (it.key() != "kind" && it.key() != "M" && it.key() != "N" && it.key() != "K" &&
-          it.key() != "seed" && it.key() != "c_init")
+          it.key() != "seed" && it.key() != "c_init" && it.key() != "yardsticks")
         throw std::invalid_argument("problem: unknown field '" + it.key() +
-                                    "' (expected kind, M, N, K, seed, c_init)");
+                                    "' (expected kind, M, N, K, seed, c_init, yardsticks)");
     if (p.contains("kind")) {
       if (!p["kind"].is_string()) throw std::invalid_argument("problem.kind must be a string");
       kind = p["kind"].get<std::string>();
@@ -327,7 +345,9 @@ std::unique_ptr<Task> make_matmul(const nlohmann::json& p) {
   int N = static_cast<int>(get_int("N", 256, 1, max_dim));
   int K = static_cast<int>(get_int("K", 256, 1, max_dim));
   int64_t seed = get_int("seed", -1, 0, std::numeric_limits<int64_t>::max());
-  return std::make_unique<Matmul>(M, N, K, seed, c_init == "nan");
+  std::vector<YardstickSource> yardsticks;
+  if (p.is_object() && p.contains("yardsticks")) yardsticks = yardsticks_from_json(p["yardsticks"], "problem.yardsticks");
+  return std::make_unique<Matmul>(M, N, K, seed, c_init == "nan", std::move(yardsticks));
 }
 
 }  // namespace bench

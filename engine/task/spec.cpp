@@ -113,6 +113,32 @@ Param read_param(const json& j, const std::string& where) {
 
 }  // namespace
 
+std::vector<YardstickSource> yardsticks_from_json(const json& ys, const std::string& where) {
+  auto fail = [&](const std::string& at, const std::string& what) { throw std::invalid_argument(at + ": " + what); };
+  if (!ys.is_array()) fail(where, "must be a list");
+  std::vector<YardstickSource> out;
+  for (size_t i = 0; i < ys.size(); ++i) {
+    const std::string at = where + "[" + std::to_string(i + 1) + "]";
+    const json& y = ys[i];
+    if (!y.is_object()) fail(at, "must be a table");
+    YardstickSource s;
+    for (const char* key : {"name", "source"})
+      if (!y.contains(key) || !y.at(key).is_string()) fail(at + "." + key, "missing (a string)");
+    s.name = y.at("name").get<std::string>();
+    if (s.name == "reference") fail(at + ".name", "\"reference\" is the spec's own C");
+    s.source = y.at("source").get<std::string>();
+    if (!y.contains("link") || !y.at("link").is_array()) fail(at + ".link", "must be a list of library names");
+    for (const auto& l : y.at("link")) {
+      if (!l.is_string() || l.get<std::string>().empty() ||
+          l.get<std::string>().find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+        fail(at + ".link", "library names are lower-case letters, digits and _");
+      s.link.push_back(l.get<std::string>());
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 TaskSpec spec_from_json(const json& j, const json& size) {
   if (!j.is_object()) throw std::invalid_argument("problem.spec must be a table");
   TaskSpec s;
@@ -148,27 +174,7 @@ TaskSpec spec_from_json(const json& j, const json& size) {
     bad("params", "too many parameters: 6 integer or pointer and 8 double ones travel in registers, and at "
                   "most " + std::to_string(kMaxStackArgs) + " more");
   if (outputs == 0) bad("params", "no output: a buffer with role out or inout, or returns = \"double\"");
-  if (j.contains("yardsticks")) {
-    const json& ys = j.at("yardsticks");
-    if (!ys.is_array()) bad("yardsticks", "must be a list");
-    for (size_t i = 0; i < ys.size(); ++i) {
-      const std::string at = "yardsticks[" + std::to_string(i + 1) + "]";
-      if (!ys[i].is_object()) bad(at, "must be a table");
-      YardstickSource y;
-      y.name = text(ys[i], "name", at);
-      if (y.name == "reference") bad(at + ".name", "\"reference\" is the spec's own C");
-      y.source = text(ys[i], "source", at);
-      const json& link = field(ys[i], "link", at);
-      if (!link.is_array()) bad(at + ".link", "must be a list of library names");
-      for (const auto& l : link) {
-        if (!l.is_string() || l.get<std::string>().empty() ||
-            l.get<std::string>().find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
-          bad(at + ".link", "library names are lower-case letters, digits and _");
-        y.link.push_back(l.get<std::string>());
-      }
-      s.yardsticks.push_back(std::move(y));
-    }
-  }
+  if (j.contains("yardsticks")) s.yardsticks = yardsticks_from_json(j.at("yardsticks"), "problem.spec.yardsticks");
   s.size = size;
   return s;
 }

@@ -75,5 +75,8 @@ struct TaskSpec {
 constexpr int kMaxStackArgs = 8;
 
 TaskSpec spec_from_json(const nlohmann::json& spec, const nlohmann::json& size);
+// A list of {name, link, source} (a spec's, or matmul's problem.yardsticks); `where` names
+// it in errors.
+std::vector<YardstickSource> yardsticks_from_json(const nlohmann::json& list, const std::string& where);
 
 }  // namespace bench

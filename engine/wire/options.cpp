@@ -54,7 +54,10 @@ ResolvedOptions ResolvedOptions::from_json(const nlohmann::json& j) {
 
 nlohmann::json ResolvedOptions::as_recorded() const {
   nlohmann::json j = options_to_json(*this);
-  if (j["problem"].is_object()) j["problem"].erase("spec");
+  if (j["problem"].is_object()) {
+    j["problem"].erase("spec");        // a task's text is its file's,
+    j["problem"].erase("yardsticks");  // and so are its yardsticks'
+  }
   return j;
 }
 

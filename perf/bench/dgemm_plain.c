@@ -1,8 +1,10 @@
-/* OpenBLAS cblas_dgemm measured the plain way a user would: one process, its thread pool
- * warm, `warmup` untimed calls then `calls` timed ones on the same buffers, each timed
- * alone. Prints one JSON line: best and median GFLOPS.
+/* A library's cblas_dgemm (OpenBLAS by default, or the shared library named by the fourth
+ * argument: libblis.so.4) measured the plain way a user would: one process, its thread
+ * pool warm, `warmup` untimed calls then `calls` timed ones on the same buffers, each
+ * timed alone. Prints one JSON line: best and median GFLOPS.
  *
  *   gcc -O2 dgemm_plain.c -o dgemm_plain -ldl && OPENBLAS_NUM_THREADS=16 ./dgemm_plain 256 5 50
+ *   BLIS_NUM_THREADS=16 ./dgemm_plain 256 5 50 libblis.so.4
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -26,7 +28,7 @@ static int by_value(const void *a, const void *b) {
 int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 256, warmup = argc > 2 ? atoi(argv[2]) : 5;
   int calls = argc > 3 ? atoi(argv[3]) : 50;
-  void *lib = dlopen("libopenblas.so.0", RTLD_NOW);
+  void *lib = dlopen(argc > 4 ? argv[4] : "libopenblas.so.0", RTLD_NOW);
   if (!lib) { fprintf(stderr, "%s\n", dlerror()); return 1; }
   dgemm_fn dgemm = (dgemm_fn)dlsym(lib, "cblas_dgemm");
   double *A = malloc(sizeof(double) * n * n), *B = malloc(sizeof(double) * n * n), *C = malloc(sizeof(double) * n * n);

@@ -15,6 +15,7 @@ PKGS=(
   libseccomp2 libseccomp-dev         # the kernel sandbox
   libgccjit0 libgccjit-12-dev        # in-memory kernel compilation
   libopenblas-dev libopenblas0 libopenblas0-pthread libopenblas-pthread-dev  # verification
+  libblis4-openmp libblis-openmp-dev # a yardstick (BLIS)
   libgloo-dev                        # gloo's headers (PyTorch's libtorch carries gloo itself)
 )
 apt-get download "${PKGS[@]}" >/dev/null

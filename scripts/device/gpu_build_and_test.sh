@@ -9,7 +9,8 @@
 # integrity tests that need free cores and its timing benchmarks), node (the whole method on
 # this node: the main job at 256^3 on all cores with the policy on CUDA, a short SQD run,
 # both reports, OpenBLAS measured fairly; NODE_STEPS and NODE_ITERATIONS size it), train (the GRPO step
-# benchmark), export (exports loaded by transformers/peft), pretrain (the default model:
+# benchmark), yardstick (perf/bench/yardstick_bench.lua and the suite's table measured here),
+# export (exports loaded by transformers/peft), pretrain (the default model:
 # scripts/experiments/pretrain.lua on CUDA with PRETRAIN_ARGS, exported to OUT/small.tar),
 # parity (transformers reference models of the Qwen2.5-Coder-0.5B/1.5B and Llama-3.2-1B configs), bench
 # (Qwen2.5-Coder-14B config, batch 64, engine and transformers). Results go to OUT.
@@ -33,6 +34,10 @@ if has build; then
   rm -rf "$PREFIX"
   mkdir -p "$PREFIX"
   for d in "$DEBS"/*.deb; do dpkg -x "$d" "$PREFIX"; done
+  # What Debian's alternatives would link: -lblis and libblis.so.4 for the yardsticks.
+  for so in libblis.so libblis.so.4; do
+    [ -e "$PREFIX/usr/lib/x86_64-linux-gnu/blis-openmp/$so" ] && ln -sf "blis-openmp/$so" "$PREFIX/usr/lib/x86_64-linux-gnu/$so"
+  done
 fi
 export PKG_CONFIG_PATH=$PREFIX/usr/lib/x86_64-linux-gnu/pkgconfig:$PREFIX/usr/share/pkgconfig
 export PKG_CONFIG_SYSROOT_DIR=$PREFIX
@@ -88,6 +93,13 @@ if has timing; then
   LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" perf/bench/timing_bench.lua ${TIMING_ARGS:-} 2>&1 | tee "$OUT/timing.txt"
   LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" perf/bench/cpu_bound_bench.lua ${CPU_BOUND_ARGS:-} 2>&1 | tee "$OUT/cpu-bound.txt"
   [ -n "${SKIP_EVAL_BENCH:-}" ] || LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" perf/bench/eval_bench.lua --batch=32 2>&1 | tee "$OUT/eval.txt"
+fi
+
+# The tasks' yardsticks on this node: the DGEMM yardstick against a plain C program calling
+# the fastest library, alternately; x reference between two configurations; the suite's table.
+if has yardstick; then
+  LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" perf/bench/yardstick_bench.lua ${YARDSTICK_ARGS:-} 2>&1 | tee "$OUT/yardstick.txt"
+  LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" scripts/experiments/tasks.lua --measure 2>&1 | tee "$OUT/tasks.md"
 fi
 
 bench() { LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/perf/policy/policy_bench" "$@"; }

@@ -389,7 +389,6 @@ function M.resolve_spec(spec, size)
               scale = spec.bound.scale or "inputs" },
     params = {},
   }
-  if spec.builtin then return out, s end
   if spec.yardsticks then
     out.yardsticks = {}
     for lib, y in pairs(spec.yardsticks) do
@@ -397,6 +396,7 @@ function M.resolve_spec(spec, size)
     end
     table.sort(out.yardsticks, function(a, b) return a.name < b.name end)
   end
+  if spec.builtin then return out, s end
   for _, p in ipairs(spec.params) do
     local a = spec.args[p.name]
     local at = where .. ": args." .. p.name
@@ -434,7 +434,8 @@ function M.resolve(problem)
   end
   local resolved, s = M.resolve_spec(spec, problem.size)
   if spec.builtin == "matmul" then
-    return { kind = "matmul", M = s.M, N = s.N, K = s.K, seed = problem.seed, c_init = problem.c_init }
+    return { kind = "matmul", M = s.M, N = s.N, K = s.K, seed = problem.seed, c_init = problem.c_init,
+             yardsticks = resolved.yardsticks }
   end
   if problem.c_init ~= nil then error("problem.c_init: only matmul's output may start at zero", 0) end
   local size = {}

@@ -235,6 +235,14 @@ t.test("the yardstick is the fastest library that works here, named with its ver
   t.eq(one.library, "reference")
   t.eq(#one.yardstick_trials, 1)
   t.raises(function() bench.reference{task = "dot", yardstick = "mkl"} end, "has no yardstick 'mkl'")
+  -- matmul: OpenBLAS, which the engine loads itself, and the libraries its spec adds
+  local mm = bench.reference{task = "matmul", size = "test", runs = 2, max_runs = 2, warmup = 1, threads = 1}
+  t.eq(mm.status, "ok", mm.message)
+  local tried = {}
+  for _, trial in ipairs(mm.yardstick_trials) do tried[#tried + 1] = trial.yardstick end
+  t.eq(tried, {"openblas", "blis"})
+  t.eq(mm.options.problem.yardsticks, nil, "records name no yardstick's source")
+  t.eq(mm.options.problem.M, 48)
   -- A library missing here is a failed trial; the others still measure.
   local dir = t.tmpdir()
   local text = io.open(here .. "/../../stdlib/tasks/dot.lua"):read("a")
