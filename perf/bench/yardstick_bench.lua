@@ -61,7 +61,7 @@ local function reference()
   return r
 end
 
-local ratios, xref_gaps, rows = {}, {}, {}
+local ratios, xref_gaps, engine_all, plain_all = {}, {}, {}, {}
 print("round | engine yardstick (library, threads) | plain best (library, threads) | engine / plain | x ref A | x ref B | gap")
 for round = 1, opts.rounds do
   local r = reference()
@@ -74,6 +74,7 @@ for round = 1, opts.rounds do
     end
   end
   ratios[round] = engine_gflops / best
+  engine_all[round], plain_all[round] = engine_gflops, best
   -- two configurations: each its own reference, then the same kernel
   local ref_a, k_a = reference(), bench.evaluate(kernel, {problem = size})
   local ref_b, k_b = reference(), bench.evaluate(kernel, {problem = size})
@@ -92,5 +93,7 @@ for i = 1, opts.rounds do
 end
 print(string.format("engine / plain (fastest calls): median %.3f, %d of %d rounds within 10%%", median(ratios), within,
                     opts.rounds))
+print(string.format("over the rounds: engine median %.1f GFLOPS, plain median %.1f, ratio %.3f",
+                    median(engine_all), median(plain_all), median(engine_all) / median(plain_all)))
 print(string.format("x reference between two configurations: median gap %.1f%%, %d of %d rounds below 10%%",
                     100 * median(xref_gaps), close, opts.rounds))

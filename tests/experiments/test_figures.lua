@@ -80,7 +80,7 @@ t.test("report.lua writes report.md without gnuplot and says how to get the figu
   t.contains(md, "**The figures were not drawn**")
   t.contains(md, "apt-get install gnuplot-nox")
   t.contains(md, "run `engine report.lua " .. runs .. "` again")
-  t.contains(md, "| configuration | best GFLOPS | peak ratio | vs OpenBLAS | learning gain |")
+  t.contains(md, "| configuration | best GFLOPS | peak ratio | vs yardstick | learning gain |")
   t.ok(not md:find("![mean reward](reward.png)", 1, true), "no link to a missing figure")
   t.ok(not io.open(runs .. "/report/reward.png"), "no PNG")
   t.ok(io.open(runs .. "/report/reward.dat"), "the figure's data")

@@ -90,7 +90,7 @@ t.test("Table II over seeds: mean ± half-width, gains paired by seed, their ver
   t.ok(ok, out)
   local md = read(root .. "/report/report.md")
   t.contains(md, "9 runs: 3 configurations over seeds.")
-  t.contains(md, "| configuration | best GFLOPS | peak ratio | vs OpenBLAS | learning gain | "
+  t.contains(md, "| configuration | best GFLOPS | peak ratio | vs yardstick | learning gain | "
                  .. "final mean reward | reward gain | samples | seeds |")
   local h = 4.3027 / math.sqrt(3)  -- sd 1 over three seeds
   -- the final mean reward is the mean of the last quarter of the steps: the last step
@@ -138,7 +138,7 @@ t.test("one seed per configuration: the report as without seeds", function()
   t.ok(ok, out)
   local md = read(root .. "/report/report.md")
   t.contains(md, "Runs: `" .. root .. "`, 2 configurations.")
-  t.contains(md, "| configuration | best GFLOPS | peak ratio | vs OpenBLAS | learning gain | "
+  t.contains(md, "| configuration | best GFLOPS | peak ratio | vs yardstick | learning gain | "
                  .. "final mean reward | reward gain | samples |\n")
   t.contains(md, "| beta=0,lr=0,opt=O3 | 10.00 | 10.0% | 1.00x | (baseline) | 1.00 | (baseline) | 2 |\n")
   t.contains(md, "| beta=0,lr=5e-07,opt=O3 | 20.00 | 20.0% | 2.00x | 2.00x (+10.00 GFLOPS) | 5.00 | +4.00 | 2 |\n")
