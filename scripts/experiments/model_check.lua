@@ -4,6 +4,7 @@
 --
 --   engine model_check.lua                          # the default model, stage 6, 64 kernels
 --   engine model_check.lua --model=DIR --prompt=fixed --n=128 --json=check.json
+--   engine model_check.lua --task=axpy --n=16            # another task of the suite
 --   ENGINE_TARGET=x86-64-v3 engine model_check.lua   # as on a machine without AVX-512
 --
 -- The prompt names the machine's vector ISA (--isa=auto) or the one --isa forces; the
@@ -29,11 +30,14 @@ M.spec = {
      type = "string"},
     {"prompt", "write", "which prompt: write (SQD's fresh kernel at --stage) or fixed "
      .. "(Experiment 1's first fixed prompt)", choices = {"write", "fixed"}},
-    {"stage", 6, "stage of the write prompt", min = 1, max = stages.count},
+    {"stage", 6, "stage of the write prompt (at most the task's last)", min = 1, max = stages.count},
     {"n", 64, "kernels to sample", min = 1},
     {"temperature", 1.0, "sampling temperature", min = 0},
     {"max_tokens", 1024, "longest completion in tokens", min = 1},
-    {"size", 128, "matrix size: M = N = K", min = 1},
+    {"size", 128, "matrix size of matmul: M = N = K", min = 1},
+    {"task", "matmul", "the task of the suite (bench.tasks())"},
+    {"task_size", "", "the named size of --task (empty: train)"},
+    {"task_dir", "", "a folder of task specs added to the suite's"},
     {"opt", "O3", "compiler level", choices = {"O0", "O1", "O2", "O3"}},
     {"threads", 0, "threads per kernel (0: all cores)", min = 0},
     {"timeout", 2.0, "seconds a kernel may run", above = 0},
@@ -92,14 +96,16 @@ function M.figures(results, isa)
 end
 
 function M.run(opts)
+  options.check_task(opts)  -- the task exists, and its size
   local deps = wiring.deps()
   local pol, dir = wiring.load_policy({model = opts.model, device = opts.device,
                                        dtype = "fp32"}, deps)
   -- the problem and benchmark settings exactly as the experiments build them
   local config = {opt = opts.opt}
   local task = wiring.task(opts, config)
+  local stage = math.min(opts.stage, stages.for_task(task.name).count)
   local messages = opts.prompt == "fixed" and prompts.fixed(task)[1]
-                   or prompts.write(opts.stage, task)
+                   or prompts.write(stage, task)
   local t0 = sys.now()
   local out = pol:sample({prompts.render(messages)}, {n = opts.n, temperature = opts.temperature,
                                                       max_tokens = opts.max_tokens,
@@ -107,18 +113,19 @@ function M.run(opts)
   local t1 = sys.now()
   local results = evaluate.completions(out, {bench = deps.bench,
                                              bench_opts = wiring.bench_opts(opts, config),
-                                             stage = opts.prompt == "write" and opts.stage or nil,
-                                             isa = task.isa})
+                                             stage = opts.prompt == "write" and stage or nil,
+                                             isa = task.isa, task = task.name})
   local f = M.figures(results, task.isa)
-  f.model, f.prompt, f.stage, f.temperature, f.seed = dir, opts.prompt, opts.stage,
+  f.model, f.prompt, f.stage, f.temperature, f.seed = dir, opts.prompt, stage,
                                                       opts.temperature, opts.seed
+  f.task = task.name or "matmul"
   f.sample_seconds, f.evaluate_seconds = t1 - t0, sys.now() - t1
   return f
 end
 
 function M.print(f)
-  print(string.format("%s, %s prompt%s for %s, %d samples at temperature %g (seed %d)", f.model,
-                      f.prompt, f.prompt == "write" and (" stage " .. f.stage) or "",
+  print(string.format("%s, task %s, %s prompt%s for %s, %d samples at temperature %g (seed %d)", f.model,
+                      f.task or "matmul", f.prompt, f.prompt == "write" and (" stage " .. f.stage) or "",
                       stages.isa(f.isa).name, f.samples, f.temperature, f.seed))
   print(string.format("  compile      %3d  (%.0f%%)", f.compiled, 100 * f.compile_rate))
   print(string.format("  verified     %3d  (%.0f%%)   best %s GFLOPS", f.verified,
