@@ -52,6 +52,20 @@ function M.configs(opts)
   return runs.configs(opts, {{"opt", opts.opt}, {"lr", opts.lr}, {"beta", opts.beta}})
 end
 
+-- The fixed prompts, each {messages =, task =}: the task's eight, or in a mixture (--tasks)
+-- every task's first, then every task's second, and so on, so that the steps go round the
+-- tasks.
+local function fixed_prompts(session)
+  local list = {}
+  for e = 1, #prompts.task_templates do
+    for _, name in ipairs(session.task_names) do
+      local all = prompts.fixed(session.tasks[name])
+      if all[e] then list[#list + 1] = {messages = all[e], task = name} end
+    end
+  end
+  return list
+end
+
 -- The fixed prompts of a step: prompts_per_step of the eight, in turn.
 local function step_prompts(fixed, step, per_step)
   local chosen = {}
@@ -75,7 +89,7 @@ end
 -- Runs one configuration, opened by runs.with_run, from its last committed step to
 -- opts.steps. Returns its counters.
 local function run_steps(run, session, name, opts)
-  local fixed = prompts.fixed(session.task)
+  local fixed = fixed_prompts(session)
   local reward_ctx = {}
   if opts.reward == "kernelcompare" then reward_ctx.baseline_gflops = baseline_gflops(run, session) end
   local first = run:get("step", 0) + 1
@@ -90,7 +104,7 @@ local function run_steps(run, session, name, opts)
     store = function(item)
       for g, text in ipairs(item.texts) do
         session:record(text, item.completions[g], item.results[g],
-                       {iteration = item.step, config_id = name, extra = {group = g}})
+                       {iteration = item.step, config_id = name, extra = {group = g, task = item.group_tasks and item.group_tasks[g]}})
       end
     end,
     mark = function(item) run:set("step", item.step) end,
@@ -99,8 +113,11 @@ local function run_steps(run, session, name, opts)
     sample = function(step)
       local t0 = sys.now()
       local chosen = step_prompts(fixed, step, opts.prompts_per_step)
-      local texts, completions = session:sample(chosen, opts.seed * 100003 + step)
-      return session:item({step = step}, texts, completions, sys.now() - t0)
+      local messages, group_tasks = {}, {}
+      for i, p in ipairs(chosen) do messages[i], group_tasks[i] = p.messages, p.task end
+      local texts, completions = session:sample(messages, opts.seed * 100003 + step)
+      return session:item({step = step, group_tasks = session.mixture and group_tasks or nil}, texts, completions,
+                          sys.now() - t0)
     end,
     start = function(item) session:start_item(item, nil, async) end,
     collect = function(item) session:collect_item(item, opts.reward, reward_ctx, async) end,

@@ -22,7 +22,6 @@ local prompts = require "prompts"
 local runs = require "runs"
 local sqd = require "sqd"
 local stages = require "stages"
-local wiring = require "wiring"
 
 local M = {}
 
@@ -58,31 +57,43 @@ function M.configs(opts)
   return runs.configs(opts, {{"opt", opts.opt}, {"lr", opts.lr}})
 end
 
--- Iteration 0: the seed code, evaluated once, the root of every lineage.
-local function plant_seed(run, session, name)
-  local completions = {{text = prompts.seed(session.task)}}
-  local results = session:judge(completions, 1, "gflops")
-  run:atomic(function()
-    local id = session:record("", completions, results,
-                              {iteration = 0, stage = 1, config_id = name,
-                               extra = {action = "seed"}})[1]
-    run:set("seed_id", id)
-    run:set("iteration", 0)
-  end)
-  log.info("seed", {status = results[1].status, gflops = results[1].gflops or "-"})
+-- Where a task's SQD state lives in the run store: "pool", "seed_id"; in a mixture (--tasks)
+-- one of each per task, "pool/NAME", "seed_id/NAME".
+local function key(base, session, task)
+  return session.mixture and (base .. "/" .. task) or base
+end
+
+-- Iteration 0: the seed code of each task, evaluated once, the root of every lineage.
+local function plant_seeds(run, session, name)
+  for _, task in ipairs(session.task_names) do
+    if not run:get(key("seed_id", session, task)) then
+      local completions = {{text = prompts.seed(session.tasks[task])}}
+      local results = session:judge(completions, 1, "gflops", nil, task)
+      run:atomic(function()
+        local id = session:record("", completions, results,
+                                  {iteration = 0, stage = 1, config_id = name,
+                                   extra = {action = "seed", task = session.mixture and task or nil}})[1]
+        run:set(key("seed_id", session, task), id)
+        run:set("iteration", 0)
+      end)
+      log.info("seed", {task = task, status = results[1].status, gflops = results[1].gflops or "-"})
+    end
+  end
 end
 
 -- The plan of iteration `it`: made once and stored, so a resumed run expands the same
 -- selections and skips the groups already done.
-local function iteration_plan(run, opts, it)
+local function iteration_plan(run, session, opts, it)
   local plan = run:get("plan")
   if plan and plan.iteration == it then return plan end
-  local pools, seed = sqd.load_pools(run)
-  local ladder = stages.for_task(wiring.task_name(opts))
-  local picks = sqd.plan(pools, seed, {rng = sqd.rng(opts.seed * 7919 + it), stages = ladder})
   plan = {iteration = it, picks = {}}
-  for i, p in ipairs(picks) do
-    plan.picks[i] = {id = p.node.id, action = p.action, stage = p.stage}
+  for t, task in ipairs(session.task_names) do  -- each task's pools, its own ladder
+    local pools, seed = sqd.load_pools(run, key("pool", session, task), key("seed_id", session, task))
+    local rng = sqd.rng(opts.seed * 7919 + it + (t - 1) * 1000003)
+    for _, p in ipairs(sqd.plan(pools, seed, {rng = rng, stages = stages.for_task(task)})) do
+      plan.picks[#plan.picks + 1] = {id = p.node.id, action = p.action, stage = p.stage,
+                                     task = session.mixture and task or nil}
+    end
   end
   run:atomic(function()
     run:set("plan", plan)
@@ -110,7 +121,7 @@ local function expansion(run, session, opts, name, it, plan, on_commit)
     store = function(item)
       session:record(item.texts[1], item.completions[1], item.results[1],
                      {iteration = it, stage = item.pick.stage, parent_id = item.pick.id, config_id = name,
-                      extra = {action = item.pick.action, group = item.g}})
+                      extra = {action = item.pick.action, group = item.g, task = item.pick.task}})
     end,
     mark = function(item)
       run:set("step", step)
@@ -122,10 +133,11 @@ local function expansion(run, session, opts, name, it, plan, on_commit)
       local pick = plan.picks[g]
       local node = sqd.node(run:sample(pick.id))
       local messages = sqd.prompt({node = node, action = pick.action, stage = pick.stage},
-                                  session.task)
+                                  session.tasks[pick.task or session.task_names[1]])
       local t0 = sys.now()
       local texts, completions = session:sample({messages}, opts.seed * 100003 + it * 1009 + g)
-      return session:item({g = g, pick = pick, node = node}, texts, completions, sys.now() - t0)
+      return session:item({g = g, pick = pick, node = node, group_tasks = pick.task and {pick.task} or nil},
+                          texts, completions, sys.now() - t0)
     end,
     start = function(item) session:start_item(item, item.pick.stage, async) end,
     collect = function(item)
@@ -144,19 +156,33 @@ local function expansion(run, session, opts, name, it, plan, on_commit)
 end
 
 -- Files the iteration's children into the next pools and records the iteration.
-local function close_iteration(run, opts, name, it)
+local function close_iteration(run, session, opts, name, it)
   local children = run:samples{iteration = it}
   local nodes = {}
-  for i, s in ipairs(children) do nodes[i] = sqd.node(s) end
-  local ladder = stages.for_task(wiring.task_name(opts))
-  local pools = sqd.file(nodes, {pool_size = opts.pool_size, rng = sqd.rng(opts.seed * 104729 + it),
-                                 stages = ladder})
+  for _, s in ipairs(children) do
+    local task = session.mixture and s.extra.task or session.task_names[1]
+    nodes[task] = nodes[task] or {}
+    table.insert(nodes[task], sqd.node(s))
+  end
   local record = metrics.summary(children)
   record.kind, record.iteration, record.config = "iteration", it, name
-  record.pool = {}
-  for s = 1, ladder.count do record.pool[s] = #pools[s] end
+  local pools = {}
+  for t, task in ipairs(session.task_names) do
+    local ladder = stages.for_task(task)
+    local filed = sqd.file(nodes[task] or {}, {pool_size = opts.pool_size, stages = ladder,
+                                               rng = sqd.rng(opts.seed * 104729 + it + (t - 1) * 1000003)})
+    local sizes = {}
+    for s = 1, ladder.count do sizes[s] = #filed[s] end
+    if session.mixture then
+      record.pools = record.pools or {}
+      record.pools[task] = sizes
+    else
+      record.pool = sizes
+    end
+    pools[task] = sqd.pool_ids(filed, ladder)
+  end
   run:atomic(function()
-    run:set("pool", sqd.pool_ids(pools, ladder))
+    for _, task in ipairs(session.task_names) do run:set(key("pool", session, task), pools[task]) end
     run:set("plan", nil)
     run:set("iteration", it)
     run:log(record)
@@ -167,10 +193,10 @@ end
 -- Runs one configuration, opened by runs.with_run, from its last finished iteration to
 -- opts.iterations. Returns its counters.
 local function run_iterations(run, session, name, opts)
-  if not run:get("seed_id") then plant_seed(run, session, name) end
+  plant_seeds(run, session, name)
 
   for it = run:get("iteration", 0) + 1, opts.iterations do
-    local plan = iteration_plan(run, opts, it)
+    local plan = iteration_plan(run, session, opts, it)
     local done = run:get("group", 0)  -- groups of this iteration already committed
     local bar = metrics.progress(#plan.picks - done, string.format("%s it %d/%d", name, it,
                                                                    opts.iterations))
@@ -178,11 +204,14 @@ local function run_iterations(run, session, name, opts)
                   expansion(run, session, opts, name, it, plan,
                             function(g, record) metrics.show(bar, g - done, record) end))
     bar:finish()
-    local summary = close_iteration(run, opts, name, it)
+    local summary = close_iteration(run, session, opts, name, it)
+    local pools = summary.pool and table.concat(summary.pool, ",") or ""
+    for _, task in ipairs(session.mixture and session.task_names or {}) do
+      pools = pools .. (pools == "" and "" or " ") .. task .. ":" .. table.concat(summary.pools[task], ",")
+    end
     log.info("iteration", {iteration = it, reward = string.format("%.2f", summary.mean_reward),
                            max_gflops = summary.max_gflops or "-",
-                           statuses = metrics.counts_text(summary.counts),
-                           pools = table.concat(summary.pool, ",")})
+                           statuses = metrics.counts_text(summary.counts), pools = pools})
   end
   return {iterations = run:get("iteration", 0)}
 end

@@ -88,6 +88,10 @@ options.shared = {
   {"task_size", "", "the named size of --task (its spec's sizes; empty: train); --size is matmul's"},
   {"task_dir", "", "a folder of task specs added to the suite's (a spec there replaces the "
    .. "suite's of the same name)"},
+  {"tasks", "", "a mixture instead of --task: 'train' (every training task) or a list "
+   .. "'axpy,dot,matmul'; each group's prompt is one task's, and a kernel's speed counts as a "
+   .. "percentage of its task's yardstick, so that no task's units drown the others' (empty: "
+   .. "--task alone)"},
   {"size", 256, "matrix size of matmul: M = N = K", min = 1},
   {"timeout", 8.0, "seconds a kernel may run before it is a timeout", above = 0},
   {"warmup", 1, "untimed runs before timing", min = 0},
@@ -185,6 +189,7 @@ function options.check_task(opts)
     local ok, err = pcall(tasks.add_dir, opts.task_dir)
     if not ok then cli.fail("--task_dir=" .. opts.task_dir .. ": " .. cli.clean_message(err)) end
   end
+  if opts.tasks ~= nil and opts.tasks ~= "" then return options.check_mixture(opts, tasks) end
   local ok, spec = pcall(tasks.get, opts.task)
   if not ok then cli.fail("--task=" .. opts.task .. ": " .. cli.clean_message(spec)) end
   if opts.task ~= "matmul" then
@@ -192,6 +197,36 @@ function options.check_task(opts)
     local fine, err = pcall(tasks.resolve_spec, spec, opts.task_size)
     if not fine then cli.fail("--task_size=" .. opts.task_size .. ": " .. cli.clean_message(err)) end
   end
+end
+
+-- --tasks: the mixture's names (opts.task_list), each with the named size --task_size
+-- (train when empty). Rewards in one unit need a per-task scale: kernelcompare has none.
+function options.check_mixture(opts, tasks)
+  local given = opts._given or {}
+  if given.task ~= nil then cli.fail("--task and --tasks conflict: --task runs one task, --tasks a mixture") end
+  if opts.reward == "kernelcompare" then
+    cli.fail("--reward=kernelcompare compares with one task's seed kernel: a mixture (--tasks) takes gflops or normalized")
+  end
+  local names = {}
+  if opts.tasks == "train" then
+    for _, t in ipairs(tasks.list("train")) do names[#names + 1] = t.name end
+  else
+    for name in (opts.tasks .. ","):gmatch("%s*([^,]-)%s*,") do
+      if name ~= "" then names[#names + 1] = name end
+    end
+  end
+  if #names == 0 then cli.fail("--tasks=" .. opts.tasks .. ": no task named") end
+  if opts.task_size == "" then opts.task_size = "train" end
+  local seen = {}
+  for _, name in ipairs(names) do
+    if seen[name] then cli.fail("--tasks: '" .. name .. "' is listed twice") end
+    seen[name] = true
+    local ok, spec = pcall(tasks.get, name)
+    if not ok then cli.fail("--tasks: " .. cli.clean_message(spec)) end
+    local fine, err = pcall(tasks.resolve_spec, spec, opts.task_size)
+    if not fine then cli.fail("--tasks: " .. name .. " at --task_size=" .. opts.task_size .. ": " .. cli.clean_message(err)) end
+  end
+  opts.task_list = names
 end
 
 -- Parses the command line. Without --model (the default small model) and without

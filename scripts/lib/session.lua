@@ -38,14 +38,27 @@ function session.new(run, opts, config, deps, pol)
     local updates = run:get("updates", 0)
     if updates > 0 then self:restore(updates) end
   end
-  self.bench_opts = wiring.bench_opts(opts, config)
-  self.task = wiring.task(opts, config)
+  -- The run's tasks: one, or a mixture (--tasks), each with its prompts' task and its
+  -- benchmark options; self.task and self.bench_opts are the first's.
+  self.task_names = wiring.task_names(opts)
+  self.mixture = opts.task_list ~= nil
+  self.tasks, self.bench_opts_of = {}, {}
+  for _, name in ipairs(self.task_names) do
+    self.tasks[name] = self.mixture and wiring.task_for(opts, config, name) or wiring.task(opts, config)
+    self.bench_opts_of[name] = self.mixture and wiring.bench_opts_for(opts, config, name)
+                               or wiring.bench_opts(opts, config)
+  end
+  self.task = self.tasks[self.task_names[1]]
+  self.bench_opts = self.bench_opts_of[self.task_names[1]]
   if deps.bench.machine and run:get("machine") == nil then
     local machine, nodes = checks.measuring_machine(deps)
     run:set("machine", machine)
     if nodes then run:set("nodes", nodes) end
   end
-  if deps.bench.reference and run:get("reference") == nil then self:measure_reference() end
+  if deps.bench.reference then
+    if self.mixture and run:get("references") == nil then self:measure_references()
+    elseif not self.mixture and run:get("reference") == nil then self:measure_reference() end
+  end
   if deps.bench.evaluate and run:get("control") == nil then self:measure_control() end
   return self
 end
@@ -71,8 +84,8 @@ end
 
 -- OpenBLAS on the run's problem, measured once when the run starts (its fastest thread
 -- count unless --threads fixes one): the yardstick the report sets the kernels against.
-function Session:measure_reference()
-  local b = self.bench_opts
+-- One task's yardstick as the run records it; nil (and a warning) when it fails.
+function Session:yardstick(b)
   local problem = b.problem
   if problem.M then  -- matmul: OpenBLAS and the yardsticks its spec adds
     problem = require("engine.tasks").resolve{task = "matmul", size = {M = problem.M, N = problem.N, K = problem.K},
@@ -80,14 +93,35 @@ function Session:measure_reference()
   end
   local r = self.deps.bench.reference{problem = problem, threads = b.threads, verify = b.verify}
   if r.status ~= "ok" then
-    log.warn("OpenBLAS could not be measured: the report will not compare against it",
-             {status = r.status, message = r.message})
-    return
+    log.warn("the yardstick could not be measured: the report will not compare against it",
+             {problem = problem.task or "matmul", status = r.status, message = r.message})
+    return nil
   end
   -- gflops is the task's FLOPs over the fastest call: the median call's from the same FLOPs
-  self.run:set("reference", {gflops = r.gflops, gbps = r.gbps, best = r.gflops, median = r.gflops * r.min / r.median,
-                             threads = r.options.threads, calls = #r.times, library = r.library,
-                             version = r.version})
+  return {gflops = r.gflops, gbps = r.gbps, best = r.gflops, median = r.gflops * r.min / r.median,
+          threads = r.options.threads, calls = #r.times, library = r.library, version = r.version}
+end
+
+function Session:measure_reference()
+  local rec = self:yardstick(self.bench_opts)
+  if rec then self.run:set("reference", rec) end
+end
+
+-- A mixture's yardsticks, one per task: what its kernels' speeds are a percentage of.
+function Session:measure_references()
+  local all = {}
+  for _, name in ipairs(self.task_names) do all[name] = self:yardstick(self.bench_opts_of[name]) or false end
+  self.run:set("references", all)
+end
+
+-- In a mixture, a kernel's speed as a percentage of its task's yardstick (in the task's
+-- unit: GB/s for a memory-bound task), so that every task's rewards have one scale.
+function Session:scale_speed(r, name)
+  local ref = (self.run:get("references") or {})[name]
+  if r.status ~= "ok" or not ref then return end
+  local memory = name ~= "matmul" and require("engine.tasks").get(name).roofline == "memory"
+  local base = memory and ref.gbps or ref.gflops
+  if base and base > 0 then r.speed, r.unit = 100 * reward.speed(r) / base, "% of the yardstick" end
 end
 
 function Session:restore(updates)
@@ -125,16 +159,19 @@ function Session:sample(message_lists, seed)
   return texts, out
 end
 
--- Judges one group's completions at a stage (nil: no stage rules) and rewards them.
-function Session:judge(completions, stage, scheme, ctx)
-  local results, rewards = self:finish_judging(self:start_judging({completions}, stage), scheme, ctx)
+-- Judges one group's completions at a stage (nil: no stage rules) and rewards them; in a
+-- mixture, as kernels of `task`.
+function Session:judge(completions, stage, scheme, ctx, task)
+  local group_tasks = self.mixture and {task or self.task_names[1]} or nil
+  local results, rewards = self:finish_judging(self:start_judging({completions}, stage, nil, group_tasks), scheme, ctx)
   return results[1], rewards[1]
 end
 
 -- Starts judging groups of completions (lists, one per prompt) as one batch, which the
 -- benchmark workers share by load. With `background` the benchmark runs while the
 -- caller goes on (bench.submit_batch). Returns a handle for Session:finish_judging.
-function Session:start_judging(groups, stage, background)
+function Session:start_judging(groups, stage, background, group_tasks)
+  if group_tasks then return self:start_judging_mixture(groups, stage, background, group_tasks) end
   local flat, sizes = {}, {}
   for g, completions in ipairs(groups) do
     sizes[g] = #completions
@@ -147,9 +184,55 @@ function Session:start_judging(groups, stage, background)
   return {sizes = sizes, pending = pending}
 end
 
+-- A mixture's groups, each its task's (group_tasks[g]): one evaluation per task, with its
+-- problem, its signature and its stage ladder.
+function Session:start_judging_mixture(groups, stage, background, group_tasks)
+  local parts, by_name = {}, {}
+  for g, completions in ipairs(groups) do
+    local name = group_tasks[g]
+    local part = by_name[name]
+    if not part then
+      part = {name = name, groups = {}, sizes = {}, flat = {}}
+      by_name[name], parts[#parts + 1] = part, part
+    end
+    part.groups[#part.groups + 1], part.sizes[#part.sizes + 1] = g, #completions
+    for _, c in ipairs(completions) do part.flat[#part.flat + 1] = c end
+  end
+  for _, part in ipairs(parts) do
+    part.pending = evaluate.start(part.flat, {
+      bench = self.deps.bench, bench_opts = self.bench_opts_of[part.name], stage = stage, background = background,
+      task = part.name ~= "matmul" and part.name or nil,
+      detector = self.opts.detector ~= "" and self.opts.detector or nil})
+    part.flat = nil
+  end
+  return {parts = parts}
+end
+
+local function reward_group(rs, scheme, ctx)
+  local rw = reward.scheme(scheme)(rs, ctx)
+  for i, r in ipairs(rs) do r.reward = rw[i] end
+  return rw
+end
+
 -- Waits for the judgement and rewards each group on its own (the rewards are relative
 -- within a group). Returns, per group, the results and the rewards.
 function Session:finish_judging(handle, scheme, ctx)
+  if handle.parts then
+    local results, rewards = {}, {}
+    for _, part in ipairs(handle.parts) do
+      local flat, at = part.pending:finish(), 0
+      for i, g in ipairs(part.groups) do
+        local rs = table.move(flat, at + 1, at + part.sizes[i], 1, {})
+        at = at + part.sizes[i]
+        for _, r in ipairs(rs) do
+          r.task = part.name
+          self:scale_speed(r, part.name)
+        end
+        results[g], rewards[g] = rs, reward_group(rs, scheme, ctx)
+      end
+    end
+    return results, rewards
+  end
   local flat = handle.pending:finish()
   local results, rewards, at = {}, {}, 0
   for g, n in ipairs(handle.sizes) do
@@ -177,16 +260,17 @@ Confirmation.__index = Confirmation
 -- background with `background`), :finish() waits for it and returns the best result.
 function Session:start_confirm(results, background)
   local top
-  for _, r in ipairs(results) do
-    if r.status == "ok" and (top == nil or r.gflops > top.gflops) then top = r end
+  for _, r in ipairs(results) do  -- a mixture's by its share of its yardstick
+    if r.status == "ok" and (top == nil or reward.speed(r) > reward.speed(top)) then top = r end
   end
   local c = setmetatable({top = top}, Confirmation)
   if not top then return c end
   local benchmark = self.deps.bench
+  local b = top.task and self.bench_opts_of[top.task] or self.bench_opts
   if background and benchmark.submit_batch then
-    c.batch = benchmark.submit_batch({top.code}, self.bench_opts)
+    c.batch = benchmark.submit_batch({top.code}, b)
   else
-    c.again = benchmark.evaluate_batch({top.code}, self.bench_opts)[1]
+    c.again = benchmark.evaluate_batch({top.code}, b)[1]
   end
   return c
 end
@@ -228,7 +312,8 @@ function Session:record(prompt, completions, results, fields)
     local extra = {message = r.message, reason = r.reason, techniques = r.techniques,
                    finish_reason = completions[i].finish_reason, backend = r.backend,
                    max_rel_error = r.max_rel_error, features = r.features, node = r.node,
-                   confirmed_gflops = r.confirmed_gflops, second = r.second}
+                   confirmed_gflops = r.confirmed_gflops, second = r.second, task = r.task,
+                   speed = r.unit and r.speed or nil, unit = r.unit}
     for k, v in pairs(fields.extra or {}) do extra[k] = v end
     ids[i] = self.run:add_sample{
       iteration = fields.iteration, stage = fields.stage, parent_id = fields.parent_id,
@@ -261,7 +346,7 @@ end
 -- with `async` (without it this is the whole evaluation).
 function Session:start_item(item, stage, async)
   local t0 = sys.now()
-  item.judging = self:start_judging(item.completions, stage, async)
+  item.judging = self:start_judging(item.completions, stage, async, item.group_tasks)
   item.start_s = sys.now() - t0
 end
 

@@ -174,14 +174,15 @@ function sqd.node(sample)
 end
 
 -- The pools a run stored (sqd.pool_ids under "pool") as nodes again, and its seed code's
--- node (the sample under "seed_id"): what the next iteration's plan selects from.
-function sqd.load_pools(run)
+-- node (the sample under "seed_id"): what the next iteration's plan selects from. A
+-- mixture keeps one of each per task, under other keys ("pool/axpy", "seed_id/axpy").
+function sqd.load_pools(run, pool_key, seed_key)
   local pools = {}
-  for s, ids in ipairs(run:get("pool", {})) do
+  for s, ids in ipairs(run:get(pool_key or "pool", {})) do
     pools[s] = {}
     for i, id in ipairs(ids) do pools[s][i] = sqd.node(run:sample(id)) end
   end
-  return pools, sqd.node(run:sample(run:get("seed_id")))
+  return pools, sqd.node(run:sample(run:get(seed_key or "seed_id")))
 end
 
 return sqd

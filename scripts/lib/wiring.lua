@@ -124,6 +124,29 @@ function wiring.bench_opts(opts, config)
   return b
 end
 
+-- The run's tasks, in order: a mixture's (--tasks), or the one task ("matmul" for matmul).
+function wiring.task_names(opts)
+  return opts.task_list or {wiring.task_name(opts) or "matmul"}
+end
+
+-- bench_opts and task for one task of a mixture (matmul through the suite, at its named size).
+function wiring.bench_opts_for(opts, config, name)
+  local b = wiring.bench_opts(opts, config)
+  b.problem = {task = name, size = opts.task_size ~= "" and opts.task_size or "train"}
+  return b
+end
+
+function wiring.task_for(opts, config, name)
+  local t = wiring.task(opts, config)
+  if name == "matmul" then
+    local _, size = require("engine.tasks").resolve_spec(require("engine.tasks").get("matmul"), opts.task_size)
+    t.name, t.size, t.M, t.N, t.K = nil, nil, size.M, size.N, size.K
+  else
+    t.name, t.size = name, opts.task_size ~= "" and opts.task_size or "train"
+  end
+  return t
+end
+
 -- The problem the prompts describe: the task (name = nil: matmul), its sizes, compiler
 -- level, threads and vector ISA.
 function wiring.task(opts, config)

@@ -80,6 +80,93 @@ t.test("experiment 2 on a task of the suite climbs the task's own ladder", funct
   run:close()
 end)
 
+-- A policy for a mixture: each prompt answered with its task's plain test kernel.
+local function mixture_policy(seen)
+  local names = {"axpy", "dot", "matmul"}
+  return {load = function()
+    return {sample = function(_, prompts, o)
+      local out = {}
+      for p, prompt in ipairs(prompts) do
+        local answer
+        for _, name in ipairs(names) do
+          if prompt:find(bench.task(name).prototype, 1, true) or (name == "matmul" and prompt:find("matmul_optimized")) then
+            answer = dofile(here .. "/../bench/tasks/" .. name .. ".lua").plain
+            seen[#seen + 1] = name
+          end
+        end
+        out[p] = {}
+        for i = 1, o.n do
+          out[p][i] = {text = fenced(assert(answer, "a prompt of no known task")), tokens = {i}, logprobs = {-0.5},
+                       finish_reason = "stop", skill = 0, prompt = prompt}
+        end
+      end
+      return out
+    end}
+  end}
+end
+
+t.test("experiment 1 on a mixture: each group its task's, rewards a share of each task's yardstick", function()
+  local out, seen = t.tmpdir(), {}
+  local argv = {[0] = "experiment1.lua", "--model=fake-model", "--tasks=axpy,dot,matmul", "--task_size=test",
+                "--threads=1", "--runs=1", "--max_runs=1", "--warmup=0", "--opt=O2", "--out=" .. out, "--steps=1",
+                "--G=2", "--prompts_per_step=3", "--lr=5e-7", "--beta=0", "--profile=paper"}
+  local opts = require("options").parse(argv, exp1.spec)
+  t.eq(opts.task_list, {"axpy", "dot", "matmul"})
+  local deps = {policy = mixture_policy(seen), bench = bench, train = fakes.train()}
+  local summaries = exp1.run(opts, deps)
+  t.eq(seen, {"axpy", "dot", "matmul"}, "one step went round the three tasks")
+  local run = store.open(summaries[1].dir, {log_file = false})
+  local refs = run:get("references")
+  for _, name in ipairs({"axpy", "dot", "matmul"}) do t.ok(refs[name] and refs[name].gflops > 0, name .. "'s yardstick") end
+  local by_task = {}
+  for _, s in ipairs(run:samples{}) do
+    t.eq(s.status, "ok", s.extra.message)
+    local name = s.extra.task
+    by_task[name] = (by_task[name] or 0) + 1
+    local memory = name ~= "matmul" and bench.task(name).roofline == "memory"
+    local speed = memory and s.gflops * (name == "axpy" and 12 or 8) or s.gflops
+    local base = memory and refs[name].gbps or refs[name].gflops
+    t.near(s.reward, 100 * speed / base, 1e-6 * s.reward, name .. ": the reward is a share of the yardstick")
+    t.eq(s.extra.unit, "% of the yardstick")
+  end
+  t.eq(by_task, {axpy = 2, dot = 2, matmul = 2})
+  run:close()
+end)
+
+t.test("experiment 2 on a mixture: a seed and pools per task, each on its own ladder", function()
+  local out, seen = t.tmpdir(), {}
+  local argv = {[0] = "experiment2.lua", "--model=fake-model", "--tasks=axpy,matmul", "--task_size=test",
+                "--threads=1", "--runs=1", "--max_runs=1", "--warmup=0", "--opt=O2", "--out=" .. out,
+                "--iterations=1", "--G=2", "--lr=0", "--profile=paper"}
+  local opts = require("options").parse(argv, exp2.spec)
+  local deps = {policy = mixture_policy(seen), bench = bench, train = fakes.train()}
+  local summaries = exp2.run(opts, deps)
+  local run = store.open(summaries[1].dir, {log_file = false})
+  for _, task in ipairs({"axpy", "matmul"}) do
+    local seed = run:sample(run:get("seed_id/" .. task))
+    t.eq(seed.status, "ok", task .. "'s seed: " .. tostring(seed.extra.message))
+    t.eq(seed.extra.task, task)
+    t.eq(#run:get("pool/" .. task), stages.for_task(task).count, task .. ": one pool per stage of its ladder")
+  end
+  t.eq(run:get("seed_id"), nil, "no single-task state in a mixture")
+  local groups = {}
+  for _, s in ipairs(run:samples{iteration = 1}) do groups[s.extra.task] = true end
+  t.ok(groups.axpy and groups.matmul, "both tasks were expanded")
+  run:close()
+end)
+
+t.test("a mixture is refused with --task, with kernelcompare, or with a task lacking the size", function()
+  local function fails(extra, text)
+    local out, ok = require("primitives").engine(engine.scripts[1] .. "/experiment1.lua", table.unpack(extra))
+    t.ok(not ok, table.concat(extra, " "))
+    t.contains(out, text)
+  end
+  fails({"--tasks=axpy", "--task=dot"}, "--task and --tasks conflict")
+  fails({"--tasks=axpy,dot", "--reward=kernelcompare"}, "--reward=kernelcompare")
+  fails({"--tasks=axpy,fft"}, "fft at --task_size=train")
+  fails({"--tasks=axpy,axpy"}, "'axpy' is listed twice")
+end)
+
 t.test("a task that does not exist, or a size it lacks, is the user's error in one line", function()
   local out, ok, code = require("primitives").engine(engine.scripts[1] .. "/experiment1.lua",
                                                      "--task=no_such_task", "--steps=1")
