@@ -154,6 +154,13 @@ function M.main(argv)
   if peak_warnings then add(peak_warnings) end
   local noise = results.noise_text(exp)
   if noise then add("## Timing noise", "", noise) end
+  local per_task = results.tasks_table(exp)
+  if per_task then
+    add("## Per task (a mixture)", "",
+        "A kernel's speed and reward count as a percentage of its task's yardstick (the fastest "
+        .. "library, measured when the run started). The final mean reward is the mean over the "
+        .. "last quarter of the steps (iterations), with its 95% interval over the seeds.", "", per_task)
+  end
   add("## Techniques of the best kernels (Table III)", "", results.table3(exp))
   if exp.kind == "experiment2" then
     add("## SQD pools (kernels kept per stage after each iteration)", "", results.pools_table(exp))

@@ -94,6 +94,8 @@ function results.load(dir)
         cfg.lineage = run:lineage(best.id)
       end
       cfg.samples = run:count()
+      cfg.tasks = results.task_samples(run)
+      cfg.references = run:get("references")
       run:close()
       exp.configs[#exp.configs + 1] = cfg
     end
@@ -103,6 +105,79 @@ function results.load(dir)
   end
   table.sort(exp.configs, results.config_order)
   return exp
+end
+
+-- A mixture's samples per task (extra.task): {NAME = {n =, ok =, rewards = {iteration =
+-- {rewards}}, best = speed}}, or nil for a run of one task. The seed kernels (iteration
+-- 0) are left out.
+function results.task_samples(run)
+  local out, any = {}, false
+  for _, s in ipairs(run:samples{}) do
+    local task = s.extra and s.extra.task
+    if task and (s.iteration or 0) > 0 then
+      any = true
+      local t = out[task] or {n = 0, ok = 0, rewards = {}, best = nil}
+      out[task] = t
+      t.n = t.n + 1
+      if s.status == "ok" then
+        t.ok = t.ok + 1
+        local speed = s.extra.speed or s.gflops
+        if speed and (t.best == nil or speed > t.best) then t.best = speed end
+      end
+      local it = s.iteration
+      t.rewards[it] = t.rewards[it] or {}
+      table.insert(t.rewards[it], s.reward)
+    end
+  end
+  return any and out or nil
+end
+
+-- A task's final mean reward in one run: the mean over the last quarter of its
+-- iterations (steps), at least the last one.
+local function task_final(t)
+  local its = {}
+  for it in pairs(t.rewards) do its[#its + 1] = it end
+  table.sort(its)
+  if #its == 0 then return nil end
+  local from = math.max(1, #its - math.max(1, #its // 4) + 1)
+  local sum, n = 0, 0
+  for i = from, #its do
+    for _, r in ipairs(t.rewards[its[i]]) do sum, n = sum + r, n + 1 end
+  end
+  return n > 0 and sum / n or nil
+end
+
+-- A mixture's row per task and configuration: kernels, the share that verified, the best
+-- speed (a percentage of the task's yardstick), and the final mean reward with its 95%
+-- interval over the seeds (one seed: no interval). Nil when no run is a mixture.
+function results.tasks_table(exp)
+  local rows = {
+    "| configuration | task | kernels | verified | best (% of the yardstick) | final mean reward | seeds |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+  }
+  local any = false
+  for _, g in ipairs(results.groups(exp)) do
+    local names = {}
+    for _, cfg in ipairs(g.runs) do
+      for task in pairs(cfg.tasks or {}) do names[task] = true end
+    end
+    for _, task in ipairs(sorted_keys(names)) do
+      any = true
+      local n, ok, best, finals = 0, 0, nil, {}
+      for _, cfg in ipairs(g.runs) do
+        local t = cfg.tasks and cfg.tasks[task]
+        if t then
+          n, ok = n + t.n, ok + t.ok
+          if t.best and (best == nil or t.best > best) then best = t.best end
+          finals[#finals + 1] = task_final(t)
+        end
+      end
+      rows[#rows + 1] = string.format("| %s | %s | %d | %.0f%% | %s | %s | %d |", g.name, task, n,
+                                      n > 0 and 100 * ok / n or 0, best and string.format("%.1f", best) or "-",
+                                      results.pm(results.interval(finals)), #g.runs)
+    end
+  end
+  return any and (table.concat(rows, "\n") .. "\n") or nil
 end
 
 -- The points of one figure for one configuration: per step for experiment 1, per SQD

@@ -131,6 +131,16 @@ t.test("experiment 1 on a mixture: each group its task's, rewards a share of eac
   end
   t.eq(by_task, {axpy = 2, dot = 2, matmul = 2})
   run:close()
+  -- the report has a row per task
+  local results = require "results"
+  local tbl = results.tasks_table(results.load(out))
+  for _, name in ipairs({"axpy", "dot", "matmul"}) do
+    t.ok(tbl:find("| " .. name .. " | 2 | 100% |", 1, true), name .. "'s row: " .. tbl)
+  end
+  local out2, ok = require("primitives").engine(engine.scripts[1] .. "/report.lua", out)
+  t.ok(ok, out2)
+  local md = io.open(out .. "/report/report.md"):read("a")
+  t.contains(md, "## Per task (a mixture)")
 end)
 
 t.test("experiment 2 on a mixture: a seed and pools per task, each on its own ladder", function()
