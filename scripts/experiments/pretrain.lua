@@ -36,6 +36,8 @@ M.spec = {
     -- corpus
     {"examples", 40000, "synthetic examples (prompt + kernel) in the corpus", min = 1},
     {"defect_rate", 0.15, "share of kernels with a deliberate defect", min = 0, max = 1},
+    {"task_share", 0.0, "share of the corpus from the suite's other training tasks "
+     .. "(kernelgen.tasks: its covered tasks in turn); the rest is matmul", min = 0, max = 1},
     {"isa", {"avx512", "avx2"}, "vector ISAs the corpus's prompts name, in equal shares; each "
      .. "answer uses its prompt's ISA (or no SIMD), so the model writes for the machine it "
      .. "runs on", choices = {"avx512", "avx2"}},
@@ -80,7 +82,7 @@ M.spec = {
 }
 
 -- The settings that define the model: a run resumes only with the same ones.
-local identity_keys = {"seed", "examples", "defect_rate", "isa", "max_len", "vocab_size",
+local identity_keys = {"seed", "examples", "defect_rate", "task_share", "isa", "max_len", "vocab_size",
                        "tokenizer_examples", "pattern", "hidden", "layers", "heads", "kv_heads",
                        "intermediate", "steps", "batch", "lr", "warmup", "min_lr",
                        "weight_decay"}
@@ -109,9 +111,28 @@ function M.isa_mix(opts)
   return mix
 end
 
+-- Two lists merged in proportion, each keeping its order: after i items, b has given
+-- ceil(i #b / total) of them, so b's items are spread evenly through a's.
+local function interleave(a, b)
+  local out, ia, ib, total = {}, 1, 1, #a + #b
+  for i = 1, total do
+    if ib <= #b and (ib - 1) * total < i * #b then
+      out[i], ib = b[ib], ib + 1
+    else
+      out[i], ia = a[ia], ia + 1
+    end
+  end
+  return out
+end
+M.interleave = interleave
+
 function M.build_corpus(opts)
-  local examples = kernelgen.corpus(opts.examples, {seed = opts.seed, isa = M.isa_mix(opts),
-                                                    defect_rate = opts.defect_rate})
+  local n_tasks = math.floor(opts.examples * (opts.task_share or 0) + 0.5)
+  local examples = kernelgen.corpus(opts.examples - n_tasks, {seed = opts.seed, isa = M.isa_mix(opts),
+                                                              defect_rate = opts.defect_rate})
+  if n_tasks > 0 then
+    examples = interleave(examples, require("kernelgen.tasks").corpus(n_tasks, {seed = opts.seed, isa = M.isa_mix(opts)}))
+  end
   local pairs_ = {}
   for i, ex in ipairs(examples) do
     pairs_[i] = {prompt = prompts.render(ex.messages), completion = ex.completion,

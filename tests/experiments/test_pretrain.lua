@@ -41,6 +41,26 @@ t.test("the learning rate warms up, then decays to its floor", function()
   t.near(pretrain.lr_at(110, o), 1e-4, 1e-12)
 end)
 
+t.test("--task_share puts the suite's other training tasks in the corpus, spread evenly", function()
+  local a, b = {}, {}
+  for i = 1, 7 do a[i] = "a" .. i end
+  for i = 1, 3 do b[i] = "b" .. i end
+  t.eq(table.concat(pretrain.interleave(a, b), " "), "b1 a1 a2 b2 a3 a4 b3 a5 a6 a7")
+  local corpus = pretrain.build_corpus({examples = 40, task_share = 0.25, seed = 1, isa = {"avx512", "avx2"},
+                                        defect_rate = 0.15})
+  t.eq(#corpus, 40)
+  local others, first_half = 0, 0
+  for i, ex in ipairs(corpus) do
+    if not ex.prompt:find("matmul_optimized", 1, true) then
+      others = others + 1
+      if i <= 20 then first_half = first_half + 1 end
+    end
+  end
+  t.eq(others, 10)
+  t.eq(first_half, 5, "spread through the corpus")
+  t.eq(#pretrain.build_corpus({examples = 12, seed = 1, isa = "avx2", defect_rate = 0}), 12)
+end)
+
 t.test("a toy model trains, exports in bf16 and samples", function()
   local dir = t.tmpdir()
   local ok, out = run{"--steps=6", "--save_every=3", "--out=" .. dir .. "/run",
