@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "task/draw.hpp"
+#include "task/helper.hpp"
 #include "task/keystream.hpp"
 #include "task/spec.hpp"
 #include "task/task.hpp"
@@ -275,31 +276,7 @@ class GenericTask final : public Task {
   // computes each call's outputs and the scales of their bounds, all into the shared
   // `sets`; the key and the reference die with it.
   void make_calls(double* sets, int calls) {
-    auto* err = static_cast<char*>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
-    if (err == MAP_FAILED) throw std::runtime_error("mmap failed");
-    err[0] = 0;
-    pid_t pid = fork();
-    if (pid < 0) {
-      munmap(err, 4096);
-      throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-    }
-    if (pid == 0) {
-      try {
-        compute_sets(sets, calls);
-      } catch (const std::exception& ex) {
-        std::snprintf(err, 4096, "%s", ex.what());
-        _exit(1);
-      }
-      _exit(0);
-    }
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    std::string e = err;
-    munmap(err, 4096);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-      throw std::runtime_error("cannot make the inputs and the reference of " + describe() + ": " +
-                               (e.empty() ? std::string("the helper process failed") : e));
+    run_in_helper([&] { compute_sets(sets, calls); }, "make the inputs and the reference of " + describe());
   }
 
   void compute_sets(double* sets, int calls) const {

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "task/helper.hpp"
 #include "task/keystream.hpp"
 #include "task/spec.hpp"
 #include "task/task.hpp"
@@ -251,51 +252,30 @@ class Matmul final : public Task {
   // |A|.|B| with OpenBLAS (with all its threads, so the zygote never loads it and stays
   // single-threaded), all into the shared `sets`.
   void make_calls(double* sets, int calls, int threads) {
-    auto* err = static_cast<char*>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
-    if (err == MAP_FAILED) throw std::runtime_error("mmap failed");
-    err[0] = 0;
-    pid_t pid = fork();
-    if (pid < 0) {
-      munmap(err, 4096);
-      throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-    }
-    if (pid == 0) {
-      std::string e = load_openblas(threads);
-      if (!e.empty()) {
-        std::snprintf(err, 4096, "%s", e.c_str());
-        _exit(1);
-      }
-      std::vector<double> abs_a(a_size()), abs_b(b_size());
-      try {
-        Keystream key = seed_ < 0 ? Keystream::random() : Keystream::seeded(static_cast<uint64_t>(seed_));
-        for (int c = 0; c < calls; ++c) {
-          double* a = sets + size_t(c) * set_size();
-          key.fill_signed_unit(static_cast<uint32_t>(c), 0, a, a_size());
-          key.fill_signed_unit(static_cast<uint32_t>(c), 1, a + a_size(), b_size());
-        }
-      } catch (const std::exception& ex) {
-        std::snprintf(err, 4096, "%s", ex.what());
-        _exit(1);
-      }
+    run_in_helper([&] { compute_sets(sets, calls, threads); }, "make the inputs and the reference with OpenBLAS");
+  }
+
+  void compute_sets(double* sets, int calls, int threads) const {
+    std::string e = load_openblas(threads);
+    if (!e.empty()) throw std::runtime_error(e);
+    std::vector<double> abs_a(a_size()), abs_b(b_size());
+    {
+      Keystream key = seed_ < 0 ? Keystream::random() : Keystream::seeded(static_cast<uint64_t>(seed_));
       for (int c = 0; c < calls; ++c) {
         double* a = sets + size_t(c) * set_size();
-        double* b = a + a_size();
-        double* result = b + b_size();
-        openblas_matmul(a, b, result, M_, N_, K_);
-        for (size_t i = 0; i < a_size(); ++i) abs_a[i] = std::fabs(a[i]);
-        for (size_t i = 0; i < b_size(); ++i) abs_b[i] = std::fabs(b[i]);
-        openblas_matmul(abs_a.data(), abs_b.data(), result + c_size(), M_, N_, K_);
+        key.fill_signed_unit(static_cast<uint32_t>(c), 0, a, a_size());
+        key.fill_signed_unit(static_cast<uint32_t>(c), 1, a + a_size(), b_size());
       }
-      _exit(0);
     }
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    for (int c = 0; c < calls; ++c) {
+      double* a = sets + size_t(c) * set_size();
+      double* b = a + a_size();
+      double* result = b + b_size();
+      openblas_matmul(a, b, result, M_, N_, K_);
+      for (size_t i = 0; i < a_size(); ++i) abs_a[i] = std::fabs(a[i]);
+      for (size_t i = 0; i < b_size(); ++i) abs_b[i] = std::fabs(b[i]);
+      openblas_matmul(abs_a.data(), abs_b.data(), result + c_size(), M_, N_, K_);
     }
-    std::string e = err;
-    munmap(err, 4096);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-      throw std::runtime_error("cannot make the inputs and the reference with OpenBLAS: " +
-                               (e.empty() ? std::string("the helper process failed") : e));
   }
 
   int M_, N_, K_;

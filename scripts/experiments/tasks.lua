@@ -31,14 +31,7 @@ local function si(x)
   return string.format("%.3g", x)
 end
 
-local function size_text(size)
-  local keys = {}
-  for k in pairs(size) do keys[#keys + 1] = k end
-  table.sort(keys)
-  local parts = {}
-  for _, k in ipairs(keys) do parts[#parts + 1] = k .. "=" .. size[k] end
-  return table.concat(parts, " ")
-end
+local function size_text(size) return tasks.size_text(size, "=", " ") end
 
 local families = {}
 local measured_head = opts.measure and " fastest here | version | GFLOPS | GB/s |" or ""

@@ -96,13 +96,9 @@ local function sizes(task)
 end
 
 local function size_words(spec, task)
-  local _, size = require("engine.tasks").resolve_spec(spec, task.size)
-  local keys = {}
-  for k in pairs(size) do keys[#keys + 1] = k end
-  table.sort(keys)
-  local parts = {}
-  for _, k in ipairs(keys) do parts[#parts + 1] = k .. " = " .. size[k] end
-  return table.concat(parts, ", ")
+  local tasks = require "engine.tasks"
+  local _, size = tasks.resolve_spec(spec, task.size)
+  return tasks.size_text(size, " = ", ", ")
 end
 
 local function build_line(task)

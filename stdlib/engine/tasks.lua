@@ -371,6 +371,16 @@ local function size_of(spec, size)
   return size
 end
 
+-- A size's variables as text, sorted: size_text({n = 4, m = 2}, " = ", ", ") is "m = 2, n = 4".
+function M.size_text(size, eq, sep)
+  local keys = {}
+  for k in pairs(size) do keys[#keys + 1] = k end
+  table.sort(keys)
+  local parts = {}
+  for i, k in ipairs(keys) do parts[i] = k .. eq .. size[k] end
+  return table.concat(parts, sep)
+end
+
 -- The spec for one size as the evaluation reads it (every expression a number).
 function M.resolve_spec(spec, size)
   local s = size_of(spec, size)
