@@ -17,6 +17,8 @@ local odd = {
   axpy = {n = 777}, dot = {n = 1003}, nrm2 = {n = 1013}, asum = {n = 517},
   jacobi2d_5 = {n = 141}, jacobi2d_9 = {n = 131}, jacobi3d_7 = {n = 67},
   gemv_n = {m = 45, n = 611}, gemv_t = {m = 53, n = 611}, ger = {m = 29, n = 151},
+  symv = {n = 301}, trsv = {n = 203}, spmv_csr = {rows = 251, cols = 173, per_row = 19},
+  prefix_sum = {n = 3001}, col_sums = {m = 301, n = 139}, transpose = {m = 83, n = 101},
 }
 
 local function same_list(a, b) return table.concat(a, ",") == table.concat(b, ",") end
@@ -88,7 +90,7 @@ t.test("every kernel verifies at the test size and at an odd size", function()
                                                      max_runs = 1, warmup = 0})
       for i, r in ipairs(results) do
         t.eq(r.status, "ok", string.format("%s at %s (%s, %s): %s\n%s", name,
-             type(size) == "table" and ("n = " .. size.n) or size, table.concat(ks[i].techniques, "+"),
+             type(size) == "table" and etasks.size_text(size, " = ", ", ") or size, table.concat(ks[i].techniques, "+"),
              ks[i].isa, r.message, ks[i].code))
       end
     end

@@ -12,7 +12,13 @@
 --                              mix = {fixed = .45, write = .55}, tasks = {...}})
 --
 -- rng is kernelgen.rng(seed). Families: blas1 (axpy, dot, nrm2, asum), stencil
--- (jacobi2d_5, jacobi2d_9, jacobi3d_7) and blas2's gemv_n, gemv_t and ger. What varies:
+-- (jacobi2d_5, jacobi2d_9, jacobi3d_7), blas2 (gemv_n, gemv_t, ger, symv, trsv), sparse
+-- (spmv_csr), scan (prefix_sum, col_sums) and transpose. Each task composes every subset of
+-- its spec's techniques (trsv's spec lists no omp: each unknown needs all the previous
+-- ones). The AVX2 kernels use only intrinsics the kernel compiler's header has: no
+-- gathers, permutes or andnot (spmv_csr gathers with _mm*_set(r)_pd, prefix_sum shifts a
+-- vector by reloading it from a zero-padded buffer, transpose unpacks 4 x 4 blocks into
+-- 128-bit halves or gathers down a column). What varies:
 -- loop index types and names, the remainder loop's form, unroll factors (2/4/8 scalar
 -- sums or 2/4 vectors), accumulator names, a tiled accumulator array or separate sums,
 -- AVX-512 or AVX2/FMA intrinsics and how a vector is summed, OpenMP (parallel for with a reduction, or a parallel region with
@@ -33,7 +39,8 @@ local etasks = require "engine.tasks"
 
 local M = {}
 
-M.tasks = {"axpy", "dot", "nrm2", "asum", "jacobi2d_5", "jacobi2d_9", "jacobi3d_7", "gemv_n", "gemv_t", "ger"}
+M.tasks = {"axpy", "dot", "nrm2", "asum", "jacobi2d_5", "jacobi2d_9", "jacobi3d_7", "gemv_n", "gemv_t", "ger",
+           "symv", "trsv", "spmv_csr", "prefix_sum", "col_sums", "transpose"}
 M.isas = {"avx512", "avx2"}
 
 local TECH = stages.techniques
@@ -866,6 +873,679 @@ local function gen_gemv_n(rng, set, isa)
 end
 
 ---------------------------------------------------------------------------------------
+-- blas2 on triangles: symv (the lower triangle serves both halves) and trsv (forward
+-- substitution); shared: a dot product over a range and an axpy over a range.
+---------------------------------------------------------------------------------------
+
+-- A static inline horizontal sum of a vector, named `name`.
+local function emit_hsum(em, V, name)
+  em:open("static inline double " .. name .. "(" .. V.ty .. " v)")
+  em:line("double t[" .. V.w .. "];")
+  em:line(V.st("t", "v"))
+  local parts = {}
+  for k = 0, V.w - 1, 2 do parts[#parts + 1] = "(t[" .. k .. "] + t[" .. (k + 1) .. "])" end
+  em:line("return " .. table.concat(parts, " + ") .. ";")
+  em:close()
+  em:line("")
+end
+
+-- Declares `double c.out` = sum of c.p[j] * c.x[j] for c.lo <= j < c.hi: scalar or vector
+-- (c.V), unrolled by c.U with c.U partial sums (register blocking when c.U > 1). The
+-- accumulators are named c.acc (vectors) and c.out / c.sp..u (scalars): one kernel keeps
+-- the same names in every call, so that a kernel without register blocking has one of each.
+local function dot_seg(em, c)
+  local V, U, j, st, p, x = c.V, c.U, c.j, c.st, c.p, c.x
+  local function term(idx) return string.format("%s[%s] * %s[%s]", p, idx, x, idx) end
+  if not V and U == 1 then
+    em:line(string.format("double %s = 0.0;", c.out))
+    em:line(string.format("for (long %s = %s; %s < %s; %s) %s += %s;", j, c.lo, j, c.hi, inc(st, j), c.out, term(j)))
+    return
+  end
+  em:line("long " .. j .. ";")
+  if not V then
+    local names, inits = {}, {}
+    for u = 0, U - 1 do names[u + 1] = c.sp .. u; inits[u + 1] = c.sp .. u .. " = 0.0" end
+    em:line("double " .. table.concat(inits, ", ") .. ";")
+    em:open(string.format("for (%s = %s; %s + %d <= %s; %s += %d)", j, c.lo, j, U, c.hi, j, U))
+    for u = 0, U - 1 do em:line(string.format("%s += %s;", names[u + 1], term(ix(j, u)))) end
+    em:close()
+    local parts = {}
+    for u = 1, U, 2 do parts[#parts + 1] = "(" .. names[u] .. " + " .. names[u + 1] .. ")" end
+    em:line(string.format("double %s = %s;", c.out, table.concat(parts, " + ")))
+  else
+    local step = U * V.w
+    local accs = {}
+    for u = 1, U do accs[u] = U == 1 and c.acc or (c.acc .. (u - 1)) end
+    for _, a in ipairs(accs) do em:line(V.ty .. " " .. a .. " = " .. V.zero() .. ";") end
+    em:open(string.format("for (%s = %s; %s + %d <= %s; %s += %d)", j, c.lo, j, step, c.hi, j, step))
+    for u = 1, U do
+      local idx = ix(j, (u - 1) * V.w)
+      em:line(accs[u] .. " = " .. V.fma(V.ld(p .. " + " .. idx), V.ld(x .. " + " .. idx), accs[u]) .. ";")
+    end
+    em:close()
+    local whole = tree(accs, V.add)
+    local h = c.reduce and ("_mm512_reduce_add_pd(" .. whole .. ")") or (c.hsum .. "(" .. whole .. ")")
+    em:line(string.format("double %s = %s;", c.out, h))
+  end
+  em:line(string.format("for (; %s < %s; %s) %s += %s;", j, c.hi, inc(st, j), c.out, term(j)))
+end
+
+-- dst[j] += src[j] * coef for lo <= j < hi, like row_update, but a kernel without
+-- register blocking writes its scalar updates as dst[j] = dst[j] + ... (no second scalar
+-- accumulator beside a dot product's); unrolled scalar updates are accumulators.
+local function axpy_seg(em, rng, c)
+  local V, U, j, st = c.V, c.U, c.j, c.st
+  local function plain(idx)
+    if c.flip then return string.format("%s[%s] = %s[%s] * %s + %s[%s];", c.dst, idx, c.src, idx, c.coef, c.dst, idx) end
+    return string.format("%s[%s] = %s[%s] + %s[%s] * %s;", c.dst, idx, c.dst, idx, c.src, idx, c.coef)
+  end
+  if not V and U == 1 then
+    em:line(string.format("for (long %s = %s; %s < %s; %s) %s", j, c.lo, j, c.hi, inc(st, j), plain(j)))
+    return
+  end
+  local step = U * (V and V.w or 1)
+  em:line("long " .. j .. ";")
+  em:open(string.format("for (%s = %s; %s + %d <= %s; %s += %d)", j, c.lo, j, step, c.hi, j, step))
+  if not V then
+    for u = 0, U - 1 do
+      em:line(string.format("%s[%s] += %s[%s] * %s;", c.dst, ix(j, u), c.src, ix(j, u), c.coef))
+    end
+  elseif U == 1 then
+    em:line(V.st(c.dst .. " + " .. j, V.fma(V.ld(c.src .. " + " .. j), c.coefv, V.ld(c.dst .. " + " .. j))))
+  else
+    local pre = c.pre
+    for u = 0, U - 1 do em:line(V.ty .. " " .. pre .. u .. " = " .. V.ld(c.dst .. " + " .. ix(j, u * V.w)) .. ";") end
+    for u = 0, U - 1 do
+      em:line(pre .. u .. " = " .. V.fma(V.ld(c.src .. " + " .. ix(j, u * V.w)), c.coefv, pre .. u) .. ";")
+    end
+    for u = 0, U - 1 do em:line(V.st(c.dst .. " + " .. ix(j, u * V.w), pre .. u)) end
+  end
+  em:close()
+  em:line(string.format("for (; %s < %s; %s) %s", j, c.hi, inc(st, j), plain(j)))
+end
+
+local function ensure_omp_h(em)
+  if not table.concat(em.out, "\n"):find("omp.h", 1, true) then
+    table.insert(em.out, 1, "#include <omp.h>")
+    if #em.out == 1 then em:line("") end
+  end
+end
+
+-- symv: y[i] = (row i of the lower triangle) . x, then the strict lower triangle read as
+-- the upper: y[j] += A[i][j] x[i] for j < i (over column ranges, so threads never share a y[j]).
+local function gen_symv(rng, set, isa)
+  local st, em, _, sched = start(rng, set)
+  local V = set.simd and vops(isa) or nil
+  local rb = set.register_blocking
+  local cb
+  if set.cache_blocking then
+    cb = {bj = block_size(rng, rng:pick({"BJ", "NB", "TILE"}), rng:pick({32, 64, 128, 256}), sample_cb_form(rng))}
+  end
+  local manual = set.omp and not cb
+  local hsum = rng:pick({"hsum", "hadd", "lanes"})
+  local reduce = V and isa == "avx512" and rng:chance(0.5)
+  includes(em, set, nil, false, rng)
+  if manual then ensure_omp_h(em) end
+  if cb and cb.bj.top then em:line(cb.bj.top); em:line("") end
+  if V and not reduce then emit_hsum(em, V, hsum) end
+  if st.comment then em:line("/* y = A x from the lower triangle: each stored entry is used twice */") end
+  em:open("void symv(int n, const double *A, const double *x, double *y)")
+  if cb and cb.bj.decl then em:line(cb.bj.decl) end
+  local a = rng:pick({"a", "row", "Ai"})
+  local out = rng:pick({"s", "sum", "dotv"})
+  local acc = rng:pick({"acc", "vs", "vsum"})
+  local xi = rng:pick({"xi", "c", "xv_i"})
+  local pre = rng:pick({"r", "vd", "cv"})
+  local flip = rng:chance(0.5)
+  -- the rows: the diagonal and the lower triangle
+  if st.comment then em:line("/* row i, columns 0..i */") end
+  if set.omp then em:pragma("#pragma omp parallel for" .. sched) end
+  em:open(string.format("for (long i = 0; i < n; %s)", inc(st, "i")))
+  em:line(string.format("const double *%s = A + i * n;", a))
+  dot_seg(em, {V = V, U = rb and rng:pick({1, 2, 4}) or 1, st = st, j = "j", p = a, x = "x", lo = "0",
+               hi = "i + 1", out = out, acc = acc, sp = out .. "_", hsum = hsum, reduce = reduce})
+  em:line(string.format("y[i] = %s;", out))
+  em:close()
+  -- the mirrored half
+  if st.comment then em:line("/* the entries above the diagonal: column i of the lower triangle */") end
+  local U = rb and (V and rng:pick({2, 4}) or rng:pick({2, 4, 8})) or 1
+  local function row_body(first, lo, hi)
+    em:open(string.format("for (long i = %s; i < n; %s)", first, inc(st, "i")))
+    em:line(string.format("const double %s = x[i];", xi))
+    em:line(string.format("const double *%s = A + i * n;", a))
+    if V then em:line("const " .. V.ty .. " v" .. xi .. " = " .. V.set1(xi) .. ";") end
+    local h = hi
+    if hi ~= "i" then
+      em:line(string.format("const long jh = i < %s ? i : %s;", hi, hi))
+      h = "jh"
+    end
+    axpy_seg(em, rng, {V = V, U = U, j = "j", st = st, lo = lo, hi = h, dst = "y", src = a, coef = xi,
+                       coefv = "v" .. xi, pre = pre, flip = flip})
+    em:close()
+  end
+  if cb then
+    if set.omp then em:pragma("#pragma omp parallel for" .. (sched ~= "" and sched or " schedule(dynamic)")) end
+    em:open(string.format("for (long jb = 0; jb < n; jb += %s)", cb.bj.name))
+    em:line(string.format("const long jend = jb + %s < n ? jb + %s : n;", cb.bj.name, cb.bj.name))
+    row_body("jb + 1", "jb", "jend")
+    em:close()
+  elseif manual then
+    local id, nt = rng:pick({"id", "tid", "me"}), rng:pick({"nt", "nth", "team"})
+    em:pragma("#pragma omp parallel")
+    em:line("{")
+    em.depth = em.depth + 1
+    em:line(string.format("const int %s = omp_get_thread_num(), %s = omp_get_num_threads();", id, nt))
+    em:line(string.format("const long lo = (long)n * %s / %s, hi = (long)n * (%s + 1) / %s;", id, nt, id, nt))
+    row_body("lo + 1", "lo", "hi")
+    em:close()
+  else
+    row_body("1", "0", "i")
+  end
+  em:close()
+  return em:text()
+end
+
+-- trsv: row by row (x[i] = (b[i] - L[i][:i] . x[:i]) / L[i][i]), or in blocks of rows
+-- (left-looking: the panel left of the block, then the diagonal block; or right-looking:
+-- solve the diagonal block, then update the rows below). No OpenMP: its spec lists none,
+-- and each unknown depends on all the previous ones.
+local function gen_trsv(rng, set, isa)
+  local st, em = start(rng, set)
+  local V = set.simd and vops(isa) or nil
+  local rb = set.register_blocking
+  local cb
+  if set.cache_blocking then
+    cb = {bs = block_size(rng, rng:pick({"BS", "NB", "TILE"}), rng:pick({16, 32, 64}), sample_cb_form(rng)),
+          right = rng:chance(0.5)}
+  end
+  local hsum = rng:pick({"hsum", "hadd", "lanes"})
+  local reduce = V and isa == "avx512" and rng:chance(0.5)
+  includes(em, set, nil, false, rng)
+  if cb and cb.bs.top then em:line(cb.bs.top); em:line("") end
+  if V and not reduce then emit_hsum(em, V, hsum) end
+  if st.comment then em:line("/* forward substitution, L lower triangular */") end
+  em:open("void trsv(int n, const double *L, const double *b, double *x)")
+  if cb and cb.bs.decl then em:line(cb.bs.decl) end
+  local l = rng:pick({"l", "row", "Li"})
+  local out = rng:pick({"s", "dot", "t"})
+  local acc = rng:pick({"acc", "vs", "vsum"})
+  local U = rb and (V and rng:pick({2, 2, 4}) or rng:pick({2, 4, 4, 8})) or 1
+  local recip = rng:chance(0.3)
+  local function solve(lhs) -- x[i] from lhs (b[i] or x[i]) minus the dot
+    if recip then return string.format("x[i] = (%s - %s) * (1.0 / %s[i]);", lhs, out, l) end
+    return string.format("x[i] = (%s - %s) / %s[i];", lhs, out, l)
+  end
+  local function dot(lo, hi)
+    dot_seg(em, {V = V, U = U, st = st, j = "j", p = l, x = "x", lo = lo, hi = hi, out = out, acc = acc,
+                 sp = out .. "_", hsum = hsum, reduce = reduce})
+  end
+  local function rows(first, last, lo, hi, finish)
+    em:open(string.format("for (long i = %s; i < %s; %s)", first, last, inc(st, "i")))
+    em:line(string.format("const double *%s = L + i * n;", l))
+    dot(lo, hi)
+    em:line(finish)
+    em:close()
+  end
+  if not cb then
+    rows("0", "n", "0", "i", solve("b[i]"))
+  elseif not cb.right then
+    em:open(string.format("for (long ib = 0; ib < n; ib += %s)", cb.bs.name))
+    em:line(string.format("const long iend = ib + %s < n ? ib + %s : n;", cb.bs.name, cb.bs.name))
+    if st.comment then em:line("/* the solved unknowns left of the block */") end
+    rows("ib", "iend", "0", "ib", string.format("x[i] = b[i] - %s;", out))
+    if st.comment then em:line("/* the diagonal block */") end
+    rows("ib", "iend", "ib", "i", solve("x[i]"))
+    em:close()
+  else
+    em:line(string.format("for (long i = 0; i < n; %s) x[i] = b[i];", inc(st, "i")))
+    em:open(string.format("for (long kb = 0; kb < n; kb += %s)", cb.bs.name))
+    em:line(string.format("const long kend = kb + %s < n ? kb + %s : n;", cb.bs.name, cb.bs.name))
+    if st.comment then em:line("/* solve the diagonal block */") end
+    rows("kb", "kend", "kb", "i", solve("x[i]"))
+    if st.comment then em:line("/* and take its unknowns out of the rows below */") end
+    rows("kend", "n", "kb", "kend", string.format("x[i] -= %s;", out))
+    em:close()
+  end
+  em:close()
+  return em:text()
+end
+
+---------------------------------------------------------------------------------------
+-- sparse: spmv_csr
+---------------------------------------------------------------------------------------
+
+local function gen_spmv(rng, set, isa)
+  local st, em, pf, sched = start(rng, set)
+  local V = set.simd and vops(isa) or nil
+  local rb = set.register_blocking
+  local hsum = rng:pick({"hsum", "hadd", "lanes"})
+  local reduce = V and isa == "avx512" and rng:chance(0.5)
+  includes(em, set, pf, false, rng)
+  if V and not reduce then emit_hsum(em, V, hsum) end
+  if st.comment then em:line("/* y = A x, A in CSR form: one row's nonzeros at a time */") end
+  em:open("void spmv_csr(int rows, int cols, const int *row_ptr, const int *col_idx, const double *val, "
+          .. "const double *x, double *y)")
+  if rng:chance(0.5) then em:line("(void)cols;") end
+  local pty = rng:pick({"int", "long"})
+  local p = rng:pick({"p", "k", "q"})
+  local s = rng:pick({"s", "sum", "t"})
+  local beg, fin = rng:pick({"beg", "start", "lo"}), rng:pick({"end", "stop", "hi"})
+  local ci = rng:chance(0.5) and "col_idx" or nil
+  if set.omp then em:pragma("#pragma omp parallel for" .. (sched ~= "" and sched or rng:pick({"", " schedule(dynamic, 64)"}))) end
+  em:open(string.format("for (%s i = 0; i < rows; %s)", st.ity, inc(st, "i")))
+  em:line(string.format("const %s %s = row_ptr[i], %s = row_ptr[i + 1];", pty, beg, fin))
+  local function xat(idx) return string.format("x[col_idx[%s]]", idx) end
+  local function term(idx) return string.format("val[%s] * %s", idx, xat(idx)) end
+  local function pfline(idx)
+    if pf then
+      local tgt = ci and rng:pick({"val", "col_idx"}) or "val"
+      em:line(pf_stmt(pf, tgt .. " + " .. idx .. " + " .. pf.dist, false))
+    end
+  end
+  local U = rb and (V and rng:pick({2, 2, 4}) or rng:pick({2, 4, 4})) or 1
+  if not V and U == 1 then
+    em:line(string.format("double %s = 0.0;", s))
+    em:open(string.format("for (%s %s = %s; %s < %s; %s)", pty, p, beg, p, fin, inc(st, p)))
+    pfline(p)
+    em:line(string.format("%s += %s;", s, term(p)))
+    em:close()
+    em:line(string.format("y[i] = %s;", s))
+    em:close()
+    em:close()
+    return em:text()
+  end
+  em:line(pty .. " " .. p .. ";")
+  if not V then
+    local names, inits = {}, {}
+    for u = 0, U - 1 do names[u + 1] = s .. u; inits[u + 1] = s .. u .. " = 0.0" end
+    em:line("double " .. table.concat(inits, ", ") .. ";")
+    em:open(string.format("for (%s = %s; %s + %d <= %s; %s += %d)", p, beg, p, U, fin, p, U))
+    pfline(p)
+    for u = 0, U - 1 do em:line(string.format("%s += %s;", names[u + 1], term(ix(p, u)))) end
+    em:close()
+    local parts = {}
+    for u = 1, U, 2 do parts[#parts + 1] = "(" .. names[u] .. " + " .. names[u + 1] .. ")" end
+    em:line(string.format("double %s = %s;", s, table.concat(parts, " + ")))
+  else
+    local accp = rng:pick({"acc", "va", "vs"})
+    local g = rng:pick({"xg", "gx", "xs"})
+    local rev = rng:chance(0.4)
+    local step = U * V.w
+    local accs = {}
+    for u = 1, U do accs[u] = U == 1 and accp or (accp .. (u - 1)) end
+    for _, a in ipairs(accs) do em:line(V.ty .. " " .. a .. " = " .. V.zero() .. ";") end
+    em:open(string.format("for (%s = %s; %s + %d <= %s; %s += %d)", p, beg, p, step, fin, p, step))
+    pfline(p)
+    for u = 1, U do
+      local base = (u - 1) * V.w
+      local lanes = {}
+      for k = 0, V.w - 1 do lanes[#lanes + 1] = xat(ix(p, base + k)) end
+      local gather
+      if rev then
+        local r = {}
+        for k = #lanes, 1, -1 do r[#r + 1] = lanes[k] end
+        gather = V.isa == "avx512" and ("_mm512_set_pd(" .. table.concat(r, ", ") .. ")")
+                 or ("_mm256_set_pd(" .. table.concat(r, ", ") .. ")")
+      else
+        gather = (V.isa == "avx512" and "_mm512_setr_pd(" or "_mm256_setr_pd(") .. table.concat(lanes, ", ") .. ")"
+      end
+      local gn = U == 1 and g or (g .. (u - 1))
+      em:line("const " .. V.ty .. " " .. gn .. " = " .. gather .. ";")
+      em:line(accs[u] .. " = " .. V.fma(V.ld("val + " .. ix(p, base)), gn, accs[u]) .. ";")
+    end
+    em:close()
+    local whole = tree(accs, V.add)
+    local h = reduce and ("_mm512_reduce_add_pd(" .. whole .. ")") or (hsum .. "(" .. whole .. ")")
+    em:line(string.format("double %s = %s;", s, h))
+  end
+  em:line(string.format("for (; %s < %s; %s) %s += %s;", p, fin, inc(st, p), s, term(p)))
+  em:line(string.format("y[i] = %s;", s))
+  em:close()
+  em:close()
+  return em:text()
+end
+
+---------------------------------------------------------------------------------------
+-- scan: prefix_sum, col_sums
+---------------------------------------------------------------------------------------
+
+-- Scans x[lo..hi) into y with the running sum `s` (a declared double): scalar, small
+-- blocks of U scanned in a local array (register blocking: loops starting at the strided
+-- index), or vectors scanned in register by shifted reloads from a zero-padded buffer
+-- (U vectors: register blocking), the carry added as a broadcast.
+local function scan_seg(em, rng, c)
+  local V, U, st, s, i = c.V, c.U, c.st, c.s, c.i
+  local function pfline()
+    if c.pf then em:line(pf_stmt(c.pf, "x + " .. i .. " + " .. c.pf.dist, false)) end
+  end
+  local function scalar_step(idx) return string.format("%s += x[%s]; y[%s] = %s;", s, idx, idx, s) end
+  if not V and U == 1 then
+    em:open(string.format("for (long %s = %s; %s < %s; %s)", i, c.lo, i, c.hi, inc(st, i)))
+    pfline()
+    em:line(string.format("%s += x[%s];", s, i))
+    em:line(string.format("y[%s] = %s;", i, s))
+    em:close()
+    return
+  end
+  em:line("long " .. i .. ";")
+  if not V then
+    local k, r, t = "k", c.names.r, c.names.t
+    em:open(string.format("for (%s = %s; %s + %d <= %s; %s += %d)", i, c.lo, i, U, c.hi, i, U))
+    pfline()
+    em:line(string.format("double %s[%d];", r, U))
+    em:line(string.format("double %s = 0.0;", t))
+    em:line(string.format("for (long %s = %s; %s < %s + %d; %s) { %s += x[%s]; %s[%s - %s] = %s; }",
+                          k, i, k, i, U, inc(st, k), t, k, r, k, i, t))
+    em:line(string.format("for (long %s = %s; %s < %s + %d; %s) y[%s] = %s + %s[%s - %s];",
+                          k, i, k, i, U, inc(st, k), k, s, r, k, i))
+    em:line(string.format("%s += %s;", s, t))
+    em:close()
+  else
+    local W, buf = V.w, c.names.buf
+    local zeros = {}
+    for z = 1, 2 * W do zeros[z] = "0.0" end
+    em:line(string.format("double %s[%d] = {%s};", buf, 2 * W, table.concat(zeros, ", ")))
+    local vn = {}
+    for u = 1, U do vn[u] = U == 1 and c.names.v or (c.names.v .. (u - 1)) end
+    em:open(string.format("for (%s = %s; %s + %d <= %s; %s += %d)", i, c.lo, i, U * W, c.hi, i, U * W))
+    pfline()
+    for u = 1, U do em:line(V.ty .. " " .. vn[u] .. " = " .. V.ld("x + " .. ix(i, (u - 1) * W)) .. ";") end
+    local sh = 1
+    while sh < W do
+      for u = 1, U do
+        em:line(V.st(buf .. " + " .. W, vn[u]))
+        em:line(vn[u] .. " = " .. V.add(vn[u], V.ld(buf .. " + " .. (W - sh))) .. ";")
+      end
+      sh = sh * 2
+    end
+    for u = 1, U do
+      local carry = u == 1 and s or string.format("y[%s]", ix(i, (u - 1) * W - 1))
+      em:line(vn[u] .. " = " .. V.add(vn[u], V.set1(carry)) .. ";")
+      em:line(V.st("y + " .. ix(i, (u - 1) * W), vn[u]))
+    end
+    em:line(string.format("%s = y[%s];", s, ix(i, U * W - 1)))
+    em:close()
+  end
+  em:line(string.format("for (; %s < %s; %s) { %s }", i, c.hi, inc(st, i), scalar_step(i)))
+end
+
+local function gen_prefix(rng, set, isa)
+  local st, em, pf, sched = start(rng, set)
+  local V = set.simd and vops(isa) or nil
+  local rb = set.register_blocking
+  local U = rb and (V and rng:pick({2, 2, 4}) or rng:pick({2, 4, 4, 8})) or 1
+  local cb
+  if set.cache_blocking then
+    cb = {bs = block_size(rng, rng:pick({"BS", "BLOCK", "TILE"}), rng:pick({64, 128, 256, 512}), sample_cb_form(rng))}
+  end
+  local ch
+  if set.omp then
+    ch = block_size(rng, rng:pick({"NCH", "CHUNKS", "NPART"}), rng:pick({16, 32, 64}), sample_cb_form(rng))
+  end
+  includes(em, set, pf, false, rng)
+  local tops = false
+  if cb and cb.bs.top then em:line(cb.bs.top); tops = true end
+  if ch and ch.top then em:line(ch.top); tops = true end
+  if tops then em:line("") end
+  if st.comment then
+    em:line("/* inclusive scan" .. (ch and ": chunks scanned in parallel, then shifted by their offsets" or "") .. " */")
+  end
+  em:open("void prefix_sum(int n, const double *x, double *y)")
+  if cb and cb.bs.decl then em:line(cb.bs.decl) end
+  if ch and ch.decl then em:line(ch.decl) end
+  local s = rng:pick({"s", "run", "acc"})
+  local names = {r = rng:pick({"r", "loc", "part_"}), t = rng:pick({"t", "bsum", "local"}),
+                 buf = rng:pick({"buf", "pad", "sh"}), v = rng:pick({"v", "cur", "vx"})}
+  local function body(lo, hi)
+    if cb then
+      em:open(string.format("for (long ib = %s; ib < %s; ib += %s)", lo, hi, cb.bs.name))
+      em:line(string.format("const long iend = ib + %s < %s ? ib + %s : %s;", cb.bs.name, hi, cb.bs.name, hi))
+      scan_seg(em, rng, {V = V, U = U, st = st, s = s, i = "i", lo = "ib", hi = "iend", pf = pf, names = names})
+      em:close()
+    else
+      scan_seg(em, rng, {V = V, U = U, st = st, s = s, i = "i", lo = lo, hi = hi, pf = pf, names = names})
+    end
+  end
+  if not ch then
+    em:line(string.format("double %s = 0.0;", s))
+    body("0", "n")
+  else
+    local part, c = rng:pick({"part", "tot", "offs"}), rng:pick({"c", "q", "ch"})
+    local N = ch.name
+    em:line(string.format("double %s[%s];", part, N))
+    local function bounds()
+      em:line(string.format("const long lo = (long)n * %s / %s, hi = (long)n * (%s + 1) / %s;", c, N, c, N))
+    end
+    em:pragma("#pragma omp parallel for" .. sched)
+    em:open(string.format("for (int %s = 0; %s < %s; %s)", c, c, N, inc(st, c)))
+    bounds()
+    em:line(string.format("double %s = 0.0;", s))
+    body("lo", "hi")
+    em:line(string.format("%s[%s] = %s;", part, c, s))
+    em:close()
+    local run = rng:pick({"base", "off", "carry"})
+    em:line(string.format("double %s = 0.0;", run))
+    em:line(string.format("for (int %s = 0; %s < %s; %s) { const double t_ = %s[%s]; %s[%s] = %s; %s += t_; }",
+                          c, c, N, inc(st, c), part, c, part, c, run, run))
+    em:pragma("#pragma omp parallel for" .. sched)
+    em:open(string.format("for (int %s = 1; %s < %s; %s)", c, c, N, inc(st, c)))
+    bounds()
+    local o = rng:pick({"o", "add", "shift"})
+    em:line(string.format("const double %s = %s[%s];", o, part, c))
+    if V then
+      em:line("const " .. V.ty .. " v" .. o .. " = " .. V.set1(o) .. ";")
+      em:line("long i;")
+      em:open(string.format("for (i = lo; i + %d <= hi; i += %d)", V.w, V.w))
+      em:line(V.st("y + i", V.add(V.ld("y + i"), "v" .. o)))
+      em:close()
+      em:line(string.format("for (; i < hi; %s) y[i] += %s;", inc(st, "i"), o))
+    else
+      em:line(string.format("for (long i = lo; i < hi; %s) y[i] += %s;", inc(st, "i"), o))
+    end
+    em:close()
+  end
+  em:close()
+  return em:text()
+end
+
+-- col_sums: strips of columns (1, U, W or U*W wide) summed down the rows in registers;
+-- cache blocking tiles the rows (each tile's strips add into s); OpenMP splits the strips.
+local function gen_col_sums(rng, set, isa)
+  local st, em, pf, sched = start(rng, set)
+  local V = set.simd and vops(isa) or nil
+  local rb = set.register_blocking
+  local U = rb and (V and rng:pick({2, 2, 4}) or rng:pick({2, 4, 4, 8})) or 1
+  local step = U * (V and V.w or 1)
+  local cb
+  if set.cache_blocking then
+    cb = {bi = block_size(rng, rng:pick({"BI", "MB", "ROWS"}), rng:pick({32, 64, 128, 256}), sample_cb_form(rng))}
+  end
+  includes(em, set, pf, false, rng)
+  if cb and cb.bi.top then em:line(cb.bi.top); em:line("") end
+  if st.comment then em:line("/* s[j] = sum over rows of A[i][j], " .. step .. " column(s) at a time */") end
+  em:open("void col_sums(int m, int n, const double *A, double *s)")
+  if cb and cb.bi.decl then em:line(cb.bi.decl) end
+  local t = rng:pick({"t", "sum", "c"})
+  local acc = rng:pick({"acc", "vs", "col"})
+  local rlo, rhi = "0", "m"
+  if cb then
+    em:line(string.format("for (long j = 0; j < n; %s) s[j] = 0.0;", inc(st, "j")))
+    em:open(string.format("for (long ib = 0; ib < m; ib += %s)", cb.bi.name))
+    em:line(string.format("const long iend = ib + %s < m ? ib + %s : m;", cb.bi.name, cb.bi.name))
+    rlo, rhi = "ib", "iend"
+  end
+  local pfd = rng:pick({2, 4, 8})
+  local function pfline(j)
+    if pf then em:line(pf_stmt(pf, string.format("A + (i + %d) * n + %s", pfd, j), false)) end
+  end
+  local function column(j, do_pf)  -- one column, scalar
+    em:line(string.format("double %s = %s;", t, cb and ("s[" .. j .. "]") or "0.0"))
+    em:open(string.format("for (long i = %s; i < %s; %s)", rlo, rhi, inc(st, "i")))
+    if do_pf then pfline(j) end
+    em:line(string.format("%s += A[i * n + %s];", t, j))
+    em:close()
+    em:line(string.format("s[%s] = %s;", j, t))
+  end
+  if step == 1 then
+    if set.omp then em:pragma("#pragma omp parallel for" .. sched) end
+    em:open(string.format("for (long j = 0; j < n; %s)", inc(st, "j")))
+    column("j", true)
+    em:close()
+  else
+    em:line(string.format("const long nu = n - n %% %d;", step))
+    if set.omp then em:pragma("#pragma omp parallel for" .. sched) end
+    em:open(string.format("for (long j = 0; j < nu; j += %d)", step))
+    if not V then
+      local names = {}
+      for u = 0, U - 1 do names[u + 1] = t .. u end
+      for u = 0, U - 1 do
+        em:line(string.format("double %s = %s;", names[u + 1], cb and ("s[" .. ix("j", u) .. "]") or "0.0"))
+      end
+      em:open(string.format("for (long i = %s; i < %s; %s)", rlo, rhi, inc(st, "i")))
+      pfline("j")
+      for u = 0, U - 1 do em:line(string.format("%s += A[i * n + %s];", names[u + 1], ix("j", u))) end
+      em:close()
+      for u = 0, U - 1 do em:line(string.format("s[%s] = %s;", ix("j", u), names[u + 1])) end
+    else
+      local accs = {}
+      for u = 1, U do accs[u] = U == 1 and acc or (acc .. (u - 1)) end
+      for u = 1, U do
+        local init = cb and V.ld("s + " .. ix("j", (u - 1) * V.w)) or V.zero()
+        em:line(V.ty .. " " .. accs[u] .. " = " .. init .. ";")
+      end
+      em:open(string.format("for (long i = %s; i < %s; %s)", rlo, rhi, inc(st, "i")))
+      pfline("j")
+      if rng:chance(0.5) then
+        em:line(string.format("const double *a = A + i * n + j;"))
+        for u = 1, U do em:line(accs[u] .. " = " .. V.add(accs[u], V.ld(ix("a", (u - 1) * V.w))) .. ";") end
+      else
+        for u = 1, U do
+          em:line(accs[u] .. " = " .. V.add(accs[u], V.ld("A + i * n + " .. ix("j", (u - 1) * V.w))) .. ";")
+        end
+      end
+      em:close()
+      for u = 1, U do em:line(V.st("s + " .. ix("j", (u - 1) * V.w), accs[u])) end
+    end
+    em:close()
+    em:open(string.format("for (long j = nu; j < n; %s)", inc(st, "j")))
+    column("j", false)
+    em:close()
+  end
+  if cb then em:close() end
+  em:close()
+  return em:text()
+end
+
+---------------------------------------------------------------------------------------
+-- transpose: an exact copy, B[j*m + i] = A[i*n + j]
+---------------------------------------------------------------------------------------
+
+local function gen_transpose(rng, set, isa)
+  local st, em, pf, sched = start(rng, set)
+  local V = set.simd and vops(isa) or nil
+  local cb
+  if set.cache_blocking then
+    local form = sample_cb_form(rng)
+    cb = {bi = block_size(rng, rng:pick({"BI", "TI", "BR"}), rng:pick({16, 32, 64}), form),
+          bj = block_size(rng, rng:pick({"BJ", "TJ", "BC"}), rng:pick({16, 32, 64}), form)}
+  end
+  includes(em, set, pf, false, rng)
+  if cb and cb.bi.top then em:line(cb.bi.top); em:line(cb.bj.top); em:line("") end
+  if st.comment then em:line("/* B = A^T" .. (cb and ", tile by tile" or "") .. " */") end
+  em:open("void transpose(int m, int n, const double *A, double *B)")
+  if cb and cb.bi.decl then em:line(cb.bi.decl); em:line(cb.bj.decl) end
+  local copy = function(i, j) return string.format("B[%s * m + %s] = A[%s * n + %s];", j, i, i, j) end
+  local ilo, ihi, jlo, jhi = "0", "m", "0", "n"
+  local closes = 0
+  if cb then
+    if set.omp then em:pragma("#pragma omp parallel for" .. (rng:chance(0.5) and " collapse(2)" or "") .. sched) end
+    em:open(string.format("for (long ib = 0; ib < m; ib += %s)", cb.bi.name))
+    em:open(string.format("for (long jb = 0; jb < n; jb += %s)", cb.bj.name))
+    em:line(string.format("const long iend = ib + %s < m ? ib + %s : m;", cb.bi.name, cb.bi.name))
+    em:line(string.format("const long jend = jb + %s < n ? jb + %s : n;", cb.bj.name, cb.bj.name))
+    ilo, ihi, jlo, jhi = "ib", "iend", "jb", "jend"
+    closes = 2
+  end
+  local omp_here = set.omp and not cb
+  local pfd = rng:pick({1, 2, 4})
+  if not V then
+    local rows_first = rng:chance(0.6)
+    if omp_here then em:pragma("#pragma omp parallel for" .. (rng:chance(0.4) and " collapse(2)" or "") .. sched) end
+    if rows_first then
+      em:open(string.format("for (long i = %s; i < %s; %s)", ilo, ihi, inc(st, "i")))
+      em:open(string.format("for (long j = %s; j < %s; %s)", jlo, jhi, inc(st, "j")))
+      if pf then em:line(pf_stmt(pf, "B + (j + " .. pfd .. ") * m + i", true)) end
+    else
+      em:open(string.format("for (long j = %s; j < %s; %s)", jlo, jhi, inc(st, "j")))
+      em:open(string.format("for (long i = %s; i < %s; %s)", ilo, ihi, inc(st, "i")))
+      if pf then em:line(pf_stmt(pf, "A + (i + " .. pfd .. ") * n + j", false)) end
+    end
+    em:line(copy("i", "j"))
+    em:close()
+    em:close()
+  elseif V.isa == "avx2" and rng:chance(0.5) then
+    -- 4 x 4 blocks: four rows of A in registers, unpacked into pairs, stored as 128-bit halves
+    em:line(string.format("const long iq = %s - (%s - %s) %% 4;", ihi, ihi, ilo))
+    if omp_here then em:pragma("#pragma omp parallel for" .. sched) end
+    em:open(string.format("for (long i = %s; i < iq; i += 4)", ilo))
+    em:line("long j;")
+    em:open(string.format("for (j = %s; j + 4 <= %s; j += 4)", jlo, jhi))
+    if pf then em:line(pf_stmt(pf, "A + (i + " .. (4 * pfd) .. ") * n + j", false)) end
+    local r, t = rng:pick({"r", "row", "a"}), rng:pick({"t", "u", "p"})
+    local function par(e) return e:find(" ", 1, true) and ("(" .. e .. ")") or e end
+    for k = 0, 3 do
+      em:line(string.format("const __m256d %s%d = _mm256_loadu_pd(A + %s * n + j);", r, k, par(ix("i", k))))
+    end
+    em:line(string.format("const __m256d %s0 = _mm256_unpacklo_pd(%s0, %s1);", t, r, r))
+    em:line(string.format("const __m256d %s1 = _mm256_unpackhi_pd(%s0, %s1);", t, r, r))
+    em:line(string.format("const __m256d %s2 = _mm256_unpacklo_pd(%s2, %s3);", t, r, r))
+    em:line(string.format("const __m256d %s3 = _mm256_unpackhi_pd(%s2, %s3);", t, r, r))
+    for k = 0, 3 do
+      local lo_, hi_ = k % 2, k % 2 + 2
+      local half = function(v) return k < 2 and ("_mm256_castpd256_pd128(" .. v .. ")") or ("_mm256_extractf128_pd(" .. v .. ", 1)") end
+      em:line(string.format("_mm_storeu_pd(B + %s * m + i, %s);", par(ix("j", k)), half(t .. lo_)))
+      em:line(string.format("_mm_storeu_pd(B + %s * m + i + 2, %s);", par(ix("j", k)), half(t .. hi_)))
+    end
+    em:close()
+    em:open(string.format("for (; j < %s; %s)", jhi, inc(st, "j")))
+    for k = 0, 3 do em:line(string.format("B[j * m + %s] = A[%s * n + j];", ix("i", k), par(ix("i", k)))) end
+    em:close()
+    em:close()
+    em:open(string.format("for (long i = iq; i < %s; %s)", ihi, inc(st, "i")))
+    em:line(string.format("for (long j = %s; j < %s; %s) %s", jlo, jhi, inc(st, "j"), copy("i", "j")))
+    em:close()
+  else
+    -- B's row j over W consecutive i: a vector gathered down a column of A
+    if omp_here then em:pragma("#pragma omp parallel for" .. sched) end
+    em:open(string.format("for (long j = %s; j < %s; %s)", jlo, jhi, inc(st, "j")))
+    em:line("long i;")
+    em:open(string.format("for (i = %s; i + %d <= %s; i += %d)", ilo, V.w, ihi, V.w))
+    if pf then em:line(pf_stmt(pf, "A + (i + " .. (V.w * pfd) .. ") * n + j", false)) end
+    local lanes = {}
+    local viaptr = rng:chance(0.5)
+    if viaptr then em:line("const double *a = A + i * n + j;") end
+    for k = 0, V.w - 1 do
+      if viaptr then lanes[#lanes + 1] = k == 0 and "a[0]" or (k == 1 and "a[n]" or string.format("a[%d * n]", k))
+      else lanes[#lanes + 1] = string.format("A[(%s) * n + j]", ix("i", k)) end
+    end
+    local g = (V.isa == "avx512" and "_mm512_setr_pd(" or "_mm256_setr_pd(") .. table.concat(lanes, ", ") .. ")"
+    if rng:chance(0.5) then
+      em:line(V.st("B + j * m + i", g))
+    else
+      local c = rng:pick({"col", "g", "cv"})
+      em:line("const " .. V.ty .. " " .. c .. " = " .. g .. ";")
+      em:line(V.st("B + j * m + i", c))
+    end
+    em:close()
+    em:line(string.format("for (; i < %s; %s) %s", ihi, inc(st, "i"), copy("i", "j")))
+    em:close()
+  end
+  for _ = 1, closes do em:close() end
+  em:close()
+  return em:text()
+end
+
+---------------------------------------------------------------------------------------
 -- Kernels
 ---------------------------------------------------------------------------------------
 
@@ -874,6 +1554,12 @@ local generators = {
   gemv_n = function(rng, set, isa) return gen_gemv_n(rng, set, isa) end,
   gemv_t = function(rng, set, isa) return gen_gemv_t(rng, set, isa) end,
   ger = function(rng, set, isa) return gen_ger(rng, set, isa) end,
+  symv = function(rng, set, isa) return gen_symv(rng, set, isa) end,
+  trsv = function(rng, set, isa) return gen_trsv(rng, set, isa) end,
+  spmv_csr = function(rng, set, isa) return gen_spmv(rng, set, isa) end,
+  prefix_sum = function(rng, set, isa) return gen_prefix(rng, set, isa) end,
+  col_sums = function(rng, set, isa) return gen_col_sums(rng, set, isa) end,
+  transpose = function(rng, set, isa) return gen_transpose(rng, set, isa) end,
 }
 for name in pairs(reductions) do
   generators[name] = function(rng, set, isa) return gen_reduction(rng, name, set, isa) end
