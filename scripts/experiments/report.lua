@@ -157,8 +157,8 @@ function M.main(argv)
   local per_task = results.tasks_table(exp)
   if per_task then
     add("## Per task (a mixture)", "",
-        "A kernel's speed and reward count as a percentage of its task's yardstick (the fastest "
-        .. "library, measured when the run started). The final mean reward is the mean over the "
+        "A kernel's speed and reward count as a percentage of its task's roofline (the measured "
+        .. "memory bandwidth, or the FP64 peak of its threads). The final mean reward is the mean over the "
         .. "last quarter of the steps (iterations), with its 95% interval over the seeds.", "", per_task)
   end
   add("## Techniques of the best kernels (Table III)", "", results.table3(exp))

@@ -90,8 +90,8 @@ options.shared = {
    .. "suite's of the same name)"},
   {"tasks", "", "a mixture instead of --task: 'train' (every training task) or a list "
    .. "'axpy,dot,matmul'; each group's prompt is one task's, and a kernel's speed counts as a "
-   .. "percentage of its task's yardstick, so that no task's units drown the others' (empty: "
-   .. "--task alone)"},
+   .. "percentage of its task's roofline (the measured bandwidth or FP64 peak), so that no "
+   .. "task's units drown the others' (empty: --task alone)"},
   {"size", 256, "matrix size of matmul: M = N = K", min = 1},
   {"timeout", 8.0, "seconds a kernel may run before it is a timeout", above = 0},
   {"warmup", 1, "untimed runs before timing", min = 0},

@@ -148,11 +148,11 @@ local function task_final(t)
 end
 
 -- A mixture's row per task and configuration: kernels, the share that verified, the best
--- speed (a percentage of the task's yardstick), and the final mean reward with its 95%
+-- speed (a percentage of the task's roofline), and the final mean reward with its 95%
 -- interval over the seeds (one seed: no interval). Nil when no run is a mixture.
 function results.tasks_table(exp)
   local rows = {
-    "| configuration | task | kernels | verified | best (% of the yardstick) | final mean reward | seeds |",
+    "| configuration | task | kernels | verified | best (% of the roofline) | final mean reward | seeds |",
     "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
   }
   local any = false

@@ -107,21 +107,34 @@ function Session:measure_reference()
   if rec then self.run:set("reference", rec) end
 end
 
--- A mixture's yardsticks, one per task: what its kernels' speeds are a percentage of.
+-- A mixture's yardsticks, one per task, for the report.
 function Session:measure_references()
   local all = {}
   for _, name in ipairs(self.task_names) do all[name] = self:yardstick(self.bench_opts_of[name]) or false end
   self.run:set("references", all)
 end
 
--- In a mixture, a kernel's speed as a percentage of its task's yardstick (in the task's
--- unit: GB/s for a memory-bound task), so that every task's rewards have one scale.
+-- What bounds a task's speed on the measuring machine (its roofline): the memory
+-- bandwidth for a memory-bound task, else the FP64 peak of the threads a kernel runs on;
+-- both measured (bench.machine()). Nil where the machine record has no measurement.
+function Session:roofline(name)
+  local m = self.run:get("machine") or {}
+  if name ~= "matmul" and require("engine.tasks").get(name).roofline == "memory" then
+    return m.measured_bandwidth_gbps
+  end
+  local peak, cores = m.measured_peak_gflops, m.cores
+  if not (peak and cores and cores > 0) then return nil end
+  local threads = self.opts.threads > 0 and math.min(self.opts.threads, cores) or cores
+  return peak * threads / cores
+end
+
+-- In a mixture, a kernel's speed as a percentage of its task's roofline (GB/s against the
+-- bandwidth, GFLOPS against the peak), so that every task's rewards have one scale: the
+-- machine's limits, which no task's weak or strong yardstick moves.
 function Session:scale_speed(r, name)
-  local ref = (self.run:get("references") or {})[name]
-  if r.status ~= "ok" or not ref then return end
-  local memory = name ~= "matmul" and require("engine.tasks").get(name).roofline == "memory"
-  local base = memory and ref.gbps or ref.gflops
-  if base and base > 0 then r.speed, r.unit = 100 * reward.speed(r) / base, "% of the yardstick" end
+  if r.status ~= "ok" then return end
+  local limit = self:roofline(name)
+  if limit and limit > 0 then r.speed, r.unit = 100 * reward.speed(r) / limit, "% of the roofline" end
 end
 
 function Session:restore(updates)

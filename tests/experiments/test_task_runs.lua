@@ -105,7 +105,7 @@ local function mixture_policy(seen)
   end}
 end
 
-t.test("experiment 1 on a mixture: each group its task's, rewards a share of each task's yardstick", function()
+t.test("experiment 1 on a mixture: each group its task's, rewards a share of each task's roofline", function()
   local out, seen = t.tmpdir(), {}
   local argv = {[0] = "experiment1.lua", "--model=fake-model", "--tasks=axpy,dot,matmul", "--task_size=test",
                 "--threads=1", "--runs=1", "--max_runs=1", "--warmup=0", "--opt=O2", "--out=" .. out, "--steps=1",
@@ -125,9 +125,10 @@ t.test("experiment 1 on a mixture: each group its task's, rewards a share of eac
     by_task[name] = (by_task[name] or 0) + 1
     local memory = name ~= "matmul" and bench.task(name).roofline == "memory"
     local speed = memory and s.gflops * (name == "axpy" and 12 or 8) or s.gflops
-    local base = memory and refs[name].gbps or refs[name].gflops
-    t.near(s.reward, 100 * speed / base, 1e-6 * s.reward, name .. ": the reward is a share of the yardstick")
-    t.eq(s.extra.unit, "% of the yardstick")
+    local m = run:get("machine")
+    local limit = memory and m.measured_bandwidth_gbps or m.measured_peak_gflops / m.cores  -- one thread
+    t.near(s.reward, 100 * speed / limit, 1e-6 * s.reward, name .. ": the reward is a share of the roofline")
+    t.eq(s.extra.unit, "% of the roofline")
   end
   t.eq(by_task, {axpy = 2, dot = 2, matmul = 2})
   run:close()
@@ -136,6 +137,7 @@ t.test("experiment 1 on a mixture: each group its task's, rewards a share of eac
   local tbl = results.tasks_table(results.load(out))
   for _, name in ipairs({"axpy", "dot", "matmul"}) do
     t.ok(tbl:find("| " .. name .. " | 2 | 100% |", 1, true), name .. "'s row: " .. tbl)
+    t.ok(refs[name].library, name .. "'s yardstick is named for the report")
   end
   local out2, ok = require("primitives").engine(engine.scripts[1] .. "/report.lua", out)
   t.ok(ok, out2)
