@@ -47,8 +47,8 @@ t.test("no training prompt and no file of the pretraining or templates names one
   local root = engine.scripts[1] .. "/.."
   local files = {"pretraining/kernelgen.lua", "pretraining/tiny_model.lua", "experiments/templates.lua",
                  "experiments/pretrain.lua"}
-  local p = io.popen("ls " .. root .. "/pretraining/kernelgen")
-  for name in p:lines() do files[#files + 1] = "pretraining/kernelgen/" .. name end
+  local p = io.popen("cd " .. root .. " && find pretraining/kernelgen -name '*.lua' | sort")
+  for name in p:lines() do files[#files + 1] = name end
   p:close()
   t.ok(#files > 4, "kernelgen's parts are read too")
   for _, file in ipairs(files) do

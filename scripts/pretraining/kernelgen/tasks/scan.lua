@@ -1,0 +1,241 @@
+-- scan: prefix_sum, col_sums.
+-- One family of kernelgen.tasks (its header says what varies and the rules the text keeps).
+
+local parts = require "kernelgen.tasks.parts"
+local vops = parts.vops
+local inc = parts.inc
+local pf_stmt = parts.pf_stmt
+local includes = parts.includes
+local block_size = parts.block_size
+local ix = parts.ix
+local start = parts.start
+local sample_cb_form = parts.sample_cb_form
+
+-- Scans x[lo..hi) into y with the running sum `s` (a declared double): scalar, small
+-- blocks of U scanned in a local array (register blocking: loops starting at the strided
+-- index), or vectors scanned in register by shifted reloads from a zero-padded buffer
+-- (U vectors: register blocking), the carry added as a broadcast.
+local function scan_seg(em, rng, c)
+  local V, U, st, s, i = c.V, c.U, c.st, c.s, c.i
+  local function pfline()
+    if c.pf then em:line(pf_stmt(c.pf, "x + " .. i .. " + " .. c.pf.dist, false)) end
+  end
+  local function scalar_step(idx) return string.format("%s += x[%s]; y[%s] = %s;", s, idx, idx, s) end
+  if not V and U == 1 then
+    em:open(string.format("for (long %s = %s; %s < %s; %s)", i, c.lo, i, c.hi, inc(st, i)))
+    pfline()
+    em:line(string.format("%s += x[%s];", s, i))
+    em:line(string.format("y[%s] = %s;", i, s))
+    em:close()
+    return
+  end
+  em:line("long " .. i .. ";")
+  if not V then
+    local k, r, t = "k", c.names.r, c.names.t
+    em:open(string.format("for (%s = %s; %s + %d <= %s; %s += %d)", i, c.lo, i, U, c.hi, i, U))
+    pfline()
+    em:line(string.format("double %s[%d];", r, U))
+    em:line(string.format("double %s = 0.0;", t))
+    em:line(string.format("for (long %s = %s; %s < %s + %d; %s) { %s += x[%s]; %s[%s - %s] = %s; }",
+                          k, i, k, i, U, inc(st, k), t, k, r, k, i, t))
+    em:line(string.format("for (long %s = %s; %s < %s + %d; %s) y[%s] = %s + %s[%s - %s];",
+                          k, i, k, i, U, inc(st, k), k, s, r, k, i))
+    em:line(string.format("%s += %s;", s, t))
+    em:close()
+  else
+    local W, buf = V.w, c.names.buf
+    local zeros = {}
+    for z = 1, 2 * W do zeros[z] = "0.0" end
+    em:line(string.format("double %s[%d] = {%s};", buf, 2 * W, table.concat(zeros, ", ")))
+    local vn = {}
+    for u = 1, U do vn[u] = U == 1 and c.names.v or (c.names.v .. (u - 1)) end
+    em:open(string.format("for (%s = %s; %s + %d <= %s; %s += %d)", i, c.lo, i, U * W, c.hi, i, U * W))
+    pfline()
+    for u = 1, U do em:line(V.ty .. " " .. vn[u] .. " = " .. V.ld("x + " .. ix(i, (u - 1) * W)) .. ";") end
+    local sh = 1
+    while sh < W do
+      for u = 1, U do
+        em:line(V.st(buf .. " + " .. W, vn[u]))
+        em:line(vn[u] .. " = " .. V.add(vn[u], V.ld(buf .. " + " .. (W - sh))) .. ";")
+      end
+      sh = sh * 2
+    end
+    for u = 1, U do
+      local carry = u == 1 and s or string.format("y[%s]", ix(i, (u - 1) * W - 1))
+      em:line(vn[u] .. " = " .. V.add(vn[u], V.set1(carry)) .. ";")
+      em:line(V.st("y + " .. ix(i, (u - 1) * W), vn[u]))
+    end
+    em:line(string.format("%s = y[%s];", s, ix(i, U * W - 1)))
+    em:close()
+  end
+  em:line(string.format("for (; %s < %s; %s) { %s }", i, c.hi, inc(st, i), scalar_step(i)))
+end
+
+local function gen_prefix(rng, set, isa)
+  local st, em, pf, sched = start(rng, set)
+  local V = set.simd and vops(isa) or nil
+  local rb = set.register_blocking
+  local U = rb and (V and rng:pick({2, 2, 4}) or rng:pick({2, 4, 4, 8})) or 1
+  local cb
+  if set.cache_blocking then
+    cb = {bs = block_size(rng, rng:pick({"BS", "BLOCK", "TILE"}), rng:pick({64, 128, 256, 512}), sample_cb_form(rng))}
+  end
+  local ch
+  if set.omp then
+    ch = block_size(rng, rng:pick({"NCH", "CHUNKS", "NPART"}), rng:pick({16, 32, 64}), sample_cb_form(rng))
+  end
+  includes(em, set, pf, false, rng)
+  local tops = false
+  if cb and cb.bs.top then em:line(cb.bs.top); tops = true end
+  if ch and ch.top then em:line(ch.top); tops = true end
+  if tops then em:line("") end
+  if st.comment then
+    em:line("/* inclusive scan" .. (ch and ": chunks scanned in parallel, then shifted by their offsets" or "") .. " */")
+  end
+  em:open("void prefix_sum(int n, const double *x, double *y)")
+  if cb and cb.bs.decl then em:line(cb.bs.decl) end
+  if ch and ch.decl then em:line(ch.decl) end
+  local s = rng:pick({"s", "run", "acc"})
+  local names = {r = rng:pick({"r", "loc", "part_"}), t = rng:pick({"t", "bsum", "local"}),
+                 buf = rng:pick({"buf", "pad", "sh"}), v = rng:pick({"v", "cur", "vx"})}
+  local function body(lo, hi)
+    if cb then
+      em:open(string.format("for (long ib = %s; ib < %s; ib += %s)", lo, hi, cb.bs.name))
+      em:line(string.format("const long iend = ib + %s < %s ? ib + %s : %s;", cb.bs.name, hi, cb.bs.name, hi))
+      scan_seg(em, rng, {V = V, U = U, st = st, s = s, i = "i", lo = "ib", hi = "iend", pf = pf, names = names})
+      em:close()
+    else
+      scan_seg(em, rng, {V = V, U = U, st = st, s = s, i = "i", lo = lo, hi = hi, pf = pf, names = names})
+    end
+  end
+  if not ch then
+    em:line(string.format("double %s = 0.0;", s))
+    body("0", "n")
+  else
+    local part, c = rng:pick({"part", "tot", "offs"}), rng:pick({"c", "q", "ch"})
+    local N = ch.name
+    em:line(string.format("double %s[%s];", part, N))
+    local function bounds()
+      em:line(string.format("const long lo = (long)n * %s / %s, hi = (long)n * (%s + 1) / %s;", c, N, c, N))
+    end
+    em:pragma("#pragma omp parallel for" .. sched)
+    em:open(string.format("for (int %s = 0; %s < %s; %s)", c, c, N, inc(st, c)))
+    bounds()
+    em:line(string.format("double %s = 0.0;", s))
+    body("lo", "hi")
+    em:line(string.format("%s[%s] = %s;", part, c, s))
+    em:close()
+    local run = rng:pick({"base", "off", "carry"})
+    em:line(string.format("double %s = 0.0;", run))
+    em:line(string.format("for (int %s = 0; %s < %s; %s) { const double t_ = %s[%s]; %s[%s] = %s; %s += t_; }",
+                          c, c, N, inc(st, c), part, c, part, c, run, run))
+    em:pragma("#pragma omp parallel for" .. sched)
+    em:open(string.format("for (int %s = 1; %s < %s; %s)", c, c, N, inc(st, c)))
+    bounds()
+    local o = rng:pick({"o", "add", "shift"})
+    em:line(string.format("const double %s = %s[%s];", o, part, c))
+    if V then
+      em:line("const " .. V.ty .. " v" .. o .. " = " .. V.set1(o) .. ";")
+      em:line("long i;")
+      em:open(string.format("for (i = lo; i + %d <= hi; i += %d)", V.w, V.w))
+      em:line(V.st("y + i", V.add(V.ld("y + i"), "v" .. o)))
+      em:close()
+      em:line(string.format("for (; i < hi; %s) y[i] += %s;", inc(st, "i"), o))
+    else
+      em:line(string.format("for (long i = lo; i < hi; %s) y[i] += %s;", inc(st, "i"), o))
+    end
+    em:close()
+  end
+  em:close()
+  return em:text()
+end
+
+-- col_sums: strips of columns (1, U, W or U*W wide) summed down the rows in registers;
+-- cache blocking tiles the rows (each tile's strips add into s); OpenMP splits the strips.
+local function gen_col_sums(rng, set, isa)
+  local st, em, pf, sched = start(rng, set)
+  local V = set.simd and vops(isa) or nil
+  local rb = set.register_blocking
+  local U = rb and (V and rng:pick({2, 2, 4}) or rng:pick({2, 4, 4, 8})) or 1
+  local step = U * (V and V.w or 1)
+  local cb
+  if set.cache_blocking then
+    cb = {bi = block_size(rng, rng:pick({"BI", "MB", "ROWS"}), rng:pick({32, 64, 128, 256}), sample_cb_form(rng))}
+  end
+  includes(em, set, pf, false, rng)
+  if cb and cb.bi.top then em:line(cb.bi.top); em:line("") end
+  if st.comment then em:line("/* s[j] = sum over rows of A[i][j], " .. step .. " column(s) at a time */") end
+  em:open("void col_sums(int m, int n, const double *A, double *s)")
+  if cb and cb.bi.decl then em:line(cb.bi.decl) end
+  local t = rng:pick({"t", "sum", "c"})
+  local acc = rng:pick({"acc", "vs", "col"})
+  local rlo, rhi = "0", "m"
+  if cb then
+    em:line(string.format("for (long j = 0; j < n; %s) s[j] = 0.0;", inc(st, "j")))
+    em:open(string.format("for (long ib = 0; ib < m; ib += %s)", cb.bi.name))
+    em:line(string.format("const long iend = ib + %s < m ? ib + %s : m;", cb.bi.name, cb.bi.name))
+    rlo, rhi = "ib", "iend"
+  end
+  local pfd = rng:pick({2, 4, 8})
+  local function pfline(j)
+    if pf then em:line(pf_stmt(pf, string.format("A + (i + %d) * n + %s", pfd, j), false)) end
+  end
+  local function column(j, do_pf)  -- one column, scalar
+    em:line(string.format("double %s = %s;", t, cb and ("s[" .. j .. "]") or "0.0"))
+    em:open(string.format("for (long i = %s; i < %s; %s)", rlo, rhi, inc(st, "i")))
+    if do_pf then pfline(j) end
+    em:line(string.format("%s += A[i * n + %s];", t, j))
+    em:close()
+    em:line(string.format("s[%s] = %s;", j, t))
+  end
+  if step == 1 then
+    if set.omp then em:pragma("#pragma omp parallel for" .. sched) end
+    em:open(string.format("for (long j = 0; j < n; %s)", inc(st, "j")))
+    column("j", true)
+    em:close()
+  else
+    em:line(string.format("const long nu = n - n %% %d;", step))
+    if set.omp then em:pragma("#pragma omp parallel for" .. sched) end
+    em:open(string.format("for (long j = 0; j < nu; j += %d)", step))
+    if not V then
+      local names = {}
+      for u = 0, U - 1 do names[u + 1] = t .. u end
+      for u = 0, U - 1 do
+        em:line(string.format("double %s = %s;", names[u + 1], cb and ("s[" .. ix("j", u) .. "]") or "0.0"))
+      end
+      em:open(string.format("for (long i = %s; i < %s; %s)", rlo, rhi, inc(st, "i")))
+      pfline("j")
+      for u = 0, U - 1 do em:line(string.format("%s += A[i * n + %s];", names[u + 1], ix("j", u))) end
+      em:close()
+      for u = 0, U - 1 do em:line(string.format("s[%s] = %s;", ix("j", u), names[u + 1])) end
+    else
+      local accs = {}
+      for u = 1, U do accs[u] = U == 1 and acc or (acc .. (u - 1)) end
+      for u = 1, U do
+        local init = cb and V.ld("s + " .. ix("j", (u - 1) * V.w)) or V.zero()
+        em:line(V.ty .. " " .. accs[u] .. " = " .. init .. ";")
+      end
+      em:open(string.format("for (long i = %s; i < %s; %s)", rlo, rhi, inc(st, "i")))
+      pfline("j")
+      if rng:chance(0.5) then
+        em:line(string.format("const double *a = A + i * n + j;"))
+        for u = 1, U do em:line(accs[u] .. " = " .. V.add(accs[u], V.ld(ix("a", (u - 1) * V.w))) .. ";") end
+      else
+        for u = 1, U do
+          em:line(accs[u] .. " = " .. V.add(accs[u], V.ld("A + i * n + " .. ix("j", (u - 1) * V.w))) .. ";")
+        end
+      end
+      em:close()
+      for u = 1, U do em:line(V.st("s + " .. ix("j", (u - 1) * V.w), accs[u])) end
+    end
+    em:close()
+    em:open(string.format("for (long j = nu; j < n; %s)", inc(st, "j")))
+    column("j", false)
+    em:close()
+  end
+  if cb then em:close() end
+  em:close()
+  return em:text()
+end
+
+return {gen_prefix = gen_prefix, gen_col_sums = gen_col_sums}
