@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <functional>
+#include <functional>  // std::hash
 #include <limits>
 #include <stdexcept>
 
@@ -41,8 +41,10 @@ using AnyCall = double (*)(intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, int
 static_assert(kMaxStackArgs == 8);
 
 // `where(p)`: the memory of pointer parameter p; `scalar(p)`: the value of double scalar p.
-double call_entry(void* entry, const TaskSpec& spec, const std::function<void*(size_t)>& where,
-                  const std::function<double(size_t)>& scalar) {
+// A template, not std::function: the kernel's call is timed, and this is all of it but the
+// call itself.
+template <class Where, class Scalar>
+double call_entry(void* entry, const TaskSpec& spec, const Where& where, const Scalar& scalar) {
   intptr_t ireg[6] = {}, stack[kMaxStackArgs] = {};
   double dreg[8] = {};
   int ni = 0, nd = 0, ns = 0;

@@ -133,7 +133,9 @@ end
 -- machine's limits, which no task's weak or strong yardstick moves.
 function Session:scale_speed(r, name)
   if r.status ~= "ok" then return end
-  local limit = self:roofline(name)
+  self.rooflines = self.rooflines or {}  -- once per task: the machine record is the run's
+  if self.rooflines[name] == nil then self.rooflines[name] = self:roofline(name) or false end
+  local limit = self.rooflines[name]
   if limit and limit > 0 then r.speed, r.unit = 100 * reward.speed(r) / limit, "% of the roofline" end
 end
 
