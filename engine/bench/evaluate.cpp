@@ -256,7 +256,7 @@ namespace {
 
 nlohmann::json reference_with(const nlohmann::json& resolved) {
   nlohmann::json req = {{"op", "reference"}, {"options", resolved}, {"parallel", 1},
-                        {"peak_gflops", machine().peak_gflops}};
+                        {"peak_gflops", machine().peak_gflops}, {"peak_gbps", machine().peak_gbps}};
   return request(req).at("results").at(0);
 }
 
@@ -266,7 +266,7 @@ nlohmann::json evaluate_records(const std::vector<std::string>& sources, const E
   auto resolved = resolve_options(opts);
   if (sources.empty()) return nlohmann::json::array();
   nlohmann::json req = {{"op", "evaluate"}, {"options", resolved}, {"sources", sources},
-                        {"parallel", machine().cores}, {"peak_gflops", machine().peak_gflops}};
+                        {"parallel", machine().cores}, {"peak_gflops", machine().peak_gflops}, {"peak_gbps", machine().peak_gbps}};
   return request(req).at("results");
 }
 

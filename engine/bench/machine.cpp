@@ -169,6 +169,11 @@ Machine detect() {
                 flops_per_fma, m.fma_units, m.peak_gflops,
                 khz > 0 ? "cpuinfo_max_freq" : "/proc/cpuinfo, nominal");
   m.peak_formula = buf;
+  const int bytes_per_cycle = 3 * m.vector_doubles * 8;
+  m.peak_gbps = m.cores * m.ghz * bytes_per_cycle;
+  std::snprintf(buf, sizeof buf, "%d cores x %.3f GHz x %d bytes/cycle (2 loads and 1 store of %d doubles) = %.1f GB/s",
+                m.cores, m.ghz, bytes_per_cycle, m.vector_doubles, m.peak_gbps);
+  m.peak_gbps_formula = buf;
   return m;
 }
 

@@ -20,6 +20,10 @@ struct Machine {
   int fma_units = 2;                 // FMA pipes per core (assumed, see formula)
   double peak_gflops = 0;
   std::string peak_formula;          // the formula with its numbers
+  // The fastest any kernel can move bytes: every core loading two and storing one of its
+  // widest vectors a cycle (the L1 data cache's ports), far above any memory's bandwidth.
+  double peak_gbps = 0;
+  std::string peak_gbps_formula;
 };
 
 // Detected once per process (runs the compiler driver once), then cached. The environment

@@ -408,6 +408,8 @@ nlohmann::json machine_record() {
           {"fma_units", m.fma_units},
           {"peak_gflops", m.peak_gflops},
           {"peak_formula", m.peak_formula},
+          {"peak_gbps", m.peak_gbps},
+          {"peak_gbps_formula", m.peak_gbps_formula},
           {"measured_peak_gflops", p.gflops},
           {"measured_peak_date", p.date},
           {"measured_peak_method", p.method},

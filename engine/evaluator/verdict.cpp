@@ -34,6 +34,15 @@ double coefficient_of_variation(const std::vector<double>& t) {
   return mean > 0 ? std::sqrt(sq / static_cast<double>(t.size() - 1)) / mean : 0.0;
 }
 
+std::string impossible_rate(double gflops, double gbps, double peak_gflops, double peak_gbps) {
+  if (peak_gflops > 0 && gflops > 4 * peak_gflops)
+    return "the timings give " + fmt("%.4g", gflops) + " GFLOPS, more than 4x the machine's peak: not a measurement";
+  if (peak_gbps > 0 && gbps > 4 * peak_gbps)
+    return "the timings give " + fmt("%.4g", gbps) +
+           " GB/s, more than 4x the fastest the machine's cores can move bytes: not a measurement";
+  return "";
+}
+
 // What the forbidden call was given: the file it names, or what it wrote where.
 std::string fault_argument(const FaultRecord& f) {
   const std::string text(f.text, strnlen(f.text, sizeof f.text));
@@ -189,14 +198,15 @@ json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& 
     // evaluations; no kernel can make one call fast without doing its work (every call
     // has inputs of its own and is checked whole).
     const double gflops = sorted.front() > 0 ? ctx.task.flops() / sorted.front() * 1e-9 : HUGE_VAL;
-    if (ctx.peak_gflops > 0 && gflops > 4 * ctx.peak_gflops) {
-      // The last line of defence, not the first: the clock checks above come first.
-      set("rejected", "the timings give " + fmt("%.4g", gflops) +
-                          " GFLOPS, more than 4x the machine's peak: not a measurement");
+    const double gbps = sorted.front() > 0 ? ctx.task.bytes() / sorted.front() * 1e-9 : HUGE_VAL;
+    // The last line of defence, not the first: the clock checks above come first.
+    const std::string impossible = impossible_rate(gflops, gbps, ctx.peak_gflops, ctx.peak_gbps);
+    if (!impossible.empty()) {
+      set("rejected", impossible);
     } else {
       r["status"] = "ok";
       r["gflops"] = gflops;
-      r["gbps"] = ctx.task.bytes() / sorted.front() * 1e-9;  // the roofline's other axis
+      r["gbps"] = gbps;  // the roofline's other axis
     }
   }
   r["check_ms"] = job.check_s * 1e3;

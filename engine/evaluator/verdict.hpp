@@ -17,6 +17,7 @@ namespace bench::detail {
 struct VerdictContext {
   const Task& task;
   double peak_gflops = 0;           // 0: no peak rule
+  double peak_gbps = 0;             // 0: no bandwidth rule
   uintptr_t stack_lo = 0, stack_hi = 0;  // the kernel's main stack, for overflow messages
 };
 
@@ -27,6 +28,10 @@ struct VerdictContext {
 nlohmann::json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& ctx);
 // "the kernel accessed 8 bytes past the end of C (SIGSEGV at 0x...)", ...
 std::string describe_fault(const Job& job, const ResolvedOptions& opts, const VerdictContext& ctx);
+// Why a kernel's figures cannot be a measurement, "" when they can: more than 4x the
+// machine's peak FLOP rate or its peak rate of moving bytes (a peak of 0 sets no bound).
+// Memory-bound tasks (transpose has no FLOPs) are bounded by the second.
+std::string impossible_rate(double gflops, double gbps, double peak_gflops, double peak_gbps);
 // Standard deviation over mean of the timed calls.
 double coefficient_of_variation(const std::vector<double>& t);
 

@@ -180,6 +180,7 @@ json Zygote::handle(const json& req) {
   }
   for (size_t i = 0; i < jobs.size(); ++i) jobs[i].index = i;
   peak_gflops_ = req.value("peak_gflops", 0.0);
+  peak_gbps_ = req.value("peak_gbps", 0.0);
   run_batch(jobs, opts, reference, std::max(1, req.value("parallel", 1)));
   json results = json::array();
   for (auto& j : jobs) results.push_back(std::move(j.result));
@@ -303,7 +304,7 @@ void Zygote::wait_for(Job& job) {
 }
 
 void Zygote::finish(Job& job, const ResolvedOptions& opts) {
-  job.result = verdict(job, opts, {*task_, peak_gflops_, stack_lo_, stack_hi_});
+  job.result = verdict(job, opts, {*task_, peak_gflops_, peak_gbps_, stack_lo_, stack_hi_});
   if (job.from >= 0) close(job.from);
   if (job.to >= 0) close(job.to);
   job.from = job.to = -1;

@@ -69,7 +69,7 @@ class Zygote {
   std::map<std::string, std::unique_ptr<Task>> tasks_;
   std::deque<std::string> task_order_;
   Task* task_ = nullptr;
-  double peak_gflops_ = 0;
+  double peak_gflops_ = 0, peak_gbps_ = 0;
   std::vector<Job*> live_;
   uintptr_t stack_lo_ = 0, stack_hi_ = 0;
   files::OwnedDir root_;  // kernels' working directories live below it

@@ -12,6 +12,7 @@
 #include "compile/elf_reader.hpp"
 #include "bench/machine.hpp"
 #include "bench/peak.hpp"
+#include "evaluator/verdict.hpp"
 #include "support.hpp"
 #include "test_backends.hpp"
 
@@ -115,6 +116,19 @@ TEST_CASE("the machine reports cores ISA and a peak with its formula") {
   CHECK(m.peak_gflops > 0);
   CHECK_THAT(m.peak_formula, Catch::Contains("GFLOPS"));
   CHECK_THAT(m.peak_formula, Catch::Contains(std::to_string(m.cores) + " cores"));
+  // Three of the widest vectors a cycle per core: 192 bytes with AVX-512, 96 with AVX2.
+  CHECK(m.peak_gbps == Approx(m.cores * m.ghz * 24 * m.vector_doubles));
+  CHECK_THAT(m.peak_gbps_formula, Catch::Contains("GB/s"));
+}
+
+TEST_CASE("a rate beyond 4x the machine's peak FLOPs or byte rate is not a measurement") {
+  using bench::detail::impossible_rate;
+  CHECK(impossible_rate(399, 1e6, 100, 0).empty());  // a peak of 0 bounds nothing
+  CHECK(impossible_rate(399, 399, 100, 100).empty());
+  CHECK_THAT(impossible_rate(401, 10, 100, 100), Catch::Contains("GFLOPS, more than 4x the machine's peak"));
+  // A memory-bound task: no FLOPs (transpose), yet a figure can be impossible.
+  CHECK_THAT(impossible_rate(0, 401, 100, 100), Catch::Contains("GB/s, more than 4x"));
+  CHECK(impossible_rate(0, 401, 100, 0).empty());
 }
 
 TEST_CASE("the measured peak runs the target's widest vectors on every CPU and says how") {
