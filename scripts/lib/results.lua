@@ -10,6 +10,7 @@
 
 local controls = require "controls"
 local stages = require "stages"
+local stats = require "stats"
 local sweep = require "engine.sweep"
 
 local results = {}
@@ -462,74 +463,9 @@ end
 -- mean and a 95% interval over the seeds (Student t with n - 1 degrees of freedom).
 ---------------------------------------------------------------------------------------
 
--- The 0.975 quantiles of Student's t for 1..30 degrees of freedom, then 40, 60, 120 and
--- the normal limit: the half-width of a two-sided 95% interval is t * sd / sqrt(n).
-results.t975 = {12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622,
-                2.2281, 2.2010, 2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009,
-                2.0930, 2.0860, 2.0796, 2.0739, 2.0687, 2.0639, 2.0595, 2.0555, 2.0518,
-                2.0484, 2.0452, 2.0423}
-local t975_beyond = {{40, 2.0211}, {60, 2.0003}, {120, 1.9799}, {math.huge, 1.9600}}
-
--- t(0.975, df); between two tabulated degrees of freedom the smaller one's (a slightly
--- wider, conservative interval).
-function results.t_quantile(df)
-  df = math.floor(df)
-  if df < 1 then return nil end
-  if df <= #results.t975 then return results.t975[df] end
-  local q = results.t975[#results.t975]
-  for _, p in ipairs(t975_beyond) do if df >= p[1] then q = p[2] end end
-  return q
-end
-
--- The median of the numbers in values (values is not reordered); nil when empty.
-function results.median(values)
-  local v = table.move(values, 1, #values, 1, {})
-  table.sort(v)
-  if #v == 0 then return nil end
-  if #v % 2 == 1 then return v[(#v + 1) // 2] end
-  return 0.5 * (v[#v // 2] + v[#v // 2 + 1])
-end
-
--- Mean and 95% interval of the numbers in values (nils are skipped): {n =, mean =, sd =,
--- half =, lo =, hi =}; half, lo and hi are nil with fewer than two values.
-function results.interval(values)
-  local xs = {}
-  for _, v in pairs(values) do if type(v) == "number" and v == v then xs[#xs + 1] = v end end
-  local n = #xs
-  local iv = {n = n}
-  if n == 0 then return iv end
-  local sum = 0
-  for _, x in ipairs(xs) do sum = sum + x end
-  iv.mean = sum / n
-  if n < 2 then return iv end
-  local ss = 0
-  for _, x in ipairs(xs) do ss = ss + (x - iv.mean) ^ 2 end
-  iv.sd = math.sqrt(ss / (n - 1))
-  iv.half = results.t_quantile(n - 1) * iv.sd / math.sqrt(n)
-  iv.lo, iv.hi = iv.mean - iv.half, iv.mean + iv.half
-  return iv
-end
-
--- The interval of a difference of two independent groups' means (Welch: each its own
--- variance, Welch-Satterthwaite degrees of freedom, rounded down): {n =, mean =, half =,
--- lo =, hi =}, without half when a side has fewer than two values.
-function results.difference(a_values, b_values)
-  local a, b = results.interval(a_values), results.interval(b_values)
-  local d = {n = math.min(a.n, b.n)}
-  if not (a.mean and b.mean) then return d end
-  d.mean = a.mean - b.mean
-  if not (a.sd and b.sd) then return d end
-  local va, vb = a.sd ^ 2 / a.n, b.sd ^ 2 / b.n
-  local se = math.sqrt(va + vb)
-  if se == 0 then
-    d.half = 0
-  else
-    local df = (va + vb) ^ 2 / (va ^ 2 / (a.n - 1) + vb ^ 2 / (b.n - 1))
-    d.half = results.t_quantile(math.max(1, df)) * se
-  end
-  d.lo, d.hi = d.mean - d.half, d.mean + d.half
-  return d
-end
+-- The interval arithmetic lives in stats.lua; these names stay for the report's readers.
+results.t975, results.t_quantile = stats.t975, stats.t_quantile
+results.median, results.interval, results.difference = stats.median, stats.interval, stats.difference
 
 -- "mean ± half-width" (only the mean with one value, "-" with none).
 function results.pm(iv, pattern)
@@ -686,24 +622,34 @@ function results.table2_seeds(exp)
   return table.concat(rows, "\n") .. "\n"
 end
 
+-- The exact tests beside a t interval, in words: "sign test 5 of 6 positive, p = 0.22;
+-- permutation p = 0.03". Neither assumes the per-seed differences are normal.
+function results.exact_tests_text(values)
+  local sign, perm = stats.sign_test(values), stats.permutation_test(values)
+  if sign.n == 0 then return "no nonzero difference: no test" end
+  return string.format("sign test %d of %d positive, p = %.3g; permutation p = %.3g%s", sign.positive, sign.n,
+                       sign.p, perm.p, perm.exact and "" or " (sampled)")
+end
+
 -- For each learning configuration: whether its gains over lr = 0 (paired by seed) lie
 -- outside the 95% interval of no difference, i.e. whether the interval of the per-seed
--- differences excludes 0. Markdown lines, or nil when there is nothing to compare.
+-- differences excludes 0, with the exact sign and permutation tests of the same
+-- differences. Markdown lines, or nil when there is nothing to compare.
 function results.gains_text(exp)
   local lines = {}
+  local function said(iv, values)
+    return results.verdict(iv, "better than lr = 0 beyond seed noise", "worse than lr = 0 beyond seed noise",
+                           "not distinguishable from lr = 0") .. " (" .. results.exact_tests_text(values) .. ")"
+  end
   for _, g in ipairs(results.groups(exp)) do
     local f = results.group_figures(exp, g)
     if f.base then
       lines[#lines + 1] = string.format("- `%s` against `%s` (%d paired seeds): learning gain %s "
                                         .. "GFLOPS, %s; reward gain %s, %s.",
                                         g.name, f.base.name, f.iv.gain.n, results.pm(f.iv.gain, "%+.2f"),
-                                        results.verdict(f.iv.gain, "better than lr = 0 beyond seed noise",
-                                                        "worse than lr = 0 beyond seed noise",
-                                                        "not distinguishable from lr = 0"),
+                                        said(f.iv.gain, f.values.gain),
                                         results.pm(f.iv.reward_gain, "%+.2f"),
-                                        results.verdict(f.iv.reward_gain, "better than lr = 0 beyond seed noise",
-                                                        "worse than lr = 0 beyond seed noise",
-                                                        "not distinguishable from lr = 0"))
+                                        said(f.iv.reward_gain, f.values.reward_gain))
     end
   end
   if #lines == 0 then return nil end

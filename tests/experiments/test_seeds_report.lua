@@ -106,8 +106,10 @@ t.test("Table II over seeds: mean ± half-width, gains paired by seed, their ver
                                results.interval({11, 12, 14}).half, r.mean, r.half))
   t.contains(md, string.format("- `beta=0,lr=5e-07,opt=O3` against `beta=0,lr=0,opt=O3` (3 paired "
                                .. "seeds): learning gain +10.00 ± %.2f GFLOPS, the interval [%+.2f, "
-                               .. "%+.2f] excludes 0: better than lr = 0 beyond seed noise; reward "
-                               .. "gain", g.half, g.lo, g.hi))
+                               .. "%+.2f] excludes 0: better than lr = 0 beyond seed noise (sign test "
+                               .. "3 of 3 positive, p = 0.25; permutation p = 0.25); reward gain", g.half, g.lo, g.hi))
+  -- the exact tests cannot reject with three seeds, whatever the t interval says
+  t.contains(md, "not distinguishable from lr = 0 (sign test 1 of 2 positive, p = 1; permutation p = 1)")
   -- lr = 2e-7: gains 0, +2, -3: not distinguishable
   local line = md:match("\n(%- `beta=0,lr=2e%-07,opt=O3` against[^\n]*)")
   t.ok(line, "a sentence for lr = 2e-7")
