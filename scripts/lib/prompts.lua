@@ -5,6 +5,7 @@
 --   local task = {M = 256, N = 256, K = 256, opt = "O3"}      -- matmul
 --   local task = {name = "axpy", size = "train", opt = "O3"}  -- a task of the suite
 --   prompts.fixed(task)                      -- Experiment 1: eight prompts, all techniques
+--   prompts.reworded(task)                   -- held out: eight prompts in other words
 --   prompts.write(3, task)                   -- a fresh kernel within stage 3's rules
 --   prompts.improve(code, 3, task)           -- SQD: a faster kernel, same stage
 --   prompts.advance(code, 3, task)           -- SQD: into stage 4, adding its technique
@@ -233,12 +234,17 @@ prompts.task_templates = {
   "Find what limits the speed (memory bandwidth or arithmetic), then use {LIST}.",
 }
 
-function prompts.task_emphases(task, isa)
-  isa = isa or isa_of(task)
+-- The techniques a task's spec lists, in words: "A, B and C".
+local function technique_words(task, isa)
   local names = {}
   for i, tech in ipairs(prompts.ladder(task).own_techniques or stages.techniques) do names[i] = stages.name(tech, isa) end
-  local list = #names == 0 and "plain, cache-friendly C"
+  return #names == 0 and "plain, cache-friendly C"
     or #names == 1 and names[1] or table.concat(names, ", ", 1, #names - 1) .. " and " .. names[#names]
+end
+
+function prompts.task_emphases(task, isa)
+  isa = isa or isa_of(task)
+  local list = technique_words(task, isa)
   local out = {}
   for i, template in ipairs(prompts.task_templates) do
     out[i] = template:gsub("{LIST}", list):gsub("{ISA}", stages.isa(isa).name)
@@ -252,6 +258,95 @@ function prompts.fixed(task)
   for i, emphasis in ipairs(emphases) do
     out[i] = messages(table.concat({prompts.task_text(task), "", emphasis, "", answer_format},
                                    "\n"))
+  end
+  return out
+end
+
+-- Held-out wordings (heldout.lua): the same task, the same facts and the same answer
+-- format as prompts.fixed, but a framing sentence and emphases that no training prompt
+-- and no pretraining example uses, so that a policy is asked in words it never learned
+-- from. The framing replaces "Write a C function with exactly this signature:".
+prompts.reworded_framings = {
+  "Implement the C routine declared below, keeping its name, parameter list and types "
+    .. "exactly as given:",
+  "Below is the declaration of a C routine; provide its complete definition without "
+    .. "altering the declaration:",
+  "Your job is the body of the following C routine, whose declaration must stay as it is:",
+  "Fill in an implementation of this C routine, declared as follows (do not rename it or "
+    .. "change its parameters):",
+}
+
+-- matmul's eight held-out emphases ({ISA}, {FMA} as in fixed_templates).
+prompts.reworded_templates = {
+  "Speed is what counts here: split the matrices into tiles that stay in cache, keep a "
+    .. "small block of C in registers, use {ISA} vector instructions, spread the work across "
+    .. "threads with OpenMP and fetch data ahead of its use.",
+  "Think like the author of a tuned linear-algebra library: an inner kernel built on "
+    .. "{FMA}, cache-sized tiles around it, OpenMP threads over the tiles and explicit "
+    .. "prefetch instructions.",
+  "Before coding, plan how the data moves through registers, L1 and L2; then carry out that "
+    .. "plan with {ISA} intrinsics, OpenMP threading and prefetch hints.",
+  "Keep several independent partial sums in {ISA} registers, reuse every loaded value as "
+    .. "often as you can, tile for the cache hierarchy, run on all cores with OpenMP and "
+    .. "prefetch the next tiles.",
+  "Correctness comes first, throughput second: a simple, correct tiling with {ISA} vectors, "
+    .. "OpenMP threads, register reuse and prefetching beats a clever broken one.",
+  "Target a multi-core x86-64 server: hand the outer tiles to OpenMP threads and, inside "
+    .. "each tile, run an {ISA} inner kernel that keeps its sums in registers and prefetches.",
+  "Minimise memory traffic: tile or pack the operands for cache reuse, hold partial sums "
+    .. "of C in {ISA} registers, process the tiles on every core with OpenMP and prefetch "
+    .. "upcoming data.",
+  "Give the fastest version you can produce with cache tiling, register tiling, {ISA} SIMD, "
+    .. "OpenMP and prefetching, without sacrificing correctness at the stated sizes.",
+}
+
+-- A task of the suite's eight held-out emphases ({LIST}, {ISA} as in task_templates).
+prompts.reworded_task_templates = {
+  "Speed is what counts here; the techniques that suit this routine are {LIST}.",
+  "Work out where the time goes (arithmetic or memory traffic) and bring in {LIST} where "
+    .. "they pay off.",
+  "Start from a correct version, then make it quick with {LIST}.",
+  "Target a multi-core x86-64 server with {ISA}, drawing on {LIST}.",
+  "Keep the data streaming through the caches in order, and go faster with {LIST}.",
+  "A correct answer that uses {LIST} well is worth more than a clever broken one.",
+  "Tune it for throughput on every core, drawing on {LIST}.",
+  "Give the fastest version you can produce with {LIST}, without sacrificing correctness "
+    .. "at the stated sizes.",
+}
+
+-- The held-out emphases of a task (nil: matmul) for kernels of `isa` (nil: the task's).
+function prompts.reworded_emphases(task, isa)
+  isa = isa or isa_of(task)
+  local name = stages.isa(isa).name
+  local out = {}
+  if spec_of(task) then
+    local list = technique_words(task, isa)
+    for i, template in ipairs(prompts.reworded_task_templates) do
+      out[i] = template:gsub("{LIST}", list):gsub("{ISA}", name)
+    end
+    return out
+  end
+  for i, template in ipairs(prompts.reworded_templates) do
+    out[i] = template:gsub("{FMA}", fma_phrases[isa]):gsub("{ISA}", name)
+  end
+  return out
+end
+
+-- The task's statement under the i-th held-out framing.
+local function reworded_task_text(task, i)
+  local text = prompts.task_text(task)
+  local first, rest = text:match("^([^\n]*)\n(.*)$")
+  assert(first == "Write a C function with exactly this signature:",
+         "prompts.reworded: the task text's first line changed: " .. tostring(first))
+  return prompts.reworded_framings[(i - 1) % #prompts.reworded_framings + 1] .. "\n" .. rest
+end
+
+-- Held out: as many prompts as prompts.fixed gives, in the held-out framings and emphases.
+function prompts.reworded(task)
+  local out = {}
+  for i, emphasis in ipairs(prompts.reworded_emphases(task)) do
+    local text = {reworded_task_text(task, i), "", emphasis, "", answer_format}
+    out[i] = messages(table.concat(text, "\n"))
   end
   return out
 end

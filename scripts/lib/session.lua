@@ -118,14 +118,7 @@ end
 -- bandwidth for a memory-bound task, else the FP64 peak of the threads a kernel runs on;
 -- both measured (bench.machine()). Nil where the machine record has no measurement.
 function Session:roofline(name)
-  local m = self.run:get("machine") or {}
-  if name ~= "matmul" and require("engine.tasks").get(name).roofline == "memory" then
-    return m.measured_bandwidth_gbps
-  end
-  local peak, cores = m.measured_peak_gflops, m.cores
-  if not (peak and cores and cores > 0) then return nil end
-  local threads = self.opts.threads > 0 and math.min(self.opts.threads, cores) or cores
-  return peak * threads / cores
+  return wiring.roofline(self.run:get("machine"), name, self.opts.threads)
 end
 
 -- In a mixture, a kernel's speed as a percentage of its task's roofline (GB/s against the

@@ -147,6 +147,20 @@ function wiring.task_for(opts, config, name)
   return t
 end
 
+-- What bounds a task's speed on `machine` (a bench.machine() record): the measured memory
+-- bandwidth for a memory-bound task, else the measured FP64 peak of the threads a kernel
+-- runs on (threads 0: all cores). Nil where the machine has no such measurement.
+function wiring.roofline(machine, name, threads)
+  machine = machine or {}
+  if name ~= "matmul" and require("engine.tasks").get(name).roofline == "memory" then
+    return machine.measured_bandwidth_gbps
+  end
+  local peak, cores = machine.measured_peak_gflops, machine.cores
+  if not (peak and cores and cores > 0) then return nil end
+  local used = (threads or 0) > 0 and math.min(threads, cores) or cores
+  return peak * used / cores
+end
+
 -- The problem the prompts describe: the task (name = nil: matmul), its sizes, compiler
 -- level, threads and vector ISA.
 function wiring.task(opts, config)

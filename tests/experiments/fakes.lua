@@ -106,11 +106,13 @@ local function fake_gflops(code)
   return 1.0 + 10.0 * n
 end
 
+-- bench.batches: every batch evaluated, {sources =, opts =}, in order (what was timed together).
 function fakes.bench()
-  local bench = {calls = 0, kernels = 0, seen_opts = {}}
+  local bench = {calls = 0, kernels = 0, seen_opts = {}, batches = {}}
   function bench.evaluate_batch(sources, opts)
     bench.calls = bench.calls + 1
     bench.seen_opts[#bench.seen_opts + 1] = opts
+    bench.batches[#bench.batches + 1] = {sources = table.move(sources, 1, #sources, 1, {}), opts = opts}
     local out = {}
     for i, code in ipairs(sources) do
       bench.kernels = bench.kernels + 1
