@@ -6,10 +6,21 @@
 --   kt.tasks                                   -- the task names covered
 --   local k = kt.kernel(rng, "axpy", {allowed = {...}, require = {...}, isa = "avx2"})
 --   k.code, k.techniques (Table I order), k.task, k.isa
---   local ex = kt.example(rng, {task = "dot", kind = "fixed" | "write", stage = s, isa = ...})
---   ex.messages, ex.completion, ex.kind, ex.stage, ex.techniques, ex.task, ex.isa, ex.kernel
+--   local ex = kt.example(rng, {task = "dot", kind = "repair", stage = s, isa = ..., defect = ...})
+--   ex.messages, ex.completion, ex.kind, ex.stage, ex.techniques, ex.task, ex.isa, ex.kernel,
+--   ex.size (the prompt's), ex.input (improve, advance, repair), ex.message, ex.defect (repair)
 --   local list = kt.corpus(n, {seed = 1, isa = "avx2" | {avx512 = .5, avx2 = .5},
---                              mix = {fixed = .45, write = .55}, tasks = {...}})
+--                              mix = {fixed = .35, write = .3, ...}, tasks = {...}})
+--
+-- Kinds, as kernelgen's for matmul, on the task's ladder (stages.for_task): "fixed"
+-- (prompts.fixed), "write" (stage s), "improve" (a correct stage-s kernel -> one with
+-- more of the stage's techniques, or where it has them all another draw), "advance"
+-- (stage s -> s + 1: the same draw plus the technique s + 1 introduces; ex.stage is
+-- s + 1), "repair" (a kernel with a defect of kernelgen/tasks/defects.lua and the
+-- engine's message for it -> the correct kernel). Answers are correct; in an AVX2
+-- example the input and answer use AVX2 intrinsics or none, in an AVX-512 one the input
+-- to improve may be AVX2. Default mix: fixed .35, write .3, improve .15, advance .1,
+-- repair .1.
 --
 -- rng is kernelgen.rng(seed). Families: blas1 (axpy, dot, nrm2, asum), stencil
 -- (jacobi2d_5, jacobi2d_9, jacobi3d_7), blas2 (gemv_n, gemv_t, ger, symv, trsv), sparse
@@ -55,6 +66,7 @@ local sparse = require "kernelgen.tasks.sparse"
 local scan = require "kernelgen.tasks.scan"
 local transpose = require "kernelgen.tasks.transpose"
 local blas3 = require "kernelgen.tasks.blas3"
+local tdefects = require "kernelgen.tasks.defects"
 
 ---------------------------------------------------------------------------------------
 -- Kernels
@@ -136,22 +148,103 @@ end
 ---------------------------------------------------------------------------------------
 
 local lead_ins = {"Here is the kernel:", "Here is an optimised kernel:", "The kernel:", "Here is the code:"}
+local kind_lead_ins = {
+  improve = {"Here is the kernel:", "This version should be faster:", "Here is an optimised kernel:", "Here is the code:"},
+  repair = {"Here is the fixed kernel:", "Here is the kernel:", "The kernel:", "Here is the code:"},
+}
 
-local function completion(rng, code)
-  local lead = rng:chance(0.4) and (rng:pick(lead_ins) .. "\n\n") or ""
+local function completion(rng, code, kind)
+  local lead = rng:chance(0.4) and (rng:pick(kind_lead_ins[kind] or lead_ins) .. "\n\n") or ""
   return lead .. "```c\n" .. code:gsub("%s+$", "") .. "\n```"
 end
 
-M.kinds = {"fixed", "write"}
-M.default_mix = {fixed = 0.45, write = 0.55}
+M.kinds = {"fixed", "write", "improve", "advance", "repair"}
+M.default_mix = {fixed = 0.35, write = 0.3, improve = 0.15, advance = 0.1, repair = 0.1}
 M.default_isa_mix = {avx512 = 0.5, avx2 = 0.5}
 
--- opts: task (a covered name), kind ("fixed" or "write"), stage (for "write"; default
--- drawn over the task's ladder), isa ("avx512", the default, or "avx2").
+local function rng_of(seed) return require("kernelgen").rng(seed) end
+local function new_seed(rng) return rng:int(0, 1 << 40) end
+
+local function union(a, b)
+  local s = set_of(a)
+  for _, t in ipairs(b) do s[t] = true end
+  local out = {}
+  for _, t in ipairs(TECH) do if s[t] then out[#out + 1] = t end end
+  return out
+end
+
+-- A kernel of exactly the techniques `list`, drawn from `seed`: two kernels of one seed
+-- share the draws (names, layout, style) their techniques leave alone, so a pair reads
+-- as one kernel changed.
+local function exact(seed, name, list, isa)
+  return M.kernel(rng_of(seed), name, {allowed = list, require = list, isa = isa})
+end
+
+-- SQD's improve at a stage: a correct kernel and a faster one. Mostly the faster one adds
+-- some of the stage's techniques the slow one lacks (often the one the stage introduces);
+-- where the slow one has them all, it is another draw, or in an AVX-512 prompt at times
+-- the same draw with AVX-512 where the slow one has AVX2 vectors.
+local function improve_pair(rng, name, stage, isa)
+  local may = M.techniques(name, stage.allowed)
+  local seed = new_seed(rng)
+  if #may > 0 and rng:chance(0.75) then
+    local slow = {}
+    for _, t in ipairs(may) do if rng:chance(0.5) then slow[#slow + 1] = t end end
+    if #slow == #may then table.remove(slow, rng:int(1, #slow)) end
+    local have, missing = set_of(slow), {}
+    for _, t in ipairs(may) do if not have[t] then missing[#missing + 1] = t end end
+    local intro = stage.introduces
+    local add = {(intro and not have[intro] and rng:chance(0.6)) and intro or rng:pick(missing)}
+    for _, t in ipairs(missing) do if t ~= add[1] and rng:chance(0.5) then add[#add + 1] = t end end
+    return exact(seed, name, slow, isa), exact(seed, name, union(slow, add), isa)
+  end
+  local narrow = isa == "avx512" and set_of(may).simd and rng:chance(0.5)
+  local slow = exact(seed, name, may, narrow and "avx2" or isa)
+  for _ = 1, 20 do
+    local fast = exact(narrow and seed or new_seed(rng), name, may, isa)
+    if fast.code ~= slow.code then return slow, fast end
+  end
+  error("kernelgen.tasks.example: found no other kernel to improve for " .. name)
+end
+
+-- SQD's advance from stage s: a stage-s kernel and the same draw with the technique
+-- stage s + 1 introduces added.
+local function advance_pair(rng, name, ladder, s, isa)
+  local new = ladder.get(s + 1).introduces
+  if not set_of(M.techniques(name))[new] then
+    error(string.format("kernelgen.tasks.example: %s's spec does not allow %s", name, tostring(new)), 3)
+  end
+  local base = {}
+  for _, t in ipairs(M.techniques(name, ladder.get(s).allowed)) do
+    if t ~= new and rng:chance(0.6) then base[#base + 1] = t end
+  end
+  local seed = new_seed(rng)
+  return exact(seed, name, base, isa), exact(seed, name, union(base, {new}), isa)
+end
+
+-- A correct stage kernel and a copy with `defect` (a name of kernelgen.tasks.defects, or
+-- "random"); kernels without a site for it are drawn again.
+local function repair_pair(rng, name, stage, s, isa, defect)
+  for _ = 1, 40 do
+    local good = M.kernel(rng, name, {isa = isa, allowed = stage.allowed})
+    local bad = tdefects.inject(rng, good.code, defect)
+    if bad then
+      bad.techniques, bad.task, bad.isa = good.techniques, name, isa
+      return good, bad
+    end
+  end
+  error(string.format("kernelgen.tasks.example: no %s kernel at stage %d has a site for the defect '%s'",
+                      name, s, defect), 3)
+end
+
+-- opts: task (a covered name), kind (one of M.kinds), stage (the prompt's; for "advance"
+-- the stage it starts from, ex.stage then being s + 1, the answer's; default drawn over
+-- the task's ladder), isa ("avx512", the default, or "avx2"), defect (for "repair": a
+-- name of kernelgen.tasks.defects; default one the kernel has a site for).
 function M.example(rng, opts)
   opts = opts or {}
   local name = opts.task or rng:pick(M.tasks)
-  spec(name)
+  local sp = spec(name)
   local kind = opts.kind or "write"
   local isa = opts.isa or "avx512"
   if not VEC[isa] then
@@ -173,23 +266,54 @@ function M.example(rng, opts)
     ex.messages = prompts.write(s, ptask)
     ex.kernel = M.kernel(rng, name, {isa = isa, allowed = stage.allowed,
                                      require = (intro and rng:chance(0.75)) and {intro} or nil})
+  elseif kind == "improve" then
+    local s = opts.stage or rng:int(1, ladder.count)
+    ex.stage = s
+    ex.input, ex.kernel = improve_pair(rng, name, ladder.get(s), isa)
+    ex.messages = prompts.improve(ex.input.code, s, ptask)
+  elseif kind == "advance" then
+    local s = opts.stage or rng:int(1, ladder.count - 1)
+    if s >= ladder.count then
+      error(string.format("kernelgen.tasks.example: advance needs a stage below %d for %s", ladder.count, name), 2)
+    end
+    ex.input, ex.kernel = advance_pair(rng, name, ladder, s, isa)
+    ex.messages = prompts.advance(ex.input.code, s, ptask)
+    ex.stage = s + 1
+  elseif kind == "repair" then
+    local s = opts.stage or rng:int(1, ladder.count)
+    ex.stage = s
+    local good, bad = repair_pair(rng, name, ladder.get(s), s, isa, opts.defect or "random")
+    -- a dropped remainder is only wrong where a size is not a multiple of its step
+    if tdefects.table[bad.defect].odd_sizes then ptask.size = tdefects.odd_size(rng, sp) end
+    ex.message = tdefects.message(rng, bad, sp, ptask.size)
+    ex.messages = prompts.repair(bad.code, s, ex.message, ptask)
+    ex.input, ex.kernel, ex.defect = bad, good, bad.defect
   else
-    error(string.format("kernelgen.tasks.example: unknown kind '%s' (expected fixed or write)", tostring(kind)), 2)
+    error(string.format("kernelgen.tasks.example: unknown kind '%s' (expected one of: %s)", tostring(kind),
+                        table.concat(M.kinds, ", ")), 2)
   end
-  ex.completion = completion(rng, ex.kernel.code)
+  ex.size = ptask.size
+  ex.completion = completion(rng, ex.kernel.code, kind)
   ex.techniques = ex.kernel.techniques
   return ex
 end
 
 -- n examples going round the covered tasks (or opts.tasks), each task's in turn.
--- opts: seed (1), mix ({fixed =, write =}), isa (one ISA or {isa = share}).
+-- opts: seed (1), mix ({kind = share}), isa (one ISA or {isa = share}).
 function M.corpus(n, opts)
   opts = opts or {}
   if math.type(n) ~= "integer" or n < 0 then error("kernelgen.tasks.corpus: n must be a non-negative integer", 2) end
-  local rng = require("kernelgen").rng(opts.seed or 1)
+  local rng = rng_of(opts.seed or 1)
   local names = opts.tasks or M.tasks
   for _, name in ipairs(names) do spec(name) end
   local mix = opts.mix or M.default_mix
+  local known = set_of(M.kinds)
+  for k, w in pairs(mix) do
+    if not known[k] or type(w) ~= "number" or w < 0 then
+      error(string.format("kernelgen.tasks.corpus: bad mix entry %s = %s (kinds: %s)", tostring(k), tostring(w),
+                          table.concat(M.kinds, ", ")), 2)
+    end
+  end
   local isas = opts.isa or M.default_isa_mix
   local out = {}
   for idx = 1, n do
