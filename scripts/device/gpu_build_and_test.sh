@@ -12,6 +12,7 @@
 # benchmark), yardstick (perf/bench/yardstick_bench.lua and the suite's table measured here),
 # export (exports loaded by transformers/peft), pretrain (the default model:
 # scripts/experiments/pretrain.lua on CUDA with PRETRAIN_ARGS, exported to OUT/small.tar),
+# model_tasks (model_check.lua on every task of the suite for MODEL, default OUT/small.tar),
 # parity (transformers reference models of the Qwen2.5-Coder-0.5B/1.5B and Llama-3.2-1B configs), bench
 # (Qwen2.5-Coder-14B config, batch 64, engine and transformers). Results go to OUT.
 # QUICK=1 skips the runs without CUDA graphs; TARGETS="engine policy_bench ..." builds only
@@ -149,4 +150,17 @@ if has pretrain; then
   cp /tmp/pretrain/metrics.jsonl "$OUT/pretrain-metrics.jsonl" 2>/dev/null
   # at most 8 files come back from the machine: the model travels as one archive
   tar -C "$OUT" -cf "$OUT/small.tar" small && rm -rf "$OUT/small"
+fi
+
+# What a model writes for every task of the suite (the training tasks and the held-out
+# ones): model_check.lua's first fixed prompt, 16 samples each, the policy on CUDA and the
+# kernels on all cores. MODEL: a directory, or the archive the pretrain step wrote.
+if has model_tasks; then
+  MODEL=${MODEL:-$OUT/small.tar}
+  if [[ $MODEL == *.tar ]]; then mkdir -p /tmp/model-tasks && tar -C /tmp/model-tasks -xf "$MODEL" && MODEL=/tmp/model-tasks/small; fi
+  names=$(LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" -e 'for _, t in ipairs(bench.tasks()) do print(t.name) end')
+  for name in $names; do
+    LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" scripts/experiments/model_check.lua --model="$MODEL" --device=cuda \
+      --task="$name" --prompt=fixed --n=16 --max_tokens=768 2>&1 | grep -vE "^\["
+  done 2>&1 | tee "$OUT/model-tasks.txt"
 fi

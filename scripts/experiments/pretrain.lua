@@ -195,20 +195,43 @@ local function batch_of(corpus, step, opts, cache)
   return out
 end
 
-local function model_readme(opts, figures)
-  return table.concat({
+-- What the corpus was, in the README's words: matmul alone, or with the suite's tasks.
+local function corpus_words(opts)
+  local share = opts.task_share or 0
+  if share == 0 then
+    return {
+      "synthetic corpus of double-precision matmul kernels (`scripts/pretraining/kernelgen.lua`),",
+      "each paired with the prompt it answers in the experiments' ChatML format: Experiment",
+      "1's fixed prompts, SQD's write/improve/advance/repair prompts for every stage of",
+      "Table I. It writes varied, mostly compilable kernels that compose loop orders, cache",
+    }, "this task"
+  end
+  return {
+    string.format("synthetic corpus of double-precision kernels, %.0f%% matmul (`scripts/pretraining/kernelgen.lua`)",
+                  100 * (1 - share)),
+    string.format("and %.0f%% the task suite's other training tasks (`kernelgen/tasks.lua`: BLAS 1-3, stencils,",
+                  100 * share),
+    "SpMV, scans, transposition; none of the held-out tasks), each paired with the prompt it",
+    "answers in the experiments' ChatML format: Experiment 1's fixed prompts, SQD's",
+    "write/improve/advance/repair prompts for every stage of its task's ladder. It writes",
+    "varied, mostly compilable kernels that compose loop orders, cache",
+  }, "these tasks"
+end
+
+function M.model_readme(opts, figures)
+  local lines = {
     "# small: the engine's default kernel-writing model",
     "",
     "A Qwen2-architecture causal language model trained from random initialisation on a",
-    "synthetic corpus of double-precision matmul kernels (`scripts/pretraining/kernelgen.lua`),",
-    "each paired with the prompt it answers in the experiments' ChatML format: Experiment",
-    "1's fixed prompts, SQD's write/improve/advance/repair prompts for every stage of",
-    "Table I. It writes varied, mostly compilable kernels that compose loop orders, cache",
+  }
+  local corpus, knows = corpus_words(opts)
+  for _, l in ipairs(corpus) do lines[#lines + 1] = l end
+  for _, l in ipairs{
     "and register blocking, SIMD intrinsics, OpenMP and prefetching, with a share of",
     "realistic defects, so `engine experiment1.lua` and `engine experiment2.lua` show",
     "the whole method (sampling, evaluation, rewards, GRPO, SQD) working out of the box on",
     "a laptop. It is a stand-in for a pretrained code model, not a general one: it knows",
-    "nothing but this task.",
+    "nothing but " .. knows .. ".",
     "",
     "The prompts name the machine's vector ISA (" .. table.concat(
       type(opts.isa) == "table" and opts.isa or {opts.isa}, ", ") .. " in equal shares of the",
@@ -244,7 +267,8 @@ local function model_readme(opts, figures)
     "verification rates, technique combinations, learning in Experiment 1) is in the",
     "repository's docs/results.md.",
     "",
-  }, "\n")
+  } do lines[#lines + 1] = l end
+  return table.concat(lines, "\n")
 end
 
 -- The options as a command line (those that differ from the defaults).
@@ -353,7 +377,7 @@ function M.run(opts)
                    seconds = run:get("seconds", 0), command_options = command_options(opts)}
   trainer:export(export, {dtype = opts.dtype})
   local f = assert(io.open(export .. "/README.md", "w"))
-  f:write(model_readme(opts, figures))
+  f:write(M.model_readme(opts, figures))
   f:close()
   json.write(export .. "/pretrain.json", {settings = identity(opts), device = opts.device,
                                            figures = figures})

@@ -75,6 +75,15 @@ t.test("a toy model trains, exports in bf16 and samples", function()
   t.eq(info.settings.steps, 6)
   t.ok(info.figures.final_loss > 0)
   t.contains(read(dir .. "/model/README.md"), "--hidden=32")
+  t.contains(read(dir .. "/model/README.md"), "matmul kernels (`scripts/pretraining/kernelgen.lua`)")
+  -- a corpus with the suite's tasks says so, and what share
+  local opts = {}
+  for k, v in pairs(info.settings) do opts[k] = v end
+  opts.task_share, opts.device = 0.3, "cpu"
+  local text = pretrain.model_readme(opts, info.figures)
+  t.contains(text, "70% matmul")
+  t.contains(text, "30% the task suite's other training tasks")
+  t.contains(text, "nothing but these tasks.")
   local pol = policy.load(dir .. "/model")
   local prompts = require "prompts"
   local got = pol:sample({prompts.render(prompts.write(6, {}))}, {n = 2, max_tokens = 8, seed = 1})
