@@ -23,15 +23,48 @@
 --
 -- `reason` says which check failed: "extract", "library" or "stage" for a
 -- format/library violation found here; "bench" for anything the benchmark decided.
+--
+-- Kernels that are the same text once comments and spacing are set aside are measured
+-- once per batch (evaluate.share_identical, on by default): the copies get the first
+-- one's result, marked `shared_with` (its index), so identical code earns an identical
+-- reward instead of two draws of the node's timing noise, and the batch costs one
+-- compile and one set of timed calls less per copy.
 
 local extract = require "extract"
 local stages = require "stages"
 
 local evaluate = {}
 
+evaluate.share_identical = true
+
+-- The text two kernels must share to be measured once: without comments, every run of
+-- spaces and line breaks one space, except that a preprocessor line stays a line of its
+-- own (a line break ends it). A kernel with a string or character literal keeps its exact
+-- text, since what looks like a comment or spacing there is data.
+function evaluate.normal_form(code)
+  if code:find("[\"']") then return code end
+  local text = code:gsub("/%*.-%*/", " "):gsub("//[^\n]*", "")
+  local out, run = {}, {}
+  local function flush()
+    local joined = table.concat(run, " "):gsub("%s+", " "):gsub("^ ", ""):gsub(" $", "")
+    if joined ~= "" then out[#out + 1] = joined end
+    run = {}
+  end
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+    if line:find("^%s*#") then
+      flush()
+      out[#out + 1] = (line:gsub("%s+", " "):gsub("^ ", ""):gsub(" $", ""))
+    else
+      run[#run + 1] = line
+    end
+  end
+  flush()
+  return table.concat(out, "\n")
+end
+
 -- The fields of a benchmark result kept with a judged kernel.
 local kept = {"status", "gflops", "gbps", "times", "min", "median", "compile_ms", "max_rel_error",
-              "message", "backend", "features", "node"}
+              "message", "backend", "features", "node", "counters", "counters_unavailable"}
 
 -- A memory-bound task's speed is its GB/s (a compute-bound one's, GFLOPS): what its
 -- rewards count (reward.speed).
@@ -94,6 +127,7 @@ function evaluate.start(completions, ctx)
     error("evaluate.completions: ctx.bench is required (the engine's bench module)", 2)
   end
   local results, sources, slots, deferred = {}, {}, {}, {}
+  local first_of, copies = {}, {}  -- normal form -> its first completion; copy -> original
   for i, c in ipairs(completions) do
     local text = type(c) == "string" and c or c.text
     local r = {completion = text}
@@ -112,7 +146,11 @@ function evaluate.start(completions, ctx)
       else
         passed = true
       end
-      if passed ~= false and not call then
+      local key = evaluate.share_identical and evaluate.normal_form(code)
+      if passed ~= false and not call and key and first_of[key] then
+        copies[i] = first_of[key]
+      elseif passed ~= false and not call then
+        if key then first_of[key] = i end
         sources[#sources + 1] = code
         slots[#slots + 1] = i
         deferred[#slots] = passed == nil
@@ -120,7 +158,7 @@ function evaluate.start(completions, ctx)
     end
   end
   local p = setmetatable({results = results, slots = slots, deferred = deferred, ctx = ctx,
-                          count = #sources}, Pending)
+                          count = #sources, copies = copies}, Pending)
   if #sources > 0 then
     if ctx.background and ctx.bench.submit_batch then
       p.batch = ctx.bench.submit_batch(sources, ctx.bench_opts or {})
@@ -151,6 +189,13 @@ function Pending:finish()
       r.techniques = stages.list(m.features and stages.from_features(m.features)
                                  or stages.detect(r.code))
     end
+  end
+  for i, original in pairs(self.copies) do
+    local r, from = self.results[i], self.results[original]
+    for k, v in pairs(from) do
+      if k ~= "completion" and k ~= "code" then r[k] = v end
+    end
+    r.shared_with = original
   end
   return self.results
 end

@@ -24,6 +24,33 @@ local function recording_bench(extra)
   return bench
 end
 
+t.test("kernels identical but for comments and spacing are measured once, each keeping its record", function()
+  local commented = "// the same loop\n" .. NAIVE:gsub("{ for", "{\n   /* zero C */  for")
+  t.eq(evaluate.normal_form(commented), evaluate.normal_form(NAIVE))
+  t.ne(evaluate.normal_form(NAIVE), evaluate.normal_form(NAIVE:gsub("i%+%+", "i += 1")), "other code")
+  t.ne(evaluate.normal_form(OMP), evaluate.normal_form((OMP:gsub("\n#pragma", " #pragma"))),
+       "a line break ends a preprocessor line")
+  t.eq(evaluate.normal_form("#include <omp.h>\nint  f(void)\n{\n  return 1; }  // one\n"),
+       "#include <omp.h>\nint f(void) { return 1; }")
+  local quoted = NAIVE:gsub("{ for", '{ const char *s = "a  //b"; for')
+  t.eq(evaluate.normal_form(quoted), quoted, "a literal keeps the exact text")
+  local bench = recording_bench()
+  local results = evaluate.completions({NAIVE, OMP, commented, NAIVE, "no code"}, {bench = bench})
+  t.eq(#bench.batches[1].sources, 2, "two distinct kernels measured")
+  t.eq(bench.batches[1].sources, {results[1].code, results[2].code}, "the first of each")
+  for _, i in ipairs{3, 4} do
+    t.eq({results[i].status, results[i].gflops, results[i].shared_with}, {"ok", 10.0, 1})
+  end
+  t.eq(results[3].code, evaluate.completions({commented}, {bench = recording_bench()})[1].code,
+       "a copy keeps its own text")
+  t.eq({results[1].shared_with, results[2].shared_with, results[5].status}, {nil, nil, "format_violation"})
+  evaluate.share_identical = false
+  local all = recording_bench()
+  evaluate.completions({NAIVE, NAIVE}, {bench = all})
+  evaluate.share_identical = true
+  t.eq(#all.batches[1].sources, 2, "switched off, every kernel is measured")
+end)
+
 t.test("format and library violations never reach the benchmark", function()
   local bench = recording_bench()
   local results = evaluate.completions({"no code here", {text = "```c\n" .. NAIVE .. "\n```"},
@@ -79,7 +106,7 @@ t.test("features the benchmark does not report", function()
   local results = evaluate.completions({NAIVE, OMP}, {bench = plain, stage = 3, detector = "auto"})
   t.eq(results[1].stage_check.detector, "regex", "auto falls back to the patterns")
   t.eq(results[2].status, "format_violation", "the patterns still see the pragma")
-  local failed = evaluate.completions({NAIVE, NAIVE}, {bench = {evaluate_batch = function()
+  local failed = evaluate.completions({NAIVE, (NAIVE:gsub("i%+%+", "++i"))}, {bench = {evaluate_batch = function()
     return {{status = "compile_error"}, {status = "timeout"}} end}, stage = 3, detector = "features"})
   t.eq({failed[1].status, failed[2].status}, {"compile_error", "timeout"})
   t.raises(function()

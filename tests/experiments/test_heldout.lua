@@ -32,8 +32,9 @@ local function exp1_runs()
 end
 
 -- Stand-ins that say who wrote each kernel: the code of a completion starts with
--- "/* by base K */" or "/* by learned K */" (K: its index among its prompt's G), and the
--- policies record every prompt they were asked. The machine has measured rooflines.
+-- "/* by base K */" or "/* by learned K */" (K: its index among its prompt's G) and a
+-- declaration of its own (kernels equal but for comments would share one measurement),
+-- and the policies record every prompt they were asked. The machine has measured rooflines.
 local function tagging_deps(machine)
   local deps = fakes.deps()
   deps.asked = {}
@@ -49,7 +50,8 @@ local function tagging_deps(machine)
           local copy = {}
           for key, v in pairs(c) do copy[key] = v end
           local who = self.skill == 0 and "base" or "learned"
-          copy.text = c.text:gsub("```c\n", "```c\n/* by " .. who .. " " .. k .. " */\n", 1)
+          copy.text = c.text:gsub("```c\n", "```c\n/* by " .. who .. " " .. k .. " */\nstatic const int by_"
+                                  .. who .. "_" .. k .. " = 0;\n", 1)
           group[k] = copy
         end
       end
