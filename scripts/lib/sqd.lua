@@ -14,6 +14,7 @@
 --   local plan = sqd.plan(pools, seed_node, {rng = sqd.rng(7)})
 --   local pools = sqd.file(children, {pool_size = 10, rng = sqd.rng(8)})
 
+local feedback = require "feedback"
 local prompts = require "prompts"
 local stages = require "stages"
 
@@ -147,11 +148,15 @@ function sqd.file(children, opts)
   return pools
 end
 
+-- What a repair prompt says of the kernel's failure: feedback.text, the engine's words
+-- (a script may set its own function of the pool node).
+sqd.feedback = function(node) return feedback.text(node) end
+
 -- The prompt messages for a selection (see prompts.lua).
 function sqd.prompt(pick, task)
   local node = pick.node
   if pick.action == "deepen" then return prompts.advance(node.code, pick.stage - 1, task) end
-  if pick.action == "repair" then return prompts.repair(node.code, pick.stage, node.message, task) end
+  if pick.action == "repair" then return prompts.repair(node.code, pick.stage, sqd.feedback(node), task) end
   if pick.action == "improve" then return prompts.improve(node.code, pick.stage, task) end
   error("sqd.prompt: unknown action '" .. tostring(pick.action) .. "'", 2)
 end
