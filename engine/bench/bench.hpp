@@ -60,6 +60,11 @@ struct Result {
   nlohmann::json features;   // techniques the source uses (null without a front end)
   std::vector<ThreadTrial> thread_trials;  // reference() with threads 0: the counts tried
   std::string node;          // the benchmark node that measured it ("" : this process's)
+  // Per timed call, counted by the evaluation process on the kernel's process: cycles,
+  // instructions, l1d_read_misses, llc_misses, fp_{scalar,128b,256b,512b}_double (Intel),
+  // task_clock_ms, page_faults, context_switches, cpu_migrations; and for each counter
+  // this machine could not count, why (no hardware PMU, perf_event_paranoid, ...).
+  nlohmann::json counters, counters_unavailable;
 };
 
 // Starts the evaluation process (idempotent; evaluations also start it on demand).

@@ -249,6 +249,8 @@ Result result_from_record(const nlohmann::json& j) {
     r.thread_trials.push_back({t.at("threads").get<int>(), t.at("min").get<double>(), t.at("median").get<double>(),
                                t.at("cov").get<double>()});
   r.node = j.value("node", "");
+  r.counters = j.value("counters", nlohmann::json::object());
+  r.counters_unavailable = j.value("counters_unavailable", nlohmann::json::object());
   return r;
 }
 

@@ -191,6 +191,7 @@ void Zygote::call_returned(Job& job, const DoneRecord& rec, const ResolvedOption
     job.own_times.push_back(rec.seconds);
   }
   ++job.call;
+  if (job.counters && job.call == warmup) job.counters->mark_start();  // the timed calls start
   if (another_call(job, opts)) {
     job.check_s += monotonic_seconds() - returned;
     job.state = Job::paused;  // stopped until its next turn
@@ -204,6 +205,7 @@ void Zygote::call_returned(Job& job, const DoneRecord& rec, const ResolvedOption
     return;
   }
   job.check_s += monotonic_seconds() - returned;
+  if (job.counters) job.counted = job.counters->record(job.call - warmup);  // read while stopped
   job.done = true;
   job.eof = true;  // the zygote ends the process
 }
@@ -226,6 +228,8 @@ bool Zygote::another_call(const Job& job, const ResolvedOptions& opts) const {
 // whatever ran before it.
 void Zygote::take_turn(Job& job, double timeout) {
   if (job.state == Job::ready) {
+    // Before its first call: the OpenMP threads it starts then are counted too.
+    if (!job.reference) job.counters = std::make_unique<Counters>(job.pid);
     job.state = Job::running;
     job.deadline = job.run_start = monotonic_seconds();
     job.deadline += timeout;

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "evaluator/counters.hpp"
 #include "kernel_child/child.hpp"
 #include "task/task.hpp"
 
@@ -65,6 +66,8 @@ struct Job {
   std::string protocol_error;
   std::string timeout_msg;
   bool reference = false;   // the library routine, not a kernel
+  std::unique_ptr<Counters> counters;  // opened at its first turn; closed when it ends
+  json counted;             // their record, read when the last call returned
   json result;
 };
 

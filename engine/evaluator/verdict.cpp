@@ -208,6 +208,10 @@ json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& 
       r["gflops"] = gflops;
       r["gbps"] = gbps;  // the roofline's other axis
     }
+    if (job.counted.is_object()) {  // per timed call, and what this machine could not count
+      r["counters"] = job.counted.at("counters");
+      r["counters_unavailable"] = job.counted.at("counters_unavailable");
+    }
   }
   r["check_ms"] = job.check_s * 1e3;
   if (job.checked) r["max_rel_error"] = std::isfinite(job.max_rel_error) ? job.max_rel_error : 1e308;

@@ -310,6 +310,7 @@ void Zygote::finish(Job& job, const ResolvedOptions& opts) {
   job.from = job.to = -1;
   if (!job.workdir.empty()) files::remove_tree(job.workdir);
   job.stage.reset();
+  job.counters.reset();
   job.state = Job::finished;
   live_.erase(std::remove(live_.begin(), live_.end(), &job), live_.end());
 }

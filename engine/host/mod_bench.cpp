@@ -34,7 +34,11 @@
 // clock; a batch's kernels take turns, so these overlap) and call_starts (each timed
 // call's start on it), options (as used: march as explicit flags), features (the techniques the source
 // uses, read by the compile in the kernel's child), node (the benchmark worker that
-// measured it, "host:rank", under mpirun; engine.cluster).
+// measured it, "host:rank", under mpirun; engine.cluster), counters (per timed call,
+// read by the evaluation process on the kernel's process: cycles, instructions,
+// l1d_read_misses, llc_misses, fp_*_double by vector width on Intel, task_clock_ms,
+// page_faults, context_switches, cpu_migrations) and counters_unavailable ({name = why}
+// for what this machine cannot count: no hardware PMU, perf_event_paranoid, ...).
 // bench.reference takes the same options (warmup 5, runs 20 unless given; threads
 // 0/nil: the fastest count) and adds thread_trials {threads, min, median, cov}.
 //

@@ -5,6 +5,9 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
 
 #include "bench/bench.hpp"
 #include "compile/compiler.hpp"
@@ -72,6 +75,62 @@ TEST_CASE("a result carries the options it was measured with") {
   // the one statistic: the fastest timed call
   CHECK(r.min == *std::min_element(r.times.begin(), r.times.end()));
   CHECK(r.gflops == Approx(2.0 * 64 * 48 * 80 / r.min * 1e-9).epsilon(1e-9));
+}
+
+// Whether this machine lets the evaluation count hardware events: a 'cpu' event source
+// (many VMs have none) and a perf_event_paranoid the evaluation's user passes.
+static bool hardware_counters_expected() {
+  namespace fs = std::filesystem;
+  if (!fs::exists("/sys/bus/event_source/devices/cpu") && !fs::exists("/sys/bus/event_source/devices/cpu_core"))
+    return false;
+  int level = 2;
+  std::ifstream("/proc/sys/kernel/perf_event_paranoid") >> level;
+  return geteuid() == 0 || level <= 2;
+}
+
+TEST_CASE("counters are read from outside the kernel's process, threads included, or say why not", "[serial]") {
+  EvalOptions o;
+  o.threads = 2;
+  o.warmup = 1;
+  o.runs = o.max_runs = 4;
+  o.problem = {{"M", 256}, {"N", 256}, {"K", 256}};
+  auto r = evaluate(read_file(ENGINE_TEST_KERNELS "/k02_ikj_omp.c"), o);
+  INFO(r.message);
+  REQUIRE(r.status == "ok");
+  INFO(r.counters.dump() + " " + r.counters_unavailable.dump());
+  // Software counters work wherever perf_event_open may watch another process: always
+  // for root; a user's evaluation may not watch its kernel, which drops privileges.
+  if (geteuid() != 0 && !r.counters.contains("task_clock_ms")) {
+    CHECK_THAT(r.counters_unavailable["task_clock_ms"].get<std::string>(), Catch::Contains("not permitted"));
+    return;
+  }
+  REQUIRE(r.counters.contains("task_clock_ms"));
+  CHECK(r.counters.contains("page_faults"));
+  CHECK(r.counters.contains("context_switches"));
+  // Both OpenMP threads are counted (they start after the counters are opened): a call's
+  // CPU time is above one thread's share of the slowest call, at most two threads' of it.
+  const double slowest_ms = 1e3 * *std::max_element(r.times.begin(), r.times.end());
+  const double fastest_ms = 1e3 * r.min;
+  CHECK(r.counters["task_clock_ms"].get<double>() > 1.1 * fastest_ms);
+  CHECK(r.counters["task_clock_ms"].get<double>() < 2.2 * slowest_ms + 1.0);
+  for (const char* name : {"cycles", "instructions", "l1d_read_misses", "llc_misses"}) {
+    if (hardware_counters_expected()) {
+      CHECK(r.counters.contains(name));
+      if (r.counters.contains(name)) CHECK(r.counters[name].get<double>() > 0);
+    } else {
+      // what cannot be counted says why, and nothing pretends to a count
+      CHECK_FALSE(r.counters.contains(name));
+      REQUIRE(r.counters_unavailable.contains(name));
+      CHECK_THAT(r.counters_unavailable[name].get<std::string>(), Catch::Contains("PMU") || Catch::Contains("paranoid"));
+    }
+  }
+  if (r.counters.contains("instructions")) {
+    // 2 M^3 flops at most 16 a vector instruction: far more instructions than that /16
+    CHECK(r.counters["instructions"].get<double>() > 2.0 * 256 * 256 * 256 / 16);
+  }
+  // Vector widths: counted on Intel CPUs with a PMU, else each says why.
+  for (const char* name : {"fp_scalar_double", "fp_128b_double", "fp_256b_double", "fp_512b_double"})
+    CHECK((r.counters.contains(name) || r.counters_unavailable.contains(name)));
 }
 
 TEST_CASE("NaN-filled C catches a kernel that accumulates into C without clearing it") {
