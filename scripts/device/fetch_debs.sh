@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Downloads (here, on Debian 12) the packages the GPU machine lacks to build the engine,
-# into DEST (default .device/debs, git-ignored); gpu_build_and_test.sh unpacks them there.
+# into DEST (default .device/debs, git-ignored), without the static libraries of the
+# -dev packages; gpu_build_and_test.sh unpacks them there.
 set -euo pipefail
 DEST=${1:-.device/debs}
 mkdir -p "$DEST"
@@ -19,4 +20,15 @@ PKGS=(
   libgloo-dev                        # gloo's headers (PyTorch's libtorch carries gloo itself)
 )
 apt-get download "${PKGS[@]}" >/dev/null
+# The engine links the shared libraries: without the -dev packages' static ones the
+# packages and the tree fit what one device call may carry (64 MiB).
+for d in *-dev_*.deb; do
+  x=$(mktemp -d)
+  dpkg-deb -R "$d" "$x/pkg"
+  if [ -n "$(find "$x/pkg" -name '*.a' -print -quit)" ]; then
+    find "$x/pkg" -name '*.a' -delete
+    dpkg-deb -Zxz -b "$x/pkg" "$d" >/dev/null
+  fi
+  rm -rf "$x"
+done
 ls -1 "$PWD"
