@@ -3,7 +3,8 @@
 //   local trainer = train.grpo(pol, {lr = 5e-7, beta = 0, lora = {r = 32, alpha = 64}})
 //   local stats = trainer:step{{prompt = text, completions = pol:sample(...)[1], rewards = rs}}
 //   (completions as pol:sample returns them carry their prompt: `prompt` may be left out;
-//   completions given as tables {tokens =, logprobs =} need it)
+//   completions given as tables {tokens =, logprobs =} need it; `advantages`, one per
+//   completion in every group, replace the group-normalised ones: multi-turn returns)
 //   trainer:save(dir); trainer:load(dir); trainer:export(dir, {adapter = true})
 #include "host/bind.hpp"
 #include "host/mod_policy.hpp"
@@ -199,6 +200,14 @@ static std::vector<train::Group> read_groups(lua_State* L, policy::Policy& pol) 
     each(L, -1, what + ".rewards", [&](const std::string& w) {
       grp.rewards.push_back(check_number(L, -1, "trainer:step", w.c_str()));
     });
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "advantages");
+    if (!lua_isnil(L, -1)) {
+      grp.advantages.emplace();
+      each(L, -1, what + ".advantages", [&](const std::string& w) {
+        grp.advantages->push_back(check_number(L, -1, "trainer:step", w.c_str()));
+      });
+    }
     for (const auto& c : grp.completions)
       if (c.logprobs.size() != c.tokens.size())
         throw Error("trainer:step: " + what +

@@ -59,6 +59,29 @@ Advantages compute_advantages(const std::vector<std::vector<double>>& group_rewa
   return out;
 }
 
+Advantages given_advantages(const std::vector<std::vector<double>>& group_rewards,
+                            const std::vector<std::vector<double>>& group_advantages) {
+  if (group_rewards.size() != group_advantages.size())
+    throw std::invalid_argument("grpo: advantages for " + std::to_string(group_advantages.size()) +
+                                " groups but rewards for " + std::to_string(group_rewards.size()));
+  Advantages out = compute_advantages(group_rewards, RewardScaling::none);
+  out.values.clear();
+  out.zero_variance_groups = 0;
+  for (size_t g = 0; g < group_advantages.size(); ++g) {
+    const auto& a = group_advantages[g];
+    if (a.size() != group_rewards[g].size())
+      throw std::invalid_argument("grpo: group " + std::to_string(g + 1) + " has " +
+                                  std::to_string(a.size()) + " advantages for " +
+                                  std::to_string(group_rewards[g].size()) + " completions");
+    for (double x : a)
+      if (!std::isfinite(x))
+        throw std::invalid_argument("grpo: group " + std::to_string(g + 1) + " has an advantage that is not finite");
+    if (std::all_of(a.begin(), a.end(), [](double x) { return x == 0.0; })) ++out.zero_variance_groups;
+    out.values.insert(out.values.end(), a.begin(), a.end());
+  }
+  return out;
+}
+
 ObjectiveTerms grpo_objective(const at::Tensor& logp, const at::Tensor& old_logp,
                               const std::optional<at::Tensor>& ref_logp,
                               const at::Tensor& advantages, const at::Tensor& mask,

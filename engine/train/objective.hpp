@@ -43,6 +43,12 @@ struct Advantages {
 Advantages compute_advantages(const std::vector<std::vector<double>>& group_rewards,
                               RewardScaling scaling, double eps = 1e-4);
 
+// Advantages the caller computed, one per completion, checked (sizes, finite) and kept as
+// they are; the reward statistics still come from the rewards. A group whose advantages
+// are all zero counts as contributing no gradient.
+Advantages given_advantages(const std::vector<std::vector<double>>& group_rewards,
+                            const std::vector<std::vector<double>>& group_advantages);
+
 struct ObjectiveTerms {
   at::Tensor loss;       // scalar, to minimise
   double kl = 0;         // mean per-token KL(pi_theta || pi_ref) over counted tokens (k3)

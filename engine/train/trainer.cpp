@@ -284,15 +284,21 @@ static GrpoBatch prepare(const Trainer::Impl& m, const std::vector<Group>& group
   StepStats& st = gb.stats;
   st.groups = static_cast<int64_t>(groups.size());
   if (groups.empty()) throw std::invalid_argument("grpo: no groups");
-  std::vector<std::vector<double>> rewards;
+  std::vector<std::vector<double>> rewards, given;
   for (const auto& g : groups) {
     if (g.completions.size() != g.rewards.size())
       throw std::invalid_argument("grpo: a group has " + std::to_string(g.completions.size()) +
                                   " completions but " + std::to_string(g.rewards.size()) +
                                   " rewards");
     rewards.push_back(g.rewards);
+    if (g.advantages) given.push_back(*g.advantages);
   }
-  Advantages adv = compute_advantages(rewards, reward_scaling_from(m.o.scale_rewards), m.o.adv_eps);
+  if (!given.empty() && given.size() != groups.size())
+    throw std::invalid_argument("grpo: " + std::to_string(given.size()) + " of " + std::to_string(groups.size()) +
+                                " groups give advantages: every group gives them or none does");
+  Advantages adv = given.empty()
+                       ? compute_advantages(rewards, reward_scaling_from(m.o.scale_rewards), m.o.adv_eps)
+                       : given_advantages(rewards, given);
   st.reward_mean = adv.reward_mean;
   st.reward_std = adv.reward_std;
   st.zero_variance_groups = adv.zero_variance_groups;

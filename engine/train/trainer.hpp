@@ -59,6 +59,10 @@ struct Group {
   std::vector<int> prompt;
   std::vector<policy::Completion> completions;
   std::vector<double> rewards;
+  // Given by the caller, one per completion, and used verbatim (multi-turn episodes: a
+  // return against a leave-one-out baseline over other prompts' episodes, which no
+  // statistic of this group can form). Every group of a step gives them or none does.
+  std::optional<std::vector<double>> advantages;
 };
 
 struct StepStats {

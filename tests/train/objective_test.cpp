@@ -166,6 +166,20 @@ TEST_CASE("advantages are group-relative and flat groups give none", "[objective
   CHECK_THROWS_WITH(train::loss_type_from("ppo"), Catch::Contains("unknown loss 'ppo'"));
 }
 
+TEST_CASE("given advantages are kept as they are, checked, with the rewards' statistics", "[objective]") {
+  auto a = train::given_advantages({{1, 3}, {2}}, {{0.5, -0.5}, {0.0}});
+  REQUIRE(a.values.size() == 3);
+  CHECK(a.values[0] == 0.5);
+  CHECK(a.values[1] == -0.5);
+  CHECK(a.values[2] == 0.0);
+  CHECK(a.zero_variance_groups == 1);  // the group of one with no advantage
+  CHECK(a.reward_mean == Approx(2.0));
+  CHECK_THROWS_WITH(train::given_advantages({{1, 3}}, {{0.5}}),
+                    Catch::Contains("group 1 has 1 advantages for 2 completions"));
+  CHECK_THROWS_WITH(train::given_advantages({{1}}, {{std::nan("")}}), Catch::Contains("not finite"));
+  CHECK_THROWS_WITH(train::given_advantages({{1}, {2}}, {{0.5}}), Catch::Contains("advantages for 1 groups"));
+}
+
 TEST_CASE("sft averages the negative log-likelihood over counted tokens", "[objective]") {
   at::Tensor logp = tensor({{-1.0, -2.0}, {-3.0, -4.0}});
   at::Tensor mask = tensor({{0, 1}, {1, 1}});

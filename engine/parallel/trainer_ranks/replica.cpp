@@ -48,7 +48,7 @@ void fields(IO& io, GrpoOptions& g) {
 }
 template <class IO>
 void fields(IO& io, Group& g) {
-  io(g.prompt), io(g.completions), io(g.rewards);
+  io(g.prompt), io(g.completions), io(g.rewards), io(g.advantages);
 }
 template <class IO>
 void fields(IO& io, Example& e) {
