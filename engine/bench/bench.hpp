@@ -58,6 +58,7 @@ struct Result {
   std::vector<std::string> external_symbols;
   nlohmann::json options;    // the options used, resolved (march flags, backend, threads)
   nlohmann::json features;   // techniques the source uses (null without a front end)
+  std::string remarks;       // gcc's remarks on the kernel's loops (bench::read_remarks)
   std::vector<ThreadTrial> thread_trials;  // reference() with threads 0: the counts tried
   std::string node;          // the benchmark node that measured it ("" : this process's)
   // Per timed call, counted by the evaluation process on the kernel's process: cycles,

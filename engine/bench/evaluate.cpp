@@ -241,6 +241,7 @@ Result result_from_record(const nlohmann::json& j) {
   r.external_symbols = j.value("external_symbols", std::vector<std::string>{});
   r.options = j.value("options", nlohmann::json::object());
   if (j.contains("features")) r.features = j["features"];
+  r.remarks = j.value("remarks", "");
   r.harness_times = j.value("harness_times", std::vector<double>{});
   r.kernel_times = j.value("kernel_times", std::vector<double>{});
   r.call_starts = j.value("call_starts", std::vector<double>{});

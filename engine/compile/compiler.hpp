@@ -45,6 +45,7 @@ struct CompiledKernel {
   std::shared_ptr<void> code;  // keeps the machine code loaded while held
   nlohmann::json features;     // the techniques of the tree a back end that parses compiled
                                // (see kernelc::features); null from one that reads none
+  std::string remarks;         // gcc's remarks on the kernel's loops (read_remarks); "" if none
 };
 
 class Backend {
@@ -94,6 +95,14 @@ bool constructor_allowed(const std::string& name);
 const std::vector<std::string>& optimisation_levels();
 bool optimisation_level_known(const std::string& opt);
 std::string optimisation_level_message(const std::string& opt);  // "opt must be one of ..."
+
+// ---- optimisation remarks ---------------------------------------------------
+// gcc's remarks on the kernel's loops, which every gcc back end asks for: the flag that
+// writes them to `file` (vectorised loops, and loops not vectorised with the reason), and
+// the text a result carries, read from that file: repeats dropped, the vectorised loops
+// first, at most max_chars (a last line says how many were left out).
+std::string remarks_flag(const std::string& file);
+std::string read_remarks(const std::string& file, size_t max_chars = 1500);
 
 // ---- back ends by name ------------------------------------------------------
 // Kernels are compiled in the evaluation process (engine-sandbox), which registers the

@@ -154,10 +154,11 @@ class GccBackend final : public Backend {
     // names (and get the same verdict) on every distribution.
     std::vector<std::string> argv = {"gcc", "-c", "-fPIC", "-U_FORTIFY_SOURCE", "-" + opts.opt,
                                      "-fdiagnostics-color=never", "-MD", "-MF", "kernel.d",
-                                     "-o", "kernel.o", "kernel.c"};
+                                     "-o", "kernel.o", "kernel.c", remarks_flag("remarks.txt")};
     argv.insert(argv.begin() + 5, opts.march.begin(), opts.march.end());
     if (opts.openmp) argv.push_back("-fopenmp");
     if (!run_step(argv, dir, k)) return done();
+    k.remarks = read_remarks(dir + "/remarks.txt");
     if (auto foreign = foreign_includes(dir + "/kernel.d"); !foreign.empty()) {
       k.diagnostics += "kernel.c: error: includes " + std::to_string(foreign.size()) +
                        " file(s) that are not standard headers; kernels may include the standard headers only\n";

@@ -133,6 +133,7 @@ json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& 
     if (c.contains("fallback_reason")) r["fallback_reason"] = c["fallback_reason"];
     if (c.contains("external_symbols")) r["external_symbols"] = c["external_symbols"];
     if (c.contains("features")) r["features"] = c["features"];
+    if (c.contains("remarks")) r["remarks"] = c["remarks"];
     if (c.contains("library")) r["library"] = c["library"];  // a yardstick's
     if (c.contains("version")) r["version"] = c["version"];
   }

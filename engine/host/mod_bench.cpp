@@ -38,7 +38,9 @@
 // read by the evaluation process on the kernel's process: cycles, instructions,
 // l1d_read_misses, llc_misses, fp_*_double by vector width on Intel, task_clock_ms,
 // page_faults, context_switches, cpu_migrations) and counters_unavailable ({name = why}
-// for what this machine cannot count: no hardware PMU, perf_event_paranoid, ...).
+// for what this machine cannot count: no hardware PMU, perf_event_paranoid, ...), and
+// remarks (gcc's on the kernel's loops: vectorised, or not and why; bounded; absent when
+// it said nothing, as at O0).
 // bench.reference takes the same options (warmup 5, runs 20 unless given; threads
 // 0/nil: the fastest count) and adds thread_trials {threads, min, median, cov}.
 //

@@ -421,6 +421,7 @@ void set_openmp_environment(int threads, bool reference) {
       if (feats.is_null())
         if (Backend* fe = find_backend("gccjit")) feats = fe->features(spec.source);
       if (!feats.is_null()) compiled["features"] = feats;
+      if (!k.remarks.empty()) compiled["remarks"] = k.remarks;
       entry = k.entry;
     }
   }

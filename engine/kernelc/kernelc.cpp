@@ -65,6 +65,8 @@ Result compile(const std::string& source, const Options& opts) {
     gcc_jit_context_add_command_line_option(ctx, "-ffp-contract=fast");
     for (const std::string& m : opts.march) gcc_jit_context_add_command_line_option(ctx, m.c_str());
     if (getenv("KERNELC_DUMP_ASM")) gcc_jit_context_set_bool_option(ctx, GCC_JIT_BOOL_OPTION_DUMP_GENERATED_CODE, 1);
+    if (!opts.remarks_file.empty())
+      gcc_jit_context_add_command_line_option(ctx, bench::remarks_flag(opts.remarks_file).c_str());
     if (opts.openmp) gcc_jit_context_add_driver_option(ctx, "-lgomp");
     gcc_jit_context_add_driver_option(ctx, "-lm");
     Lowerer low(ctx, prog);
@@ -73,6 +75,7 @@ Result compile(const std::string& source, const Options& opts) {
     // libgccjit writes its .s and .so in a fresh mkdtemp directory of its own and
     // removes it when the compile ends.
     gcc_jit_result* res = gcc_jit_context_compile(ctx);
+    if (!opts.remarks_file.empty()) r.remarks = bench::read_remarks(opts.remarks_file);
     if (!res) {
       const char* err = gcc_jit_context_get_first_error(ctx);
       throw Error(Status::unsupported, Loc{intern(opts.file), 1, 1}, std::string("libgccjit rejected the lowered program: ") + (err ? err : "unknown error"));

@@ -27,6 +27,7 @@ struct Options {
   bool openmp = true;                 // link libgomp
   std::string entry = "matmul_optimized";
   std::string file = "kernel.c";      // the name diagnostics use
+  std::string remarks_file;           // where gcc writes its loop remarks; "": none asked
 };
 
 struct Result {
@@ -39,6 +40,7 @@ struct Result {
   std::shared_ptr<void> code;         // the loaded code; entry is valid while held
   nlohmann::json features;            // compile: the techniques of the tree it parsed (as
                                       // features() gives them), null when not reached
+  std::string remarks;                // compile with remarks_file: bench::read_remarks of it
 };
 
 // Compiles `source` and returns the entry function. Never throws for bad source.

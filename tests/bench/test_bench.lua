@@ -51,6 +51,31 @@ t.test("statuses come back per kernel in a batch", function()
   t.eq(#bench.evaluate_batch({}, {problem = small}), 0)
 end)
 
+t.test("the record carries gcc's remarks on the kernel's loops, from either back end", function()
+  local ikj = [[
+void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
+  for (int i = 0; i < M; i++) {
+    for (int j = 0; j < N; j++) C[i * N + j] = 0;
+    for (int k = 0; k < K; k++) {
+      double a = A[i * K + k];
+      for (int j = 0; j < N; j++) C[i * N + j] += a * B[k * N + j];
+    }
+  }
+}
+]]
+  for _, backend in ipairs({"gccjit", "gcc"}) do
+    local r = bench.evaluate(ikj, {problem = small, backend = backend, threads = 1})
+    t.eq(r.status, "ok", r.message)
+    t.contains(r.remarks, "kernel.c:", backend)
+    t.contains(r.remarks, ": optimized: loop vectorized", backend)
+    t.ok(#r.remarks <= 1500, #r.remarks)
+    local o0 = bench.evaluate(ikj, {problem = small, backend = backend, threads = 1, opt = "O0"})
+    t.eq(o0.remarks, nil, backend .. ": at O0 nothing is vectorised and nothing is said")
+  end
+  -- the naive kernel's inner loop is a floating-point reduction gcc may not reorder
+  t.contains(bench.evaluate(naive, {problem = small, threads = 1}).remarks, ": missed: ")
+end)
+
 t.test("sources reach the compiler byte for byte", function()
   -- Not valid UTF-8: must arrive unchanged (gcc names the byte), not replaced.
   local r = bench.evaluate("/* caf\xe9 */\nvoid matmul_optimized(double *A, double *B, double *C,"

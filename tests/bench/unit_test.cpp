@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "bench/bench.hpp"
@@ -45,6 +46,25 @@ TEST_CASE("the allowed libraries are described from the list itself") {
     }
   CHECK(library_violation_message("printf") ==
         "call to 'printf', which is outside the allowed libraries: " + text);
+}
+
+TEST_CASE("remarks keep each loop's remark once, vectorised loops first, within the bound") {
+  std::string path = (std::filesystem::temp_directory_path() / "engine-remarks-test.txt").string();
+  {
+    std::ofstream f(path);
+    f << "kernel.c:9:7: missed: couldn't vectorize loop\n"
+      << "kernel.c:9:7: missed: couldn't vectorize loop\n"  // once per vector size tried
+      << "kernel.c:5:3: note: some detail\n"
+      << "kernel.c:6:21: optimized: loop vectorized using 64 byte vectors\n";
+  }
+  CHECK(read_remarks(path) ==
+        "kernel.c:6:21: optimized: loop vectorized using 64 byte vectors\n"
+        "kernel.c:9:7: missed: couldn't vectorize loop\n");
+  std::string cut = read_remarks(path, 70);
+  CHECK(cut == "kernel.c:6:21: optimized: loop vectorized using 64 byte vectors\n... (1 more)\n");
+  std::filesystem::remove(path);
+  CHECK(read_remarks(path).empty());  // no file: no remarks
+  CHECK(remarks_flag("r.txt") == "-fopt-info-vec-optimized-missed=r.txt");
 }
 
 TEST_CASE("compile statuses have their wire names") {
