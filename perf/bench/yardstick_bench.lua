@@ -4,9 +4,9 @@
 -- Each round: bench.reference on matmul (every yardstick at its best thread count, the
 -- fastest by the fastest call: the statistic rewards use), then perf/bench/dgemm_plain.c
 -- with each library (OpenBLAS, BLIS where present) at the engine's thread count and at
--- all cores, the best of them. Then "two configurations of one run": the reference
--- measured twice and a fixed kernel evaluated twice, each configuration dividing its
--- kernel by its own reference, as Session:measure_reference and the report do.
+-- all cores, the best of them. Then "two configurations of one run": a fixed kernel
+-- evaluated twice, divided by a reference measured for each (as runs did before a sweep
+-- shared one) and by one reference shared by both (as Session:shared_yardstick does).
 --
 --   build/engine perf/bench/yardstick_bench.lua [--size=256] [--rounds=10]
 local args = require "engine.args"
@@ -61,8 +61,9 @@ local function reference()
   return r
 end
 
-local ratios, xref_gaps, engine_all, plain_all = {}, {}, {}, {}
-print("round | engine yardstick (library, threads) | plain best (library, threads) | engine / plain | x ref A | x ref B | gap")
+local ratios, xref_gaps, shared_gaps, engine_all, plain_all = {}, {}, {}, {}, {}
+print("round | engine yardstick (library, threads) | plain best (library, threads) | engine / plain | x ref A | x ref B "
+      .. "| gap, own references | gap, shared reference")
 for round = 1, opts.rounds do
   local r = reference()
   local engine_gflops = flops / r.min * 1e-9
@@ -81,19 +82,23 @@ for round = 1, opts.rounds do
   assert(k_a.status == "ok" and k_b.status == "ok", k_a.message .. k_b.message)
   local xa, xb = k_a.gflops / ref_a.gflops, k_b.gflops / ref_b.gflops
   xref_gaps[round] = math.abs(xa / xb - 1)
-  print(string.format("%5d | %7.1f GFLOPS (%s, %d) | %7.1f GFLOPS (%s, %d) | %.3f | %.3f | %.3f | %.1f%%", round,
-                      engine_gflops, r.library, r.options.threads, best, best_lib, best_threads, ratios[round], xa, xb,
-                      100 * xref_gaps[round]))
+  shared_gaps[round] = math.abs(k_a.gflops / k_b.gflops - 1)  -- both divided by ref_a
+  print(string.format("%5d | %7.1f GFLOPS (%s, %d) | %7.1f GFLOPS (%s, %d) | %.3f | %.3f | %.3f | %.1f%% | %.1f%%",
+                      round, engine_gflops, r.library, r.options.threads, best, best_lib, best_threads, ratios[round],
+                      xa, xb, 100 * xref_gaps[round], 100 * shared_gaps[round]))
 end
 os.remove(exe)
-local within, close = 0, 0
+local within, close, close_shared = 0, 0, 0
 for i = 1, opts.rounds do
   if math.abs(ratios[i] - 1) <= 0.10 then within = within + 1 end
   if xref_gaps[i] < 0.10 then close = close + 1 end
+  if shared_gaps[i] < 0.10 then close_shared = close_shared + 1 end
 end
 print(string.format("engine / plain (fastest calls): median %.3f, %d of %d rounds within 10%%", median(ratios), within,
                     opts.rounds))
 print(string.format("over the rounds: engine median %.1f GFLOPS, plain median %.1f, ratio %.3f",
                     median(engine_all), median(plain_all), median(engine_all) / median(plain_all)))
-print(string.format("x reference between two configurations: median gap %.1f%%, %d of %d rounds below 10%%",
-                    100 * median(xref_gaps), close, opts.rounds))
+print(string.format("x reference between two configurations, each its own reference: median gap %.1f%%, "
+                    .. "%d of %d rounds below 10%%", 100 * median(xref_gaps), close, opts.rounds))
+print(string.format("x reference between two configurations, one shared reference: median gap %.1f%%, "
+                    .. "%d of %d rounds below 10%%", 100 * median(shared_gaps), close_shared, opts.rounds))

@@ -102,15 +102,60 @@ function Session:yardstick(b)
           threads = r.options.threads, calls = #r.times, library = r.library, version = r.version}
 end
 
+-- A value's text with its keys sorted, so that one problem always gives one key.
+local function canonical(v)
+  if type(v) ~= "table" then return type(v) == "string" and string.format("%q", v) or tostring(v) end
+  local keys = {}
+  for k in pairs(v) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  local parts = {}
+  for _, k in ipairs(keys) do parts[#parts + 1] = tostring(k) .. "=" .. canonical(v[k]) end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+
+-- The sweep's yardsticks, one per problem and thread count, kept in OUT/yardsticks.json.
+-- A sweep measures each once and every configuration (and a resumed one) divides by that
+-- measurement: two measurements of one library on a noisy node differ by 10-30%, which
+-- would otherwise enter the "x reference" of one kernel in two configurations.
+session.yardsticks_file = "yardsticks.json"
+
+local function read_yardsticks(path)
+  if not sys.exists(path) then return {} end
+  local ok, all = pcall(json.read, path)
+  if not ok or type(all) ~= "table" then
+    cli.fail(path .. " is not the sweep's yardsticks (" .. tostring(all) .. "): remove it to measure them again")
+  end
+  return all
+end
+
+function Session:shared_yardstick(b)
+  local out = self.opts.out
+  if not out then return self:yardstick(b) end
+  local path = out .. "/" .. session.yardsticks_file
+  local key = canonical({problem = b.problem, threads = b.threads or false})
+  local all = read_yardsticks(path)
+  if all[key] then return all[key] end
+  local rec = self:yardstick(b)
+  if not rec then return nil end
+  rec.shared, rec.measured_by = session.yardsticks_file, (self.run:dir():match("([^/]+)/*$"))
+  all = read_yardsticks(path)  -- another engine of the sweep may have written one meanwhile
+  if all[key] then return all[key] end
+  all[key] = rec
+  local tmp = path .. ".tmp"
+  json.write(tmp, all)
+  assert(os.rename(tmp, path))
+  return rec
+end
+
 function Session:measure_reference()
-  local rec = self:yardstick(self.bench_opts)
+  local rec = self:shared_yardstick(self.bench_opts)
   if rec then self.run:set("reference", rec) end
 end
 
 -- A mixture's yardsticks, one per task, for the report.
 function Session:measure_references()
   local all = {}
-  for _, name in ipairs(self.task_names) do all[name] = self:yardstick(self.bench_opts_of[name]) or false end
+  for _, name in ipairs(self.task_names) do all[name] = self:shared_yardstick(self.bench_opts_of[name]) or false end
   self.run:set("references", all)
 end
 

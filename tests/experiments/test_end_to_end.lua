@@ -66,6 +66,7 @@ t.test("experiment 1: two steps fill the run store", function()
   local summaries = exp1.run(opts, deps)
   t.eq(#summaries, 2)
   t.eq(summaries[1].name, "beta=0,lr=5e-07,opt=O3")
+  local refs = {}
   for _, s in ipairs(summaries) do
     local run = store.open(s.dir, {log_file = false})
     t.eq(run:get("step"), 2)
@@ -104,6 +105,10 @@ t.test("experiment 1: two steps fill the run store", function()
     -- OpenBLAS on the run's problem, measured when the run started
     local ref = run:get("reference")
     t.ok(ref.gflops > 0 and ref.best >= ref.median * 0.999 and ref.threads >= 1, ref)
+    -- measured once for the sweep: every run divides by the first run's measurement
+    t.eq(ref.shared, "yardsticks.json")
+    t.eq(ref.measured_by, summaries[1].name)
+    refs[#refs + 1] = ref
     -- the node's timing noise, measured when the run started (the stand-in bench
     -- evaluates no single kernel, so only the engine's records it)
     local control = run:get("control")
@@ -114,6 +119,7 @@ t.test("experiment 1: two steps fill the run store", function()
     end
     run:close()
   end
+  t.eq(refs[2], refs[1], "both runs hold the one measurement")
   if primitives.fake then
     t.eq(#deps.train.trainers, 2)
     for _, trainer in ipairs(deps.train.trainers) do
@@ -125,10 +131,19 @@ t.test("experiment 1: two steps fill the run store", function()
     t.eq(o.opt, "O3")
     t.eq(o.problem, {M = 64, N = 64, K = 64, c_init = "nan"})
     t.eq({o.timeout, o.warmup, o.runs, o.max_runs, o.cov_target}, {8.0, 1, 3, 10, 0.05})
-    t.eq(deps.bench.references, 2, "once per run")
-    -- a resumed run keeps the figure it started with
+    t.eq(deps.bench.references, 1, "once per sweep")
+    -- a resumed run keeps the figure it started with, and so does a run new to the sweep
     exp1.run(parse(exp1, "experiment1", {"--out=" .. out, "--steps=3", "--resume", table.unpack(E1)}), deps)
-    t.eq(deps.bench.references, 2)
+    t.eq(deps.bench.references, 1)
+    local seeded = parse(exp1, "experiment1", {"--out=" .. out, "--steps=1", "--resume", "--seeds=2",
+                                               table.unpack(E1)})
+    exp1.run(seeded, deps)
+    t.eq(deps.bench.references, 1, "the sweep's yardstick serves the runs added to it")
+    -- a damaged yardsticks file is named, not silently measured again
+    local f = assert(io.open(out .. "/yardsticks.json", "w")); f:write("{not json"); f:close()
+    t.raises(function() exp1.run(parse(exp1, "experiment1", {"--out=" .. out, "--steps=1", "--resume", "--seeds=3",
+                                                              table.unpack(E1)}), deps) end,
+             "yardsticks.json")
   end
 end)
 
