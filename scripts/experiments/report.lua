@@ -4,6 +4,7 @@
 --   engine report.lua runs/experiment2 --out=/tmp/r
 --   engine report.lua runs/experiment2/lr=5e-07,opt=O3 --lineage=42   # one kernel's ancestry
 --   engine report.lua runs/new runs/baseline    # compare two run directories: compare.md
+--   engine report.lua runs/experiment3          # adds multi-turn against single-turn
 --
 -- Writes reward.png (mean reward per step or SQD iteration, one line per configuration:
 -- Fig. 3 / Fig. 7), gflops.png (max GFLOPS: Fig. 4 / Fig. 8), report.md (Table II: best
@@ -29,6 +30,12 @@
 -- name without the seed; a directory of one configuration matches the other's one), each
 -- figure of Table II in A and in B (mean ± h over seeds) and A - B with its 95% interval
 -- (Welch's, the two sides being independent runs), and whether it excludes 0.
+--
+-- Experiment 3's runs (experiment3.lua) add, per configuration (turns x learning rate)
+-- over seeds: the mean reward of all its kernels and its best kernel, each against the
+-- single-turn control of the same learning rate, which evaluates as many kernels a step
+-- (paired by seed); per turn the mean reward and the share that verified; and the last
+-- turn's mean reward against the first's (paired within each seed's run).
 
 local cli = require "cli"
 local figures = require "figures"
@@ -37,7 +44,8 @@ local results = require "results"
 local M = {}
 
 M.spec = {
-  description = "Plots and tables of an experiment's runs (experiment1.lua, experiment2.lua).",
+  description = "Plots and tables of an experiment's runs (experiment1.lua, experiment2.lua, "
+    .. "experiment3.lua).",
   positional = "RUN_DIR [BASELINE_DIR]",
   options = {
     {"out", "", "where to write the report [default: RUN_DIR/report]"},
@@ -93,7 +101,8 @@ function M.main(argv)
   M.check_one_experiment(exp)
   local out = opts.out ~= "" and opts.out or (dir .. "/report")
   sys.mkdir(out)
-  local title = exp.kind == "experiment2" and "Experiment 2 (SQD)" or "Experiment 1 (fixed prompts)"
+  local titles = {experiment2 = "Experiment 2 (SQD)", experiment3 = "Experiment 3 (multi-turn refinement)"}
+  local title = titles[exp.kind] or "Experiment 1 (fixed prompts)"
   local xlabel = results.x_label(exp)
   local groups = results.groups(exp)
 
@@ -150,6 +159,20 @@ function M.main(argv)
   else
     add("## Best kernels (Table II)", "", results.table2(exp))
   end
+  local turns = results.turns_table(exp)
+  if turns then
+    add("## Turns against single-turn (equal evaluated kernels)", "",
+        "A configuration of T turns plays G episodes per prompt and step, T kernels each; the "
+        .. "single-turn control (turns = 1) samples G x the largest T kernels per prompt, so every "
+        .. "configuration evaluates the same number of kernels a step. The mean reward is each kernel's own "
+        .. "reward (--reward, Eq. 3 by default, whatever --turn_reward trained on) over all of a run's "
+        .. "kernels; each figure is the mean ± "
+        .. "the half-width of its 95% interval over the seeds, and the differences from the control "
+        .. "are paired by seed.", "", turns,
+        "### Per turn", "", results.per_turn_table(exp))
+    local said = results.turns_text(exp)
+    if said then add("Turns (95% interval of the paired differences):", "", said) end
+  end
   local peak_warnings = results.peak_warnings(exp)
   if peak_warnings then add(peak_warnings) end
   local noise = results.noise_text(exp)
@@ -191,6 +214,7 @@ function M.main(argv)
           .. " and run again: " .. rerun)
   end
   for _, line in ipairs(results.verdict_lines(exp)) do print(line) end
+  for line in (results.turns_text(exp) or ""):gmatch("[^\n]+") do print((line:gsub("^%- ", ""):gsub("`", ""))) end
 end
 
 -- report.lua A B: A's figures against B's, with the intervals of their differences.

@@ -11,6 +11,8 @@
 --   prompts.advance(code, 3, task)           -- SQD: into stage 4, adding its technique
 --                                            (at the last stage: the same as improve)
 --   prompts.repair(code, 3, message, task)   -- SQD: fix this kernel (here is the error)
+--   prompts.refine(code, feedback, task, request)  -- Experiment 3: the next turn, from the
+--                                            previous kernel and its evaluation
 --   prompts.render(messages)                 -- the ChatML text the policy samples from
 --
 -- Each builder returns a list of chat messages ({role =, content =}); `render` turns
@@ -390,6 +392,26 @@ function prompts.repair(code, s, message, task)
     "The error:", "```", tostring(message or "(no message)"):sub(1, 2000), "```", "",
     "Fix it so that it compiles, runs and computes the right result, within the stage's "
       .. "rules.", answer_format}, "\n"))
+end
+
+-- Experiment 3's next turn: the previous turn's kernel and what its evaluation said
+-- (feedback.text), with the request to fix it or make it faster. code nil or "": the
+-- previous answer held no kernel to extract, so the prompt says so and repeats `request`
+-- (the first turn's user message; nil: the task's statement and the answer format).
+function prompts.refine(code, feedback_text, task, request)
+  local said = tostring(feedback_text or "(no feedback)")
+  if code == nil or code == "" then
+    return messages(table.concat({
+      "Your previous answer held no C function that could be extracted:", "```", said, "```", "",
+      "Here is the request again; answer it with the complete function.", "",
+      request or table.concat({prompts.task_text(task), "", answer_format}, "\n")}, "\n"))
+  end
+  return messages(table.concat({
+    prompts.task_text(task), "",
+    "Here is your previous kernel:", code_block(code), "",
+    "Its evaluation:", "```", said, "```", "",
+    "If it fails, fix it; if it is correct, make it faster. Return the whole kernel, keeping "
+      .. "it correct.", answer_format}, "\n"))
 end
 
 -- ChatML, the template of Qwen2/2.5 models: the text up to the assistant's turn.

@@ -6,7 +6,9 @@
 --     lost update both show in the samples;
 --   * the bench reads each kernel's "/* expect: STATUS */" label (none: ok) and gives a GFLOPS
 --     figure that grows with the techniques the label lists;
---   * the trainer checks the groups it is given, counts updates (the policy's skill),
+--   * the trainer checks the groups it is given (as the engine's: a `prompt` matching the
+--     handles', completions as tables with the prompt, advantages in every group or none,
+--     one number per completion), counts updates (the policy's skill),
 --     and saves/loads that count as its checkpoint; completions carry the skill of the
 --     policy that sampled them, so the trainer knows how stale each batch is.
 
@@ -154,19 +156,45 @@ function fakes.train()
     -- staleness[i]: updates between the sampling of update i's completions and update i
     local trainer = {updates = 0, groups = {}, opts = opts, policy = pol, staleness = {}}
     function trainer:step(groups)
-      self.staleness[#self.staleness + 1] = self.updates - groups[1].completions[1].skill
+      -- as the engine's trainer: every group of a step gives advantages, or none does
+      local given = 0
+      for _, g in ipairs(groups) do if g.advantages ~= nil then given = given + 1 end end
+      assert(given == 0 or given == #groups, string.format("%d of %d groups give advantages: every "
+                                                            .. "group gives them or none does", given, #groups))
+      local skill  -- of the policy that sampled the first handle
       for _, g in ipairs(groups) do
-        -- as pol:sample's handles do, the completions carry their prompt: none is sent again
+        assert(type(g.completions) == "table" and #g.completions > 0, "a group has no completions")
         for _, c in ipairs(g.completions) do
-          assert(c.prompt == g.completions[1].prompt, "a group's completions answer one prompt")
+          if c.prompt then
+            -- as pol:sample's handles do, the completions carry their prompt: a `prompt`
+            -- given too must be theirs
+            assert(c.prompt == g.completions[1].prompt, "a group's completions answer one prompt")
+            assert(g.prompt == nil or g.prompt == c.prompt,
+                   "prompt is not the prompt its completions were sampled from")
+            skill = skill or c.skill
+          else
+            -- a completion given as a table (a resumed run's): its tokens and log-probs,
+            -- and the group's prompt
+            assert(type(g.prompt) == "string", "a completion given as a table needs the group's prompt")
+            assert(type(c.tokens) == "table" and type(c.logprobs) == "table" and #c.tokens == #c.logprobs,
+                   "a completion given as a table needs its tokens and their logprobs")
+          end
         end
         assert(#g.completions == #g.rewards, "one reward per completion")
         for _, r in ipairs(g.rewards) do assert(type(r) == "number", "rewards are numbers") end
+        if g.advantages ~= nil then
+          assert(type(g.advantages) == "table" and #g.advantages == #g.completions, "one advantage per completion")
+          for _, a in ipairs(g.advantages) do
+            assert(type(a) == "number" and a == a and math.abs(a) ~= math.huge, "advantages are finite numbers")
+          end
+        end
         for k in pairs(g) do
-          assert(k == "completions" or k == "rewards", "unexpected group field " .. k)
+          assert(k == "prompt" or k == "completions" or k == "rewards" or k == "advantages",
+                 "unexpected group field " .. k)
         end
         self.groups[#self.groups + 1] = g
       end
+      self.staleness[#self.staleness + 1] = self.updates - (skill or self.updates)
       self.updates = self.updates + 1
       pol.skill = self.updates
       return {loss = 1.0 / self.updates, kl = (opts.beta or 0) * self.updates, tokens = 2 * #groups,
