@@ -41,7 +41,7 @@ M.spec = options.spec{
     -- For the default small model on a laptop: learning (lr > 0) against the same steps
     -- without it (lr = 0), each with seeds 1 to 4, so that the report can say whether
     -- learning gains more than seed noise (20 steps did not, over six seeds; 40 do:
-    -- docs/results.md). About 25 minutes on two cores.
+    -- docs/history.md). About 25 minutes on two cores.
     small = {steps = 40, G = 16, prompts_per_step = 2, max_tokens = 512, size = 128,
              timeout = 2.0, runs = 2, opt = {"O3"}, lr = {0.0, 3e-4}, beta = {0.0}, seeds = "4"},
   },

@@ -44,7 +44,7 @@ M.spec = options.spec{
     paper = {},
     -- For the default small model on a laptop: 12 SQD iterations with and without
     -- learning, seeds 1, 2 and 3. With G = 8 one group is too few samples for an update
-    -- (docs/results.md): an update sees 4 groups, whose rewards are scaled by the batch's
+    -- (docs/history.md): an update sees 4 groups, whose rewards are scaled by the batch's
     -- spread, so a group of kernels that differ only by timing noise weighs little; over
     -- the run's ~45 updates lr = 3e-4 declined late, lr = 1e-4 gained in every seed.
     small = {iterations = 12, G = 8, pool_size = 4, max_tokens = 512, size = 128,

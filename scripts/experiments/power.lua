@@ -5,6 +5,7 @@
 --   engine power.lua --values=-8.1,1.8,26.5,7.0,11.4,-5.3       # pilot gains, one per seed
 --   engine power.lua runs/experiment1                           # the reward gains of a run directory
 --   engine power.lua --values=... --effect=10 --sd=15 --target=0.9
+--   engine power.lua --values=... --alpha=0.0167           # one of three claims (Bonferroni)
 --
 -- The gains are modelled as normal with the pilots' mean and standard deviation (or the
 -- --effect and --sd given, e.g. the smallest effect worth detecting), and each n from 2
@@ -25,6 +26,8 @@ M.spec = {
     {"effect", 0.0, "the gain to detect (0: the pilots' mean)"},
     {"sd", 0.0, "the per-seed deviation of the gain (0: the pilots')", min = 0},
     {"target", 0.8, "the power to reach", above = 0, max = 1},
+    {"alpha", 0.05, "the exact tests' level (e.g. 0.05 / 3 for three claims; the t column stays the 95% interval)",
+     above = 0, max = 0.5},
     {"max_n", 16, "the most seeds to consider", min = 2, max = 64},
     {"trials", 4000, "simulated experiments per n", min = 100},
     cli.debug_option,
@@ -61,19 +64,20 @@ function M.run(opts)
   local iv = stats.interval(gains)
   local effect = opts.effect ~= 0 and opts.effect or iv.mean
   local sd = opts.sd > 0 and opts.sd or iv.sd
+  local alpha = opts.alpha or 0.05
   if not sd or sd <= 0 then cli.fail("the pilots give no spread: give at least two different gains, or --sd") end
   local lines = {
     string.format("pilots (%s): %d gains, mean %+.2f, sd %.2f, 95%% interval %s; %s", source, #gains, iv.mean,
                   iv.sd or 0, results.pm(iv, "%+.2f"), results.exact_tests_text(gains)),
-    string.format("planning: effect %+.2f, sd %.2f (d = %.2f), alpha 0.05 two-sided, %d simulated experiments per n",
-                  effect, sd, effect / sd, opts.trials),
+    string.format("planning: effect %+.2f, sd %.2f (d = %.2f), alpha %.4g two-sided for the exact tests (t: the 95%% "
+                  .. "interval), %d simulated experiments per n", effect, sd, effect / sd, alpha, opts.trials),
     "",
     "| seeds | t interval excludes 0 | exact sign test | exact permutation test |",
     "| ---: | ---: | ---: | ---: |",
   }
   local need = {}
   for n = 2, opts.max_n do
-    local p = stats.power{effect = effect, sd = sd, n = n, trials = opts.trials}
+    local p = stats.power{effect = effect, sd = sd, n = n, trials = opts.trials, alpha = alpha}
     lines[#lines + 1] = string.format("| %d | %.2f | %.2f | %.2f |", n, p.t, p.sign, p.permutation)
     for _, test in ipairs{"t", "sign", "permutation"} do
       if not need[test] and p[test] >= opts.target then need[test] = n end

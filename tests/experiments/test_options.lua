@@ -84,7 +84,7 @@ t.test("without --model the small profile applies; explicit options still win", 
   t.eq(parse(exp1, {"--profile=paper"}).G, 64)
   local o2 = parse(exp2, {})
   t.eq(o2.profile, "small")
-  -- the settings under which SQD's learning showed (docs/results.md)
+  -- the settings under which SQD's learning showed (docs/history.md)
   t.eq({o2.iterations, o2.lr, o2.update_groups}, {12, {0.0, 1e-4}, 4})
 end)
 

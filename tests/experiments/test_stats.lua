@@ -61,6 +61,9 @@ t.test("power.lua plans seeds from pilot gains and refuses what is not a number"
   -- a smaller effect to plan for needs more seeds than the pilots' own
   local _, small = power.run(setmetatable({values = "10,12,8,11,9,10", effect = 1.5}, {__index = base}))
   t.ok(small.t == nil or small.t > need.t)
+  -- a stricter level needs more seeds: with 6 the sign test's smallest p, 0.031, misses 0.0167
+  local _, strict = power.run(setmetatable({values = "10,12,8,11,9,10", alpha = 0.05 / 3}, {__index = base}))
+  t.eq(strict.sign, 7)
   t.raises(function() power.run(setmetatable({values = "1,x"}, {__index = base})) end, "'x' is not a number")
   t.raises(function() power.run(setmetatable({values = "3,3,3"}, {__index = base})) end, "no spread")
 end)

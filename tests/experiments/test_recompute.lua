@@ -1,0 +1,154 @@
+-- recompute.lua: every figure of docs/results.md matches the raw data in the tree; a page
+-- whose figure was altered, or whose sentence is gone, is reported as a mismatch and fails
+-- the script; missing raw data is reported as such; a confirmatory experiment's claims
+-- work on another data folder (the way E2 will be added).
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+local t = require "engine.test"
+local recompute = dofile(engine.scripts[1] .. "/recompute.lua")
+
+local root = here .. "/../.."
+local page = root .. "/docs/results.md"
+
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+-- A copy of the page with `from` (plain text, present once) replaced by `to`.
+local function altered_page(from, to)
+  local text = read(page)
+  local at = text:find(from, 1, true)
+  t.ok(at, "the page no longer holds " .. from)
+  t.ok(not text:find(from, at + 1, true), "the page holds " .. from .. " more than once")
+  local path = t.tmpdir() .. "/results.md"
+  write(path, text:sub(1, at - 1) .. to .. text:sub(at + #from))
+  return path
+end
+
+local function not_ok(lines)
+  local out = {}
+  for _, line in ipairs(lines) do if not line:match("^ok ") then out[#out + 1] = line end end
+  return out
+end
+
+t.test("every figure of docs/results.md matches its raw data", function()
+  local lines, failures = recompute.run{data = root, results = page}
+  t.eq(not_ok(lines), {})
+  t.eq(failures, 0)
+  t.ok(#lines >= 50, "only " .. #lines .. " claims")
+end)
+
+t.test("an altered figure is a mismatch naming both values", function()
+  local lines, failures = recompute.run{data = root, results = altered_page("+10.43 ± 1.68", "+10.53 ± 1.68")}
+  t.eq(failures, 1)
+  local bad = not_ok(lines)
+  t.contains(bad[1], "MISMATCH")
+  t.contains(bad[1], "primary")
+  t.contains(bad[1], 'expected "+10.43" (raw data) got "+10.53" (page)')
+end)
+
+t.test("a figure's sentence missing from the page is a mismatch", function()
+  local path = altered_page("| best kernel, re-measured |", "| best kernel |")
+  local lines, failures = recompute.run{data = root, results = path}
+  t.eq(failures, 1)
+  t.contains(not_ok(lines)[1], "got no such text in the page")
+end)
+
+t.test("the script fails when a claim does not match", function()
+  local path = altered_page("| O1 | 259.6 / 283.3 |", "| O1 | 259.6 / 283.4 |")
+  local err = t.raises(function()
+    recompute.main({[0] = "recompute.lua", "--results=" .. path, "--data=" .. root}, {write = function() end})
+  end, "do not match their raw data")
+  t.contains(tostring(err), "1 of ")
+end)
+
+t.test("raw data missing from the tree is reported, not recomputed", function()
+  local lines, failures = recompute.run{data = t.tmpdir(), results = page}
+  t.eq(failures, #lines)
+  for _, line in ipairs(lines) do t.ok(line:match("^NO RAW DATA "), line) end
+end)
+
+t.test("slots are filled from the figures in their formats", function()
+  local text, slots = recompute.fill("gain {g.mean:%+.2f} ± {g.half:%.2f} (per seed {g.values:%+.1f}); {n:%d} of 3",
+                                     {g = {mean = 1.234, half = 0.5, values = {1, -0.25, 2}}, n = 3})
+  t.eq(text, "gain +1.23 ± 0.50 (per seed +1.0, -0.2, +2.0); 3 of 3")
+  t.eq(slots, {"+1.23", "0.50", "+1.0, -0.2, +2.0", "3"})
+  t.eq(recompute.fill("{x:%.0f}", {x = -0.0}), "0")
+  t.raises(function() recompute.fill("{missing:%d}", {}) end, "no value 'missing'")
+end)
+
+-- A small confirmatory data folder: 3 seeds, one held-out part, lr = 0 and lr = 1e-4 runs.
+-- Per seed s the learned kernels score 10 + s points above the base model's, and the
+-- learning run's final reward is 10 + 2 (s - 1) above its lr = 0 run's.
+local function make_confirmatory(dir)
+  local seeds, gains = {}, {}
+  for s = 1, 3 do
+    local kernels = {}
+    for i, score in ipairs{10, 20} do
+      kernels[#kernels + 1] = {policy = "base", sample = i, status = "ok", reward = score, roofline = score}
+      kernels[#kernels + 1] = {policy = "learned", sample = i, status = "ok", reward = score + 10 + s,
+                               roofline = score + 10 + s}
+    end
+    local gain = {reward = 10 + s, ok = 0, roofline = 10 + s}
+    seeds[s] = {seed = s, configuration = "lr=0.0001,opt=O3", run = "lr=0.0001,opt=O3,seed=" .. s,
+                prompts = {{part = "sizes", task = "matmul", size = "M = N = K = 96", kernels = kernels}},
+                overall = {gain = gain}, parts = {sizes = {gain = gain}}}
+    gains[s] = 10 + s
+  end
+  json.write(dir .. "/heldout.json", {parts = {"sizes"}, seeds = seeds,
+                                      gains = {["lr=0.0001,opt=O3"] = {overall = {roofline = {values = gains}}}}})
+  for _, lr in ipairs{0, 1e-4} do
+    for s = 1, 3 do
+      local run = string.format("%s/runs/lr=%s,opt=O3,seed=%d", dir, lr == 0 and "0" or "0.0001", s)
+      sys.mkdir(run)
+      json.write(run .. "/config.json", {G = 8, size = 64, prompts_per_step = 1,
+                                         config = {lr = lr, opt = "O3", seed = s}})
+      local lines = {}
+      for step = 1, 4 do
+        local reward = (lr == 0 or step < 4) and 10 or 20 + 2 * (s - 1)
+        lines[step] = json.encode{kind = "step", step = step, mean_reward = reward, max_gflops = 50 + step, kernels = 8}
+      end
+      write(run .. "/metrics.jsonl", table.concat(lines, "\n") .. "\n")
+    end
+  end
+end
+
+t.test("a confirmatory experiment's claims work on another data folder", function()
+  local data = t.tmpdir()
+  sys.mkdir(data .. "/docs/data/confirmatory/e2/runs")
+  make_confirmatory(data .. "/docs/data/confirmatory/e2")
+  local texts = {
+    {label = "primary", figure = "heldout",
+     text = "gain: {overall.roofline.mean:%+.2f} ± {overall.roofline.half:%.2f} points "
+       .. "(per seed {overall.roofline.values:%+.0f}), permutation p = {overall.roofline.perm_p:%.2f}"},
+    {label = "final reward", figure = "runs",
+     text = "final {gain.final.mean:%+.2f} ± {gain.final.half:%.2f} (last {final_points:%d} steps of {points:%d}, "
+       .. "lr = {learned_lr:%s})"},
+  }
+  local claims = {}
+  for _, c in ipairs(recompute.confirmatory_claims("E2", "docs/data/confirmatory/e2", texts)) do
+    if not c.label:find("report.md", 1, true) then claims[#claims + 1] = c end  -- no report in this folder
+  end
+  local path = data .. "/results.md"
+  -- 11, 12, 13: mean 12, sd 1, t(2) = 4.3027; 10, 12, 14: sd 2
+  write(path, "gain: +12.00 ± 2.48 points (per seed +11, +12, +13), permutation p = 0.25\n"
+              .. "final +12.00 ± 4.97 (last 1 steps of 4, lr = 1e-4)\n")
+  local lines, failures = recompute.run{data = data, results = path, claims = claims}
+  t.eq(not_ok(lines), {})
+  t.eq(failures, 0)
+  t.eq(#lines, 3)
+  write(path, "gain: +12.00 ± 2.48 points (per seed +11, +12, +13), permutation p = 0.25\n"
+              .. "final +13.00 ± 4.97 (last 1 steps of 4, lr = 1e-4)\n")
+  local _, failures2 = recompute.run{data = data, results = path, claims = claims}
+  t.eq(failures2, 1)
+end)
+
+t.run()
