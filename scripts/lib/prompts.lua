@@ -177,8 +177,25 @@ end
 
 local answer_format = "Answer with the complete C code in one ```c code block."
 
+-- Text with every byte that is not part of valid UTF-8 replaced by U+FFFD. Prompts carry
+-- the model's own kernels and the compiler's words about them; a sampled kernel may end
+-- inside a multi-byte character, and the tokenizer takes valid text only.
+function prompts.valid_utf8(text)
+  local out, i = {}, 1
+  while i <= #text do
+    local ok, bad = utf8.len(text, i)
+    if ok then
+      out[#out + 1] = text:sub(i)
+      break
+    end
+    out[#out + 1] = text:sub(i, bad - 1) .. "\u{FFFD}"
+    i = bad + 1
+  end
+  return table.concat(out)
+end
+
 local function messages(user)
-  return {{role = "system", content = prompts.system}, {role = "user", content = user}}
+  return {{role = "system", content = prompts.system}, {role = "user", content = prompts.valid_utf8(user)}}
 end
 
 -- Experiment 1: eight fixed prompts, each asking for every technique of Table I; they

@@ -156,6 +156,19 @@ t.test("the seed kernel is a valid stage-1 kernel", function()
   t.eq(stages.check(1, code).ok, true)
 end)
 
+t.test("prompts carry the model's bytes as valid UTF-8", function()
+  t.eq(prompts.valid_utf8("caf\u{E9} \u{3C0}"), "caf\u{E9} \u{3C0}", "valid text is left alone")
+  t.eq(prompts.valid_utf8("a\xffb\xce"), "a\u{FFFD}b\u{FFFD}")
+  -- a sampled kernel cut inside a two-byte character, and a compiler naming a stray byte
+  local code = "void f(void) { /* \xcf */ }\xce"
+  for _, msgs in ipairs({prompts.refine(code, "kernel.c:1: error: stray '\xff' in program"),
+                         prompts.repair(code, 1, "stray '\xff'"), prompts.improve(code, 1)}) do
+    local text = msgs[#msgs].content
+    t.ok(utf8.len(text) ~= nil, "the tokenizer's input is valid UTF-8")
+    t.contains(text, "\u{FFFD}")
+  end
+end)
+
 t.test("ChatML rendering", function()
   local text = prompts.render{{role = "system", content = "S"}, {role = "user", content = "U"}}
   t.eq(text, "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n")
