@@ -1083,6 +1083,70 @@ local function olevels_claims()
   return claims
 end
 
+-- Multi-turn refinement against single-turn on the GPU node (experiment3.lua's runs).
+local function e3_claims()
+  local s = "GPU node, multi-turn, 2026-11-26"
+  local dir = NODE .. "node-e3-2026-11-26"
+  local function per_turn(run, t, field)
+    return mean(map(items(run), function(m)
+      if m.turns == 1 then  -- the single-turn control: its one turn is the step
+        return field == "verified" and (m.counts.ok or 0) / m.kernels or m.mean_reward
+      end
+      return m.per_turn[t][field]
+    end))
+  end
+  local function figures(d)
+    local r = M.runs_from_dirs(d, dir)
+    local single, multi
+    for _, g in pairs(r.groups) do
+      if g.config.turns == 1 then single = g else multi = g end
+    end
+    if not (single and multi) then error(dir .. ": needs runs of one turn and of several", 0) end
+    local function row(g, turns)
+      local out = {reward = M.group_interval(g, function(run) return M.item_mean(run, function(m) return m.mean_reward end) end),
+                   best = g.best, kernels = g.runs[1].metrics[1].kernels, seeds = #g.runs, turn = {}}
+      for t = 1, turns do
+        out.turn[t] = {reward = M.group_interval(g, function(run) return per_turn(run, t, "mean_reward") end),
+                       verified = M.group_interval(g, function(run) return 100 * per_turn(run, t, "verified") end)}
+      end
+      return out
+    end
+    local turns = multi.config.turns
+    local out = {single = row(single, 1), multi = row(multi, turns), turns = turns,
+                 steps = #items(multi.runs[1])}
+    local function paired(fn)
+      local by_seed = {}
+      for _, run in ipairs(single.runs) do by_seed[run.seed] = fn(run) end
+      return M.over_seeds(map(multi.runs, function(run) return fn(run) - by_seed[run.seed] end))
+    end
+    out.gain = {reward = paired(function(run) return M.item_mean(run, function(m) return m.mean_reward end) end),
+                best = paired(function(run) return run.best end)}
+    return out
+  end
+  local raw = {dir}
+  return {
+    claim(s, raw, "steps, seeds, kernels a step",
+          "{steps:%d} steps of 2 prompts; 24 kernels per prompt in one group for the single-turn control, 8 "
+            .. "episodes of three turns for the other, so {multi.kernels:%d} kernels a step in both configurations; "
+            .. "`lr = 3e-4`, the paper's reward, raw turn rewards, discount 1, turn-level leave-one-out advantages; "
+            .. "seeds 1-{multi.seeds:%d}", figures),
+    claim(s, raw, "single-turn row",
+          "| single turn (24 kernels per prompt in one group) | {single.reward.mean:%.2f} ± {single.reward.half:%.2f} | "
+            .. "{single.best.mean:%.1f} ± {single.best.half:%.1f} | {single.turn.1.verified.mean:%.1f} | - | - |", figures),
+    claim(s, raw, "three-turn row",
+          "| three turns (8 episodes per prompt) | {multi.reward.mean:%.2f} ± {multi.reward.half:%.2f} | "
+            .. "{multi.best.mean:%.1f} ± {multi.best.half:%.1f} | {multi.turn.1.verified.mean:%.1f} | "
+            .. "{multi.turn.2.verified.mean:%.1f} | {multi.turn.3.verified.mean:%.1f} |", figures),
+    claim(s, raw, "mean reward per turn",
+          "the three-turn runs' mean reward is {multi.turn.1.reward.mean:%.1f} at the first turn, "
+            .. "{multi.turn.2.reward.mean:%.1f} at the second and {multi.turn.3.reward.mean:%.1f} at the third", figures),
+    claim(s, raw, "multi-turn minus single-turn, paired by seed",
+          "mean reward {gain.reward.mean:%+.2f} ± {gain.reward.half:%.2f} ({gain.reward.sign_positive:%d} of "
+            .. "{gain.reward.n:%d} seeds positive), best kernel {gain.best.mean:%+.1f} ± {gain.best.half:%.1f} GFLOPS",
+          figures),
+  }
+end
+
 -- The machine of the page's opening, as the confirmatory data recorded it.
 local function machine_claims()
   local s = "Reference machine"
@@ -1104,6 +1168,7 @@ function M.claims()
   append(default_model_claims())
   append(node_claims())
   append(olevels_claims())
+  append(e3_claims())
   return all
 end
 
