@@ -10,7 +10,9 @@
 --     handles', completions as tables with the prompt, advantages in every group or none,
 --     one number per completion), counts updates (the policy's skill),
 --     and saves/loads that count as its checkpoint; completions carry the skill of the
---     policy that sampled them, so the trainer knows how stale each batch is.
+--     policy that sampled them, so the trainer knows how stale each batch is;
+--   * train.sft's trainer keeps the examples it is given, saves/loads its step count and
+--     exports a model directory the stand-in policy loads with a skill of 1.
 
 local fakes = {}
 
@@ -66,6 +68,15 @@ local function choices_for(prompt, canned)
   return good, bad
 end
 
+-- The skill a model directory starts with: 1 for one the SFT stand-in exported after
+-- some steps, else 0 (any other directory, or none).
+function fakes.exported_skill(dir)
+  local file = dir .. "/config.json"
+  if not sys.exists(file) then return 0 end
+  local ok, config = pcall(json.read, file)
+  return (ok and type(config) == "table" and (config.sft_steps or 0) > 0) and 1 or 0
+end
+
 -- policy.load(dir, opts) -> pol; pol:sample(prompts, {n =, seed =, ...})
 function fakes.policy()
   local canned = fakes.completions()
@@ -73,7 +84,7 @@ function fakes.policy()
   function policy.load(dir, opts)
     assert(type(dir) == "string", "policy.load: the directory must be a string")
     policy.loads = policy.loads + 1
-    local pol = {dir = dir, opts = opts, skill = 0}
+    local pol = {dir = dir, opts = opts, skill = fakes.exported_skill(dir)}
     function pol:sample(prompts, o)
       assert(type(prompts) == "table" and #prompts > 0, "pol:sample: prompts must be a list")
       assert(math.type(o.n) == "integer" and o.n > 0, "pol:sample: n must be a positive integer")
@@ -153,7 +164,9 @@ function fakes.train()
   function train.grpo(pol, opts)
     assert(pol and pol.sample, "train.grpo: needs a policy")
     assert(type(opts.lr) == "number" and opts.lr > 0, "train.grpo: lr must be positive")
-    -- staleness[i]: updates between the sampling of update i's completions and update i
+    -- staleness[i]: updates between the sampling of update i's completions and update i;
+    -- the policy's skill is the skill it was loaded with plus the updates
+    local base_skill = pol.skill or 0
     local trainer = {updates = 0, groups = {}, opts = opts, policy = pol, staleness = {}}
     function trainer:step(groups)
       -- as the engine's trainer: every group of a step gives advantages, or none does
@@ -194,9 +207,9 @@ function fakes.train()
         end
         self.groups[#self.groups + 1] = g
       end
-      self.staleness[#self.staleness + 1] = self.updates - (skill or self.updates)
+      self.staleness[#self.staleness + 1] = self.updates - ((skill or base_skill + self.updates) - base_skill)
       self.updates = self.updates + 1
-      pol.skill = self.updates
+      pol.skill = base_skill + self.updates
       return {loss = 1.0 / self.updates, kl = (opts.beta or 0) * self.updates, tokens = 2 * #groups,
               lr = opts.lr}
     end
@@ -205,9 +218,50 @@ function fakes.train()
     end
     function trainer:load(dir)
       self.updates = json.read(dir .. "/trainer.json").updates
-      pol.skill = self.updates
+      pol.skill = base_skill + self.updates
     end
     train.trainers[#train.trainers + 1] = trainer
+    return trainer
+  end
+  -- SFT: the options the engine's train.sft reads; steps of {prompt =, completion =} texts
+  -- (all kept, in order); save/load the step count and learning rate; export writes a
+  -- model directory (config.json) that policy.load takes. Its trainers are listed apart
+  -- (train.sft_trainers), so train.trainers stays the GRPO ones.
+  train.sft_trainers = {}
+  local sft_options = {lr = true, weight_decay = true, eps = true, max_grad_norm = true, micro_batch = true,
+                       grad_checkpoint = true, seed = true, betas = true, lora = true}
+  function train.sft(pol, opts)
+    assert(pol and pol.sample, "train.sft: needs a policy")
+    for k in pairs(opts) do assert(sft_options[k], "train.sft: unknown option '" .. tostring(k) .. "'") end
+    assert(type(opts.lr) == "number" and opts.lr > 0, "train.sft: lr must be positive")
+    local trainer = {kind = "sft", opts = opts, policy = pol, examples = {}, batches = {}, done = 0, lr = opts.lr}
+    function trainer:step(examples)
+      assert(type(examples) == "table" and #examples > 0, "trainer:step: examples must be a non-empty list")
+      for _, e in ipairs(examples) do
+        assert(type(e.prompt) == "string" and type(e.completion) == "string",
+               "trainer:step: an example is {prompt = text, completion = text}")
+        for k in pairs(e) do assert(k == "prompt" or k == "completion", "unexpected example field " .. k) end
+        self.examples[#self.examples + 1] = e
+      end
+      self.batches[#self.batches + 1] = #examples
+      self.done = self.done + 1
+      return {loss = 2.0 / (1 + self.done), lr = self.lr, tokens = 10 * #examples, grad_norm = 1.0,
+              seconds = 0.001, step = self.done}
+    end
+    function trainer:steps() return self.done end
+    function trainer:set_lr(lr) self.lr = lr end
+    function trainer:save(dir) json.write(dir .. "/trainer.json", {steps = self.done, lr = self.lr}) end
+    function trainer:load(dir)
+      local saved = json.read(dir .. "/trainer.json")
+      self.done, self.lr = saved.steps, saved.lr
+    end
+    function trainer:export(dir, o)
+      sys.mkdir(dir)
+      json.write(dir .. "/config.json", {model_type = "fake", base = pol.dir, sft_steps = self.done,
+                                         dtype = o and o.dtype})
+      self.exported = dir
+    end
+    train.sft_trainers[#train.sft_trainers + 1] = trainer
     return trainer
   end
   return train
