@@ -705,11 +705,14 @@ function M.grpo_opts(opts, model, out)
   return o
 end
 
--- Each sweep's options: the base model into OUT/grpo, the SFT model into OUT/sft_grpo.
-local function sweep_opts(opts, name)
-  local model = name == "grpo" and opts.model or path(opts, "sft_model")
+-- Each sweep's options: the base model into OUT/grpo (opts.model, nil for the default
+-- one), the SFT model into OUT/sft_grpo.
+function M.sweep_opts(opts, name)
+  local model = path(opts, "sft_model")
+  if name == "grpo" then model = opts.model end
   return M.grpo_opts(opts, model, path(opts, name))
 end
+local sweep_opts = M.sweep_opts
 
 -- Whether every run of a sweep has its steps, with the options it would be made with now.
 function M.sweep_done(o, ctx)

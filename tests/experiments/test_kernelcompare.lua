@@ -313,6 +313,17 @@ t.test("the whole pipeline: stopped in the grpo phase, run again, it continues t
   t.eq(read(out .. "/report.md"), report)
 end)
 
+t.test("the GRPO-only sweep starts from the base model, the default one too", function()
+  local out = t.tmpdir()
+  local given = kc.sweep_opts(parse(out, {"--model=some/base"}), "grpo")
+  t.eq(given.model, "some/base")
+  t.eq(kc.sweep_opts(parse(out, {"--model=some/base"}), "sft_grpo").model, out .. "/sft_model")
+  local default = parse(out)
+  default.model = nil  -- as without --model: the engine's default model
+  t.eq(kc.sweep_opts(default, "grpo").model, nil, "not the SFT model")
+  t.eq(kc.sweep_opts(default, "sft_grpo").model, out .. "/sft_model")
+end)
+
 t.test("bad options are refused, naming the option", function()
   local function try(list)
     local argv = {[0] = "kernelcompare.lua", "--model=m"}
