@@ -819,18 +819,66 @@ M.e1_texts = {
    text = "the {bound:%.0f}% bound in {above:%d} of the {runs:%d} runs (up to {max:%.0f}%,"},
 }
 
--- How a confirmatory E2 is added once its data and section exist (same layout under
--- docs/data/confirmatory/e2/, with heldout_train.json; its texts as written there):
---
---   M.e2_texts = {
---     {label = "primary: overall roofline-score gain, mean ± t half-width", figure = "heldout",
---      text = "**Primary metric, the overall held-out roofline-score gain: {overall.roofline.mean:%+.2f} ± "
---        .. "{overall.roofline.half:%.2f} points**"},
---     {label = "secondary: the training prompts' reward gain", figure = "heldout_train",
---      text = "| SQD's next prompts: mean reward | {overall.reward.mean:%+.2f} ± {overall.reward.half:%.2f} |"},
---     ...
---   }
---   and in M.claims(): append(M.confirmatory_claims("Confirmatory E2", "docs/data/confirmatory/e2", M.e2_texts))
+-- Confirmatory E2's texts in docs/results.md: E1's figures, SQD's iterations, and the
+-- comparison on SQD's own next prompts (heldout_train.json).
+M.e2_texts = {
+  {label = "runs: iterations, G, size, seeds", figure = "runs",
+   text = "configurations ({points:%d} iterations of SQD with G = {G:%d} at {size:%d}^3, {opt:%s}, "
+     .. "`lr = {base_lr:%s}` and `lr = {learned_lr:%s}`) with seeds 1 to {last_seed:%d}"},
+  {label = "runs: seeds of the secondary table", figure = "runs",
+   text = "| figure (learned minus base, {seeds:%d} seeds, E2) |"},
+  {label = "durations: runs (README.md), comparison (times.txt)", figure = "times",
+   text = "EPYC ({runs_min:%d} min for the runs, {heldout_min:%d} min for the comparison)"},
+  {label = "primary: overall roofline-score gain, mean ± t half-width", figure = "heldout",
+   text = "**Primary metric, the overall held-out roofline-score gain: {overall.roofline.mean:%+.2f} ± "
+     .. "{overall.roofline.half:%.2f} points**"},
+  {label = "primary: 95% t interval", figure = "heldout",
+   text = "(95% t interval [{overall.roofline.lo:%+.2f}, {overall.roofline.hi:%+.2f}])"},
+  {label = "primary: per-seed gains", figure = "heldout",
+   text = "per seed {overall.roofline.values:%+.2f};"},
+  {label = "primary: exact permutation test", figure = "heldout",
+   text = "**exact permutation test p = {overall.roofline.perm_p:%.3g}**"},
+  {label = "primary: exact sign test", figure = "heldout",
+   text = "sign test {overall.roofline.sign_positive:%d} of {overall.roofline.sign_n:%d} positive, "
+     .. "p = {overall.roofline.sign_p:%.3g}."},
+  {label = "primary: the protocol's verdict (permutation p < 0.05, positive mean)", figure = "heldout",
+   text = "**learning is {verdict:%s} for E2**"},
+  {label = "primary: base and learned roofline scores, mean of the parts", figure = "heldout",
+   text = "the base model's kernels reached {overall.base.roofline:%.1f}% of the machine's FP64 roofline on average "
+     .. "over the three parts, the learned policies' {overall.learned.roofline:%.1f}%."},
+  {label = "secondary: other size, roofline score", figure = "heldout",
+   text = "| held-out, other size ({parts.sizes.size:%d}^3): roofline score | {parts.sizes.roofline.mean:%+.2f} ± "
+     .. "{parts.sizes.roofline.half:%.2f} points ({parts.sizes.base.roofline:%.1f}% -> "
+     .. "{parts.sizes.learned.roofline:%.1f}%) | permutation p = {parts.sizes.roofline.perm_p:%.2f} |"},
+  {label = "secondary: other wordings, roofline score and mean reward", figure = "heldout",
+   text = "| held-out, other wordings: roofline score; mean reward | {parts.wordings.roofline.mean:%+.2f} ± "
+     .. "{parts.wordings.roofline.half:%.2f} points; {parts.wordings.reward.mean:%+.2f} ± "
+     .. "{parts.wordings.reward.half:%.2f} | permutation p = {parts.wordings.roofline.perm_p:%.2f}; "
+     .. "{parts.wordings.reward.perm_p:%.3f} |"},
+  {label = "secondary: held-out tasks, roofline score", figure = "heldout",
+   text = "| held-out, held-out tasks: roofline score | {parts.tasks.roofline.mean:%.0f} ({parts.tasks.writes:%s}) | "
+     .. "{parts.tasks.roofline.tests:%s} |"},
+  {label = "secondary: verified share, mean of the parts", figure = "heldout",
+   text = "| held-out, verified share (mean of the parts) | {overall.ok.mean:%+.1f} ± {overall.ok.half:%.1f} points | "
+     .. "permutation p = {overall.ok.perm_p:%.2f} |"},
+  {label = "secondary: held-out mean reward", figure = "heldout",
+   text = "| held-out, mean reward (Eq. 3) | {overall.reward.mean:%+.2f} ± {overall.reward.half:%.2f} | "
+     .. "permutation p = {overall.reward.perm_p:%.2f} |"},
+  {label = "secondary: SQD's next prompts, mean reward and roofline score", figure = "heldout_train",
+   text = "| SQD's next prompts (`--prompts=train`): mean reward; roofline score | {overall.reward.mean:%+.2f} ± "
+     .. "{overall.reward.half:%.2f}; {overall.roofline.mean:%+.2f} ± {overall.roofline.half:%.2f} points | "
+     .. "{overall.reward.sign_positive:%d} of {overall.reward.sign_n:%d} positive, p = {overall.reward.sign_p:%.3f}; "
+     .. "permutation p = {overall.roofline.perm_p:%.3f} |"},
+  {label = "secondary: run's final mean reward, paired by seed", figure = "runs",
+   text = "| run's final mean reward (last {final_points:%d} iterations) | "
+     .. "{gain.final.mean:%+.2f} ± {gain.final.half:%.2f} "
+     .. "({base.final.mean:%.1f} -> {learned.final.mean:%.1f}) | p = {gain.final.perm_p:%.3f} |"},
+  {label = "secondary: best kernel, re-measured, paired by seed", figure = "runs",
+   text = "| best kernel, re-measured | {gain.best.mean:%+.2f} ± {gain.best.half:%.2f} GFLOPS "
+     .. "({base.best.mean:%.1f} -> {learned.best.mean:%.1f}) | p = {gain.best.perm_p:%.2f} |"},
+  {label = "control kernel: runs above the bound, largest spread (report.md)", figure = "noise",
+   text = "above the {bound:%.0f}% bound in {above:%d} of the {runs:%d} runs (up to {max:%.0f}%)"},
+}
 
 ---------------------------------------------------------------------------------------
 -- The exploratory sections with raw data
@@ -1234,6 +1282,7 @@ function M.claims()
   local function append(list) for _, c in ipairs(list) do all[#all + 1] = c end end
   append(machine_claims())
   append(M.confirmatory_claims("Confirmatory E1", "docs/data/confirmatory/e1", M.e1_texts))
+  append(M.confirmatory_claims("Confirmatory E2", "docs/data/confirmatory/e2", M.e2_texts))
   append(model_claims())
   append(default_model_claims())
   append(node_claims())
