@@ -18,7 +18,6 @@ local cli = require "cli"
 local metrics = require "metrics"
 local options = require "options"
 local prompts = require "prompts"
-local reward = require "reward"
 local runs = require "runs"
 
 local M = {}
@@ -52,46 +51,12 @@ function M.configs(opts)
   return runs.configs(opts, {{"opt", opts.opt}, {"lr", opts.lr}, {"beta", opts.beta}})
 end
 
--- The fixed prompts, each {messages =, task =}: the task's eight, or in a mixture (--tasks)
--- every task's first, then every task's second, and so on, so that the steps go round the
--- tasks.
-local function fixed_prompts(session)
-  local list = {}
-  for e = 1, #prompts.task_templates do
-    for _, name in ipairs(session.task_names) do
-      local all = prompts.fixed(session.tasks[name])
-      if all[e] then list[#list + 1] = {messages = all[e], task = name} end
-    end
-  end
-  return list
-end
-
--- The fixed prompts of a step: prompts_per_step of the eight, in turn.
-local function step_prompts(fixed, step, per_step)
-  local chosen = {}
-  for j = 1, per_step do
-    chosen[j] = fixed[((step - 1) * per_step + j - 1) % #fixed + 1]
-  end
-  return chosen
-end
-
--- The GFLOPS a kernel must beat under --reward=kernelcompare: the naive seed kernel's,
--- measured once per run and kept in the run store.
-local function baseline_gflops(run, session)
-  local stored = run:get("baseline_gflops")
-  if stored then return stored end
-  local seed = session:judge({{text = prompts.seed(session.task)}}, nil, "gflops")[1]
-  local gflops = seed.status == "ok" and reward.speed(seed) or 0  -- in the task's unit
-  run:set("baseline_gflops", gflops)
-  return gflops
-end
-
 -- Runs one configuration, opened by runs.with_run, from its last committed step to
 -- opts.steps. Returns its counters.
 local function run_steps(run, session, name, opts)
-  local fixed = fixed_prompts(session)
+  local fixed = prompts.fixed_list(session.task_names, session.tasks)
   local reward_ctx = {}
-  if opts.reward == "kernelcompare" then reward_ctx.baseline_gflops = baseline_gflops(run, session) end
+  if opts.reward == "kernelcompare" then reward_ctx.baseline_gflops = session:baseline_speed() end
   local first = run:get("step", 0) + 1
   local bar = metrics.progress(opts.steps - first + 1, name)  -- the steps left to run
 
@@ -112,7 +77,7 @@ local function run_steps(run, session, name, opts)
   runs.pipeline(first, opts.steps, async, {
     sample = function(step)
       local t0 = sys.now()
-      local chosen = step_prompts(fixed, step, opts.prompts_per_step)
+      local chosen = prompts.of_step(fixed, step, opts.prompts_per_step)
       local messages, group_tasks = {}, {}
       for i, p in ipairs(chosen) do messages[i], group_tasks[i] = p.messages, p.task end
       local texts, completions = session:sample(messages, opts.seed * 100003 + step)

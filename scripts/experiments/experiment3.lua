@@ -40,7 +40,6 @@ local feedback = require "feedback"
 local metrics = require "metrics"
 local options = require "options"
 local prompts = require "prompts"
-local reward = require "reward"
 local runs = require "runs"
 local wiring = require "wiring"
 
@@ -117,34 +116,6 @@ end
 -- Completions per prompt at turn 1: G episodes, or the control's G x T_max kernels.
 function M.group_size(opts, turns)
   return turns == 1 and opts.G * (opts.max_turns or M.max_turns(opts)) or opts.G
-end
-
--- The fixed prompts, each {messages =, task =}, and those of a step: as experiment 1's.
-local function fixed_prompts(session)
-  local list = {}
-  for e = 1, #prompts.task_templates do
-    for _, name in ipairs(session.task_names) do
-      local all = prompts.fixed(session.tasks[name])
-      if all[e] then list[#list + 1] = {messages = all[e], task = name} end
-    end
-  end
-  return list
-end
-
-local function step_prompts(fixed, step, per_step)
-  local chosen = {}
-  for j = 1, per_step do chosen[j] = fixed[((step - 1) * per_step + j - 1) % #fixed + 1] end
-  return chosen
-end
-
--- The GFLOPS a kernel must beat under --reward=kernelcompare, as experiment 1 measures it.
-local function baseline_gflops(run, session)
-  local stored = run:get("baseline_gflops")
-  if stored then return stored end
-  local seed = session:judge({{text = prompts.seed(session.task)}}, nil, "gflops")[1]
-  local gflops = seed.status == "ok" and reward.speed(seed) or 0
-  run:set("baseline_gflops", gflops)
-  return gflops
 end
 
 -- Session:sample with n completions a prompt instead of --G: turn 1 draws a group's
@@ -409,14 +380,14 @@ end
 local function run_steps(run, session, name, opts)
   local T = session.config.turns
   local size = M.group_size(opts, T)
-  local fixed = fixed_prompts(session)
+  local fixed = prompts.fixed_list(session.task_names, session.tasks)
   local reward_ctx = {}
-  if opts.reward == "kernelcompare" then reward_ctx.baseline_gflops = baseline_gflops(run, session) end
+  if opts.reward == "kernelcompare" then reward_ctx.baseline_gflops = session:baseline_speed() end
   local first = run:get("step", 0) + 1
   local bar = metrics.progress(opts.steps - first + 1, name)
   local last_commit = sys.now()
   for step = first, opts.steps do
-    local chosen = step_prompts(fixed, step, opts.prompts_per_step)
+    local chosen = prompts.of_step(fixed, step, opts.prompts_per_step)
     local turns = restored_turns(run, step, T)
     for t = #turns + 1, T do
       turns[t] = play_turn(session, chosen, step, t, t == T, turns[t - 1], size, reward_ctx)

@@ -431,6 +431,27 @@ function prompts.refine(code, feedback_text, task, request)
       .. "it correct.", answer_format}, "\n"))
 end
 
+-- Experiments 1 and 3's fixed prompts of a run's tasks, each {messages =, task =}: the
+-- task's eight, or in a mixture every task's first, then every task's second, and so on,
+-- so that the steps go round the tasks. names: the run's task names; tasks: name -> task.
+function prompts.fixed_list(names, tasks)
+  local list = {}
+  for e = 1, #prompts.task_templates do
+    for _, name in ipairs(names) do
+      local all = prompts.fixed(tasks[name])
+      if all[e] then list[#list + 1] = {messages = all[e], task = name} end
+    end
+  end
+  return list
+end
+
+-- The fixed prompts of a step: per_step of the list, in turn.
+function prompts.of_step(list, step, per_step)
+  local chosen = {}
+  for j = 1, per_step do chosen[j] = list[((step - 1) * per_step + j - 1) % #list + 1] end
+  return chosen
+end
+
 -- ChatML, the template of Qwen2/2.5 models: the text up to the assistant's turn.
 function prompts.render(msgs)
   local parts = {}

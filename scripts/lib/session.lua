@@ -159,6 +159,17 @@ function Session:measure_references()
   self.run:set("references", all)
 end
 
+-- The speed a kernel must beat under --reward=kernelcompare: the naive seed kernel's, in
+-- the task's unit, measured once per run and kept in the run store.
+function Session:baseline_speed()
+  local stored = self.run:get("baseline_gflops")
+  if stored then return stored end
+  local seed = self:judge({{text = prompts.seed(self.task)}}, nil, "gflops")[1]
+  local speed = seed.status == "ok" and reward.speed(seed) or 0
+  self.run:set("baseline_gflops", speed)
+  return speed
+end
+
 -- What bounds a task's speed on the measuring machine (its roofline): the memory
 -- bandwidth for a memory-bound task, else the FP64 peak of the threads a kernel runs on;
 -- both measured (bench.machine()). Nil where the machine record has no measurement.
