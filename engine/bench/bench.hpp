@@ -61,6 +61,9 @@ struct Result {
   std::string remarks;       // gcc's remarks on the kernel's loops (bench::read_remarks)
   std::vector<ThreadTrial> thread_trials;  // reference() with threads 0: the counts tried
   std::string node;          // the benchmark node that measured it ("" : this process's)
+  // Not run: its compiled code is that of this kernel of the batch (0-based), whose
+  // measurement and verdict it carries beside its own compile report (EvalOptions::share).
+  std::optional<size_t> same_code_as;
   // Per timed call, counted by the evaluation process on the kernel's process: cycles,
   // instructions, l1d_read_misses, llc_misses, fp_{scalar,128b,256b,512b}_double (Intel),
   // task_clock_ms, page_faults, context_switches, cpu_migrations; and for each counter

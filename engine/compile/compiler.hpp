@@ -104,6 +104,15 @@ std::string optimisation_level_message(const std::string& opt);  // "opt must be
 std::string remarks_flag(const std::string& file);
 std::string read_remarks(const std::string& file, size_t max_chars = 1500);
 
+// ---- the identity of loaded code --------------------------------------------
+// Names the machine code a back end loaded, whatever source it came from: the linker's
+// build ID (a hash of the whole shared object, its data included) and a hash of the
+// object's read-only segments as mapped (position-independent code, so no relocation
+// changes them). Two kernels with the same identity run the same instructions on the same
+// constants. "" when the object carries no build ID: such code is never taken for another.
+// Read before any of the kernel's code has run.
+std::string code_identity(const void* entry);
+
 // ---- back ends by name ------------------------------------------------------
 // Kernels are compiled in the evaluation process (engine-sandbox), which registers the
 // back ends the engine is built with; a program's own registrations say which names its

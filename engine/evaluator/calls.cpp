@@ -57,6 +57,7 @@ void Zygote::read_from(Job& job, const ResolvedOptions& opts) {
     } else if (h.type == kCompiled && !job.compiled && job.state == Job::compiling) {
       try {
         job.compiled = json::from_cbor(body);
+        job.compile_end = monotonic_seconds();
         if (job.compiled->value("status", "") == "ok") job.state = Job::ready;
       } catch (const std::exception&) {
         job.protocol_error = "sent a malformed compile report";

@@ -35,6 +35,7 @@ struct Job {
   double deadline = 0;                // moved on while paused: only its own turns count
   double paused_at = 0;
   double run_start = 0, run_end = 0;  // the zygote's clock: first command, child gone
+  double compile_start = 0, compile_end = 0;  // and: forked, compile report read
   std::string inbuf;
   bool eof = false, exited = false;
   int wstatus = 0;
@@ -68,6 +69,8 @@ struct Job {
   bool reference = false;   // the library routine, not a kernel
   std::unique_ptr<Counters> counters;  // opened at its first turn; closed when it ends
   json counted;             // their record, read when the last call returned
+  bool code_matched = false;          // its compiled code looked up among the batch's
+  std::optional<size_t> same_code_as;  // not run: its code is this kernel's of the batch
   json result;
 };
 

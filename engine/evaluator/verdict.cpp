@@ -124,6 +124,10 @@ json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& 
     r["run_start"] = job.run_start;
     r["run_end"] = job.run_end;
   }
+  if (job.compile_end > 0) {
+    r["compile_start"] = job.compile_start;
+    r["compile_end"] = job.compile_end;
+  }
   if (job.compiled) {
     const json& c = *job.compiled;
     r["backend"] = c.value("backend", r["backend"].get<std::string>());

@@ -266,7 +266,8 @@ void Zygote::spawn(Job& job, const ResolvedOptions& opts, bool reference, std::v
   job.from = up[0];
   job.to = down[1];
   job.state = Job::compiling;
-  job.deadline = monotonic_seconds() + opts.compile_timeout;
+  job.compile_start = monotonic_seconds();
+  job.deadline = job.compile_start + opts.compile_timeout;
   live_.push_back(&job);
 }
 
@@ -315,11 +316,47 @@ void Zygote::finish(Job& job, const ResolvedOptions& opts) {
   live_.erase(std::remove(live_.begin(), live_.end(), &job), live_.end());
 }
 
+// Before a pool runs: a kernel whose compiled code an earlier kernel of the batch has (of
+// this pool, or of one that ran before it) is ended unrun and will take that kernel's
+// measurement. In index order, so the first of a batch's copies is the one that runs, as
+// pools are filled in index order. Returns how many it ended.
+size_t Zygote::share_identical_code(std::vector<Job>& jobs, std::map<std::string, size_t>& first_with,
+                                    const ResolvedOptions& opts) {
+  size_t ended = 0;
+  for (auto& j : jobs) {
+    if (j.state != Job::ready || j.code_matched) continue;
+    j.code_matched = true;
+    const std::string id = j.compiled->value("code_id", "");
+    if (id.empty()) continue;
+    auto [it, first] = first_with.emplace(id, j.index);
+    if (first) continue;
+    j.same_code_as = it->second;
+    wait_for(j);
+    finish(j, opts);
+    ++ended;
+  }
+  return ended;
+}
+
+// The record of a kernel that was not run: the measurement and verdict of the kernel with
+// its code, and its own compile report (back end, compile time, features, remarks).
+static json shared_record(const json& measured, const json& own, size_t index) {
+  json r = measured;
+  for (const char* k : {"backend", "compile_ms", "compile_start", "compile_end", "fallback", "fallback_reason",
+                        "external_symbols", "features", "remarks"}) {
+    if (own.contains(k)) r[k] = own[k];
+    else r.erase(k);
+  }
+  r["same_code_as"] = index;
+  return r;
+}
+
 void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool reference, int parallel) {
-  const size_t cap = static_cast<size_t>(kMaxWaiting);  // compiled, waiting to run
+  const size_t cap = static_cast<size_t>(std::max(1, opts.pool));  // compiled, waiting to run
   const double timeout = opts.timeout;
   size_t next = 0, finished = 0, turn = 0;
   bool draining = false;  // running the compiled pool
+  std::map<std::string, size_t> first_with;  // code identity -> the batch's first kernel with it
   while (finished < jobs.size()) {
     size_t compiling = 0, ready = 0;
     Job* running = nullptr;
@@ -351,6 +388,11 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
     if (!running) {
       if (!draining) {
         start_compiles();
+        if (compiling == 0 && ready > 0 && opts.share) {
+          size_t ended = share_identical_code(jobs, first_with, opts);
+          ready -= ended;
+          finished += ended;
+        }
         if (compiling == 0 && ready > 0) draining = true;
       }
       if (draining && ready == 0) {
@@ -412,6 +454,8 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
       }
     }
   }
+  for (auto& j : jobs)
+    if (j.same_code_as) j.result = shared_record(jobs[*j.same_code_as].result, j.result, *j.same_code_as);
 }
 
 }  // namespace bench::detail

@@ -34,8 +34,6 @@ inline std::string fmt(const char* f, double x) {
 }
 
 constexpr int kPings = 5;
-// Compiled kernels waiting for their turns at most (the pool).
-constexpr int kMaxWaiting = 32;
 // A call above the CPU-time bound is not timed; this many refuse the kernel (calls.cpp).
 constexpr int kCallsOverCpuBound = 2;
 // Inputs for one call more than asked: the one a call over the bound was not timed in.
@@ -62,6 +60,8 @@ class Zygote {
   void reap();
   void wait_for(Job& job);
   void finish(Job& job, const ResolvedOptions& opts);
+  size_t share_identical_code(std::vector<Job>& jobs, std::map<std::string, size_t>& first_with,
+                              const ResolvedOptions& opts);
   [[noreturn]] void exit_now();
 
   int sock_;

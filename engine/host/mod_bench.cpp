@@ -15,8 +15,11 @@
 // and timed calls together), compile_timeout (60 s), memory_mb (4096, address space the kernel may
 // add), problem {kind = "matmul", M, N, K (256), seed (none: a key drawn from the operating system for every set of inputs; a number fixes the inputs, for debugging), c_init = "zero" | "nan"},
 // verify "fp64" (every element of every call within the double-precision error bound) |
-// "paper" (105 points of every call, relative error 1e-6). Every call gets inputs of its
-// own; warmup + max(runs, max_runs) <= 64.
+// "paper" (105 points of every call, relative error 1e-6), share (true: kernels of a batch
+// whose compiled code is identical run once, the others get that record with their own
+// compile report and same_code_as, the 0-based index of the kernel that ran), pool
+// (compiled kernels waiting for their turns at most; 0: 8 per core, at least 32). Every call
+// gets inputs of its own; warmup + max(runs, max_runs) <= 64.
 //
 // Result: the evaluation process's record as it is (one shape from the kernel's child to
 // the script): status (library_violation, compile_error, timeout, runtime_error,
@@ -31,7 +34,8 @@
 // compile_ms, check_ms (the checks between calls), max_rel_error (1e308: not finite, as
 // JSON has no infinity), message (diagnostics or the cause), backend, fallback
 // (+ fallback_reason), external_symbols, run_start/run_end (the zygote's monotonic
-// clock; a batch's kernels take turns, so these overlap) and call_starts (each timed
+// clock; a batch's kernels take turns, so these overlap), compile_start/compile_end (the
+// same clock: the child forked, its compile report read) and call_starts (each timed
 // call's start on it), options (as used: march as explicit flags), features (the techniques the source
 // uses, read by the compile in the kernel's child), node (the benchmark worker that
 // measured it, "host:rank", under mpirun; engine.cluster), counters (per timed call,
@@ -88,7 +92,8 @@ static bench::EvalOptions read_options(lua_State* L, int idx, const char* where,
   t.get("opt", o.opt);  // checked with the rest, by bench::check_options
   t.get("march", o.march);
   t.get("backend", o.backend);
-  int64_t threads = 0, warmup = o.warmup, runs = o.runs, max_runs = o.max_runs, memory_mb = o.memory_mb;
+  int64_t threads = 0, warmup = o.warmup, runs = o.runs, max_runs = o.max_runs, memory_mb = o.memory_mb,
+          pool = o.pool;
   t.get("threads", threads);
   t.get("warmup", warmup);
   t.get("runs", runs);
@@ -99,6 +104,8 @@ static bench::EvalOptions read_options(lua_State* L, int idx, const char* where,
   t.get("memory_mb", memory_mb);
   t.get("verify", o.verify, {"fp64", "paper"});
   t.get("yardstick", o.yardstick);
+  t.get("share", o.share);
+  t.get("pool", pool);
   t.push("problem");
   if (!lua_isnil(L, -1)) {
     if (!lua_istable(L, -1)) throw Error(std::string(where) + ": option 'problem' must be a table");
@@ -121,6 +128,7 @@ static bench::EvalOptions read_options(lua_State* L, int idx, const char* where,
   o.warmup = in_int(warmup, "warmup");
   o.runs = in_int(runs, "runs");
   o.max_runs = in_int(max_runs, "max_runs");
+  o.pool = in_int(pool, "pool");
   o.memory_mb = memory_mb;
   try {
     bench::check_options(o);  // bad options fail at the call that gave them

@@ -423,6 +423,11 @@ void set_openmp_environment(int threads, bool reference) {
       if (!feats.is_null()) compiled["features"] = feats;
       if (!k.remarks.empty()) compiled["remarks"] = k.remarks;
       entry = k.entry;
+      // Before any of the kernel's code runs: the zygote runs identical code once a batch.
+      if (k.status == CompileStatus::ok) {
+        std::string id = code_identity(entry);
+        if (!id.empty()) compiled["code_id"] = id;
+      }
     }
   }
   const bool ok = compiled["status"] == "ok";

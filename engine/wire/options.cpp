@@ -9,7 +9,7 @@ nlohmann::json options_to_json(const EvalOptions& o) {
                       {"threads", o.threads}, {"warmup", o.warmup},     {"runs", o.runs},
                       {"max_runs", o.max_runs}, {"cov_target", o.cov_target}, {"timeout", o.timeout},
                       {"compile_timeout", o.compile_timeout}, {"memory_mb", o.memory_mb},
-                      {"problem", o.problem}, {"verify", o.verify}};
+                      {"problem", o.problem}, {"verify", o.verify}, {"share", o.share}, {"pool", o.pool}};
   if (!o.yardstick.empty()) j["yardstick"] = o.yardstick;  // bench.reference's only
   return j;
 }
@@ -29,6 +29,8 @@ EvalOptions options_from_json(const nlohmann::json& j) try {
   o.memory_mb = j.at("memory_mb").get<int64_t>();
   o.problem = j.at("problem");
   o.verify = j.at("verify").get<std::string>();
+  o.share = j.at("share").get<bool>();
+  o.pool = j.at("pool").get<int>();
   o.yardstick = j.value("yardstick", "");
   return o;
 } catch (const nlohmann::json::exception& e) {

@@ -26,9 +26,12 @@
 --
 -- Kernels that are the same text once comments and spacing are set aside are measured
 -- once per batch (evaluate.share_identical, on by default): the copies get the first
--- one's result, marked `shared_with` (its index), so identical code earns an identical
--- reward instead of two draws of the node's timing noise, and the batch costs one
--- compile and one set of timed calls less per copy.
+-- one's result, marked `shared_with` (its index) and `shared = "text"`, so identical code
+-- earns an identical reward instead of two draws of the node's timing noise, and the batch
+-- costs one compile and one set of timed calls less per copy. Kernels of other text that
+-- compile to the same object code (renamed variables, reordered declarations) are
+-- compiled each but run once by the benchmark (its `share` option): `shared = "code"`,
+-- each keeping its own compile report, features and stage check.
 
 local extract = require "extract"
 local stages = require "stages"
@@ -160,11 +163,17 @@ function evaluate.start(completions, ctx)
   end
   local p = setmetatable({results = results, slots = slots, deferred = deferred, ctx = ctx,
                           count = #sources, copies = copies}, Pending)
+  local opts = ctx.bench_opts or {}
+  if not evaluate.share_identical and opts.share == nil then  -- every kernel measured
+    local every = {share = false}
+    for k, v in pairs(opts) do every[k] = v end
+    opts = every
+  end
   if #sources > 0 then
     if ctx.background and ctx.bench.submit_batch then
-      p.batch = ctx.bench.submit_batch(sources, ctx.bench_opts or {})
+      p.batch = ctx.bench.submit_batch(sources, opts)
     else
-      p.measured = ctx.bench.evaluate_batch(sources, ctx.bench_opts or {})
+      p.measured = ctx.bench.evaluate_batch(sources, opts)
     end
   end
   return p
@@ -185,6 +194,7 @@ function Pending:finish()
     for _, k in ipairs(kept) do r[k] = m[k] end
     if roofline(ctx.task) == "memory" and r.status == "ok" then r.speed, r.unit = r.gbps, "GB/s" end
     r.reason = "bench"
+    if m.same_code_as then r.shared_with, r.shared = self.slots[m.same_code_as + 1], "code" end
     if self.deferred[j] then check_after(r, ctx, m.features) end
     if not r.techniques and r.status == "ok" then
       r.techniques = stages.list(m.features and stages.from_features(m.features)
@@ -196,7 +206,7 @@ function Pending:finish()
     for k, v in pairs(from) do
       if k ~= "completion" and k ~= "code" then r[k] = v end
     end
-    r.shared_with = original
+    r.shared_with, r.shared = original, "text"
   end
   return self.results
 end

@@ -248,6 +248,26 @@ TEST_CASE("timed calls continue while their spread is above the bound, within th
   }
 }
 
+TEST_CASE("a batch runs identical object code once, and the copies keep their own compile") {
+  const std::string naive = read_file(ENGINE_TEST_KERNELS "/k01_naive_ijk.c");
+  EvalOptions o;
+  o.threads = 1;
+  o.problem = {{"M", 32}, {"N", 32}, {"K", 32}};
+  auto results = evaluate_batch({naive, naive + "\n/* the same */\n", naive}, o);
+  REQUIRE(results.size() == 3);
+  for (const auto& r : results) REQUIRE(r.status == "ok");
+  CHECK(!results[0].same_code_as);
+  CHECK(results[1].same_code_as == size_t(0));
+  CHECK(results[2].same_code_as == size_t(0));
+  CHECK(results[1].times == results[0].times);
+  CHECK(results[1].call_starts == results[0].call_starts);
+  CHECK(results[1].compile_ms > 0);
+  o.share = false;
+  auto apart = evaluate_batch({naive, naive}, o);
+  CHECK(!apart[1].same_code_as);
+  CHECK(apart[1].call_starts != apart[0].call_starts);
+}
+
 TEST_CASE("the kernels of a batch take turns, and no two calls overlap") {
   // Each call spins about 20 ms on one thread, long enough for overlaps to show.
   const std::string spin =
@@ -266,6 +286,7 @@ TEST_CASE("the kernels of a batch take turns, and no two calls overlap") {
   o.runs = 2;
   o.max_runs = 2;
   o.problem = {{"M", 8}, {"N", 8}, {"K", 8}};
+  o.share = false;  // six processes of one kernel, each run
   auto results = evaluate_batch(std::vector<std::string>(6, spin), o);
   struct Call {
     double start, end;

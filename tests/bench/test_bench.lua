@@ -51,6 +51,36 @@ t.test("statuses come back per kernel in a batch", function()
   t.eq(#bench.evaluate_batch({}, {problem = small}), 0)
 end)
 
+t.test("kernels of a batch with the same object code run once and share the measurement, on both back ends", function()
+  -- Other names and spacing, the same instructions; then the same loops with another
+  -- constant, which must not share.
+  local renamed = [[
+// renamed
+void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
+  for (int row = 0; row < M; row++)
+    for (int col = 0; col < N; col++) {
+      double acc = 0;
+      for (int p = 0; p < K; p++) acc += A[row * K + p] * B[p * N + col];
+      C[row * N + col] = acc;
+    }
+}
+]]
+  local scaled = (naive:gsub("C%[i %* N %+ j%] = s;", "C[i * N + j] = s * 1.0000001;"))
+  for _, backend in ipairs(bench.backends()) do
+    local rs = bench.evaluate_batch({naive, scaled, renamed}, {problem = small, threads = 1, backend = backend})
+    t.eq({rs[1].status, rs[2].status, rs[3].status}, {"ok", "verification_error", "ok"}, backend)
+    t.eq({rs[1].same_code_as, rs[2].same_code_as, rs[3].same_code_as}, {nil, nil, 0}, backend)
+    t.eq(rs[3].times, rs[1].times, backend)  -- one set of calls
+    t.eq(rs[3].gflops, rs[1].gflops, backend)
+    t.ok(rs[3].compile_ms > 0 and rs[3].compile_ms ~= rs[1].compile_ms, backend)  -- its own compile
+    -- Measured apart when asked: two sets of calls.
+    local apart = bench.evaluate_batch({naive, renamed}, {problem = small, threads = 1, backend = backend,
+                                                          share = false})
+    t.eq({apart[1].status, apart[2].status, apart[2].same_code_as}, {"ok", "ok", nil}, backend)
+    t.ok(apart[1].call_starts[1] ~= apart[2].call_starts[1], backend)
+  end
+end)
+
 t.test("the record carries gcc's remarks on the kernel's loops, from either back end", function()
   local ikj = [[
 void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {

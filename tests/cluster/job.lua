@@ -8,7 +8,9 @@ local out = {size = cluster.size(), mpi = cluster.mpi}
 local function evaluate()
   local rs = bench.evaluate_batch(job.sources, job.options)
   local results = {}
-  for i, r in ipairs(rs) do results[i] = {status = r.status, gflops = r.gflops, node = r.node} end
+  for i, r in ipairs(rs) do
+    results[i] = {status = r.status, gflops = r.gflops, node = r.node, same_code_as = r.same_code_as, times = r.times}
+  end
   return results
 end
 

@@ -39,16 +39,18 @@ void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
 }
 ]]
 
+-- The fourth and fifth are the first's object code: a request runs such a kernel once.
 local kernels = {
   {honest, "ok"},
   {honest:gsub("%+= A", "+= 2 * A"), "verification_error"},
   {"void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) { *(volatile int *)0 = 1; }",
    "runtime_error"},
+  {honest .. "// again", "ok"},
+  {honest .. "/* and again */", "ok"},
   {"void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) { C[0] = ; }", "compile_error"},
   {"#include <stdio.h>\n" .. honest:gsub("{\n", "{\n  puts(\"hi\");\n", 1), "library_violation"},
   {"void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) { for (;;) C[0] = 1; }",
    "timeout"},
-  {honest .. "// again", "ok"},
   {honest:gsub("C%[i%] = 0", "C[i] = 1"), "verification_error"},
 }
 
@@ -85,6 +87,16 @@ t.test("a batch spread over two workers gets the statuses it gets in one process
     nodes[r.node] = true
   end
   t.ok(#got.results == #kernels)
+  -- Identical object code runs once per request, and the record names the batch's kernel
+  -- that ran, wherever the request's part of the batch began.
+  t.eq({here_results[4].same_code_as, here_results[5].same_code_as}, {0, 0})
+  for i, r in ipairs(got.results) do
+    if r.same_code_as then
+      local ran = got.results[r.same_code_as + 1]
+      t.ok(r.same_code_as + 1 < i and ran.same_code_as == nil, "kernel " .. i .. " shares with " .. r.same_code_as)
+      t.eq(r.times, ran.times, "kernel " .. i .. " took the calls of kernel " .. r.same_code_as + 1)
+    end
+  end
   local n = 0
   for _ in pairs(nodes) do n = n + 1 end
   t.eq(n, 2, "both workers measured some")

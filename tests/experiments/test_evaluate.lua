@@ -44,11 +44,31 @@ t.test("kernels identical but for comments and spacing are measured once, each k
   t.eq(results[3].code, evaluate.completions({commented}, {bench = recording_bench()})[1].code,
        "a copy keeps its own text")
   t.eq({results[1].shared_with, results[2].shared_with, results[5].status}, {nil, nil, "format_violation"})
+  t.eq({results[3].shared, results[4].shared}, {"text", "text"})
+  t.eq(bench.batches[1].opts.share, nil, "the benchmark shares identical object code by default")
   evaluate.share_identical = false
   local all = recording_bench()
-  evaluate.completions({NAIVE, NAIVE}, {bench = all})
+  evaluate.completions({NAIVE, NAIVE}, {bench = all, bench_opts = {threads = 3}})
   evaluate.share_identical = true
   t.eq(#all.batches[1].sources, 2, "switched off, every kernel is measured")
+  t.eq(all.batches[1].opts, {threads = 3, share = false}, "and the benchmark runs every one")
+end)
+
+t.test("a kernel the benchmark ran under another's object code points at that kernel's completion", function()
+  local bench = recording_bench()
+  local plain = bench.evaluate_batch
+  function bench.evaluate_batch(sources, opts)
+    local out = plain(sources, opts)
+    out[3].same_code_as, out[3].features = 1, {omp = {}}  -- the benchmark's index: from 0
+    return out
+  end
+  local renamed = (NAIVE:gsub("i%+%+", "++i"))
+  local results = evaluate.completions({"no code", NAIVE, OMP, renamed}, {bench = bench})
+  t.eq(#bench.batches[1].sources, 3)
+  t.eq({results[4].shared_with, results[4].shared, results[4].status}, {3, "code", "ok"})
+  t.eq(results[4].code, renamed .. "\n", "its own text")
+  t.eq(results[4].techniques, {"omp"}, "its own features, as the benchmark reported them")
+  t.eq({results[2].shared_with, results[3].shared_with}, {nil, nil})
 end)
 
 t.test("format and library violations never reach the benchmark", function()

@@ -131,6 +131,12 @@ double chunk_deadline(const Chunk& c, const bench::EvalOptions& o, int cores, bo
   return files::monotonic_seconds() + compile + runs + settings().worker_timeout;
 }
 
+// A record's same_code_as counts within the request that measured it: `items` says where
+// that request's kernels stand in the whole batch.
+void to_batch_index(nlohmann::json& record, const std::vector<size_t>& items) {
+  if (record.contains("same_code_as")) record["same_code_as"] = items.at(record["same_code_as"].get<size_t>());
+}
+
 // Evaluates `n` items (the sources, or one reference) over the workers; records in order.
 nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::EvalOptions& opts, bool reference) {
   const size_t n = reference ? 1 : sources.size();
@@ -194,6 +200,7 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
       const std::string node = detail::host_name() + ":0";
       for (size_t k = 0; k < left.size(); ++k) {
         recs[k]["node"] = node;
+        to_batch_index(recs[k], left);
         records[left[k]] = std::move(recs[k]);
       }
       break;
@@ -264,6 +271,7 @@ nlohmann::json dispatch(const std::vector<std::string>& sources, const bench::Ev
       for (size_t k = 0; k < c.items.size(); ++k) {
         size_t i = c.items[k];
         if (have[i]) continue;
+        to_batch_index(recs[k], c.items);
         records[i] = std::move(recs[k]);
         have[i] = true;
         --remaining;

@@ -1,0 +1,168 @@
+-- One step's evaluation, as Experiment 1 has it: the default model samples G completions
+-- for each of the step's fixed prompts, and the whole step is judged in one batch by three
+-- paths, taking turns: every kernel compiled and run (the evaluation before any sharing),
+-- kernels of the same text measured once ("text"), and besides that kernels of the same
+-- object code run once ("text + code"), each with the pool of compiled kernels of 32 (the
+-- size before it grew with the cores) and the default (8 per core, at least 32). Prints
+-- each path's wall time, what it compiled and ran, where the time went (the compile phases
+-- and how busy they kept the cores, the serialised run phases, the checks inside them) and
+-- whether every kernel got the same status on every path.
+--
+--   build/engine perf/bench/step_eval_bench.lua [--prompts=8 --G=64 --max_tokens=512]
+--     [--size=256] [--rounds=1] [--model=models/small] [--device=auto]
+local args = require "engine.args"
+local evaluate = require "evaluate"
+local prompts = require "prompts"
+local wiring = require "wiring"
+
+local opts = args.parse(arg, {
+  description = "One step's evaluation with and without sharing (engine.bench)",
+  options = {
+    {"prompts", 8, "fixed prompts in the step", min = 1},
+    {"G", 64, "completions per prompt", min = 1},
+    {"max_tokens", 512, "longest completion in tokens", min = 1},
+    {"size", 256, "M = N = K", min = 16},
+    {"rounds", 1, "evaluations of the step by each path", min = 1},
+    {"threads", 0, "threads per kernel (0: all cores)", min = 0},
+    {"seed", 1, "sampling seed", min = 0},
+    {"model", wiring.default_model, "the policy", type = "string"},
+    {"device", "auto", "auto (CUDA when present), cpu, cuda", type = "string"},
+  },
+})
+
+local m = bench.machine()
+local device = opts.device == "auto" and (policy.cuda_available() and "cuda" or "cpu") or opts.device
+local pol = policy.load(opts.model, {device = device})
+local fixed = prompts.fixed_list({"matmul"}, {matmul = nil})
+local texts = {}
+for i, p in ipairs(prompts.of_step(fixed, 1, opts.prompts)) do texts[i] = prompts.render(p.messages) end
+local t0 = sys.now()
+local groups = pol:sample(texts, {n = opts.G, temperature = 1.0, top_p = 1.0, max_tokens = opts.max_tokens,
+                                  seed = opts.seed})
+local completions = {}
+for _, g in ipairs(groups) do
+  for _, c in ipairs(g) do completions[#completions + 1] = c end
+end
+print(string.format("machine: %s, %d cores, %s; policy %s on %s", m.model, m.cores, m.simd, opts.model, device))
+print(string.format("step: %d prompts x G = %d: %d completions sampled in %.1f s; problem %d^3 on %d threads",
+                    opts.prompts, opts.G, #completions, sys.now() - t0, opts.size,
+                    opts.threads > 0 and opts.threads or m.cores))
+
+local paths = {
+  {name = "every kernel", text = false, code = false, pool = 32},
+  {name = "text", text = true, code = false, pool = 32},
+  {name = "text + code", text = true, code = true, pool = 32},
+}
+local default_pool = math.max(32, 8 * m.cores)
+if default_pool ~= 32 then
+  paths[#paths + 1] = {name = "every, pool " .. default_pool, text = false, code = false, pool = 0}
+  paths[#paths + 1] = {name = "t+c, pool " .. default_pool, text = true, code = true, pool = 0}
+end
+local bench_opts = {problem = {M = opts.size, N = opts.size, K = opts.size}, threads = opts.threads,
+                    opt = "O3"}
+
+-- The time covered by a set of spans {from, to}: their union.
+local function covered(spans)
+  table.sort(spans, function(x, y) return x[1] < y[1] end)
+  local total, from, to = 0, nil, nil
+  for _, sp in ipairs(spans) do
+    if from and sp[1] <= to then
+      to = math.max(to, sp[2])
+    else
+      if from then total = total + (to - from) end
+      from, to = sp[1], sp[2]
+    end
+  end
+  return from and total + (to - from) or total
+end
+
+-- One path's judgement of the step: its results and what it cost.
+local function judge(path)
+  evaluate.share_identical = path.text
+  local b = {}
+  for k, v in pairs(bench_opts) do b[k] = v end
+  b.share, b.pool = path.code, path.pool
+  local records = {}  -- the benchmark's own records, every field
+  local seen = {evaluate_batch = function(sources, o)
+    records = bench.evaluate_batch(sources, o)
+    return records
+  end}
+  local start = sys.now()
+  local results = evaluate.completions(completions, {bench = seen, bench_opts = b})
+  local wall = sys.now() - start
+  evaluate.share_identical = true
+  local c = {wall = wall, compiled = #records, run = 0, compile_ms = 0, run_s = 0, check_ms = 0, statuses = {}}
+  for i, r in ipairs(results) do c.statuses[i] = r.status end
+  -- The pool's kernels take turns, so their run phases overlap: the serialised time is the
+  -- union of their spans. A compile span runs from the fork to the compile report.
+  local runs, compiles = {}, {}
+  c.compile_span_s = 0
+  for _, r in ipairs(records) do
+    c.compile_ms = c.compile_ms + (r.compile_ms or 0)
+    if r.compile_start then
+      compiles[#compiles + 1] = {r.compile_start, r.compile_end}
+      c.compile_span_s = c.compile_span_s + (r.compile_end - r.compile_start)
+    end
+    if not r.same_code_as and r.run_start then
+      c.run = c.run + 1
+      runs[#runs + 1] = {r.run_start, r.run_end}
+      c.check_ms = c.check_ms + (r.check_ms or 0)
+    end
+  end
+  c.run_s, c.compile_phase_s = covered(runs), covered(compiles)
+  return c
+end
+
+local costs = {}
+for _, p in ipairs(paths) do costs[p.name] = {} end
+for round = 1, opts.rounds do
+  for k = 1, #paths do
+    local p = paths[(round + k - 2) % #paths + 1]  -- the order turns each round
+    table.insert(costs[p.name], judge(p))
+  end
+end
+
+local function median(xs)
+  table.sort(xs)
+  local n = #xs
+  return n % 2 == 1 and xs[(n + 1) // 2] or (xs[n // 2] + xs[n // 2 + 1]) / 2
+end
+local base = median((function()
+  local w = {}
+  for i, c in ipairs(costs[paths[1].name]) do w[i] = c.wall end
+  return w
+end)())
+print(string.format("\n%-18s %8s %6s %8s %5s %10s %14s %12s %11s %11s %6s", "path", "wall (s)", "ratio", "compiled",
+                    "run", "compile/k", "compile phases", "cores busy", "run phases", "checks/k", "rounds"))
+print("(compile/k: a kernel's compile in its child; compile phases: the time some kernel was compiling, and the")
+print(" share of the cores busy with a compile (fork to report) then; run phases: the serialised time some")
+print(" kernel ran, the checks between calls included; checks/k: those checks a kernel run; first round's)")
+local reference = costs[paths[1].name][1].statuses
+local differ = 0
+for _, p in ipairs(paths) do
+  local walls = {}
+  for i, c in ipairs(costs[p.name]) do
+    walls[i] = c.wall
+    for j, s in ipairs(c.statuses) do
+      if s ~= reference[j] then differ = differ + 1 end
+    end
+  end
+  local c = costs[p.name][1]
+  local wall = median(walls)
+  local cores = m.cores
+  print(string.format("%-18s %8.2f %5.2fx %8d %5d %7.0f ms %12.2f s %11.0f%% %9.2f s %8.1f ms %6d", p.name, wall,
+                      base / wall, c.compiled, c.run, c.compile_ms / math.max(1, c.compiled), c.compile_phase_s,
+                      100 * c.compile_span_s / math.max(1e-9, c.compile_phase_s * cores), c.run_s,
+                      c.check_ms / math.max(1, c.run), #walls))
+end
+local counts = evaluate.counts((function()
+  local rs = {}
+  for i, s in ipairs(reference) do rs[i] = {status = s} end
+  return rs
+end)())
+local parts = {}
+for s, n in pairs(counts) do parts[#parts + 1] = s .. " " .. n end
+table.sort(parts)
+print(string.format("\nstatuses (every kernel path, first round): %s", table.concat(parts, ", ")))
+print(string.format("kernels whose status differs from that round's on any path or round: %d of %d x %d", differ,
+                    #completions, #paths * opts.rounds))
