@@ -180,7 +180,7 @@ std::unique_ptr<Task> checked_task(const EvalOptions& o) {
     bad("verify must be \"fp64\" (every element, double-precision error bound) or \"paper\" (105 points, "
         "relative error 1e-6), got '" + o.verify + "'");
   if (o.max_runs < 0 || o.max_runs > 10000) bad("max_runs must be between 0 and 10000");
-  if (o.pool < 0 || o.pool > 4096) bad("pool must be between 1 and 4096 (0: 8 per core, at least 32)");
+  if (o.pool < 1 || o.pool > 4096) bad("pool must be between 1 and 4096");
   if (!(o.cov_target >= 0 && o.cov_target <= 10)) bad("cov_target must be between 0 and 10");
   if (o.warmup + std::max(o.runs, o.max_runs) > 64)
     bad("warmup + runs (or max_runs) must be at most 64: every call gets inputs of its own");
@@ -213,9 +213,6 @@ nlohmann::json resolve_options(const EvalOptions& o) {
   r.backend = o.backend.empty() ? default_backend() : o.backend;
   r.threads = o.threads ? o.threads : machine().cores;
   r.max_runs = std::max(o.runs, o.max_runs);
-  // A pool ends with its slowest compiles while the other cores wait, so its size sets how
-  // often a batch pays that tail.
-  r.pool = o.pool ? o.pool : std::max(32, 8 * machine().cores);
   r.problem = task->options();
   return r.to_json();
 }

@@ -352,7 +352,10 @@ static json shared_record(const json& measured, const json& own, size_t index) {
 }
 
 void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool reference, int parallel) {
-  const size_t cap = static_cast<size_t>(std::max(1, opts.pool));  // compiled, waiting to run
+  // Compiled, waiting to run. A pool ends with its slowest compiles while other cores
+  // wait; 128 instead of 32 on 16 cores kept them busier (85% against 70%) but made the
+  // run phases no shorter and a step no faster (step_eval_bench, docs/performance.md).
+  const size_t cap = static_cast<size_t>(std::max(1, opts.pool));
   const double timeout = opts.timeout;
   size_t next = 0, finished = 0, turn = 0;
   bool draining = false;  // running the compiled pool

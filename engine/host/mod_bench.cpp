@@ -18,7 +18,7 @@
 // "paper" (105 points of every call, relative error 1e-6), share (true: kernels of a batch
 // whose compiled code is identical run once, the others get that record with their own
 // compile report and same_code_as, the 0-based index of the kernel that ran), pool
-// (compiled kernels waiting for their turns at most; 0: 8 per core, at least 32). Every call
+// (compiled kernels waiting for their turns at most, 32). Every call
 // gets inputs of its own; warmup + max(runs, max_runs) <= 64.
 //
 // Result: the evaluation process's record as it is (one shape from the kernel's child to

@@ -33,9 +33,9 @@ struct EvalOptions {
   std::string verify = "fp64";        // "fp64": every element of every call within the
                                       // double-precision error bound; "paper": 105 points
                                       // of every call, relative error 1e-6
-  int pool = 0;                       // compiled kernels waiting for their turns at most (0: 8
-                                      // per core, at least 32): a batch compiles until the
-                                      // pool is full, then runs it with nothing else on the CPU
+  int pool = 32;                      // compiled kernels waiting for their turns at most: a
+                                      // batch compiles until the pool is full, then runs it
+                                      // with nothing else on the CPU
   bool share = true;                  // kernels of a batch whose compiled code is identical
                                       // (code_identity) are run once; the others take that
                                       // record, marked same_code_as

@@ -2,14 +2,14 @@
 -- for each of the step's fixed prompts, and the whole step is judged in one batch by three
 -- paths, taking turns: every kernel compiled and run (the evaluation before any sharing),
 -- kernels of the same text measured once ("text"), and besides that kernels of the same
--- object code run once ("text + code"), each with the pool of compiled kernels of 32 (the
--- size before it grew with the cores) and the default (8 per core, at least 32). Prints
+-- object code run once ("text + code"); with --pools, the first and the last again with
+-- other sizes of the pool of compiled kernels that take turns (32 by default). Prints
 -- each path's wall time, what it compiled and ran, where the time went (the compile phases
 -- and how busy they kept the cores, the serialised run phases, the checks inside them) and
 -- whether every kernel got the same status on every path.
 --
 --   build/engine perf/bench/step_eval_bench.lua [--prompts=8 --G=64 --max_tokens=512]
---     [--size=256] [--rounds=1] [--model=models/small] [--device=auto]
+--     [--size=256] [--rounds=1] [--pools=128] [--model=models/small] [--device=auto]
 local args = require "engine.args"
 local evaluate = require "evaluate"
 local prompts = require "prompts"
@@ -24,6 +24,7 @@ local opts = args.parse(arg, {
     {"size", 256, "M = N = K", min = 16},
     {"rounds", 1, "evaluations of the step by each path", min = 1},
     {"threads", 0, "threads per kernel (0: all cores)", min = 0},
+    {"pools", "", "other sizes of the pool of compiled kernels to time both ends with, e.g. 128", type = "string"},
     {"seed", 1, "sampling seed", min = 0},
     {"model", wiring.default_model, "the policy", type = "string"},
     {"device", "auto", "auto (CUDA when present), cpu, cuda", type = "string"},
@@ -49,14 +50,13 @@ print(string.format("step: %d prompts x G = %d: %d completions sampled in %.1f s
                     opts.threads > 0 and opts.threads or m.cores))
 
 local paths = {
-  {name = "every kernel", text = false, code = false, pool = 32},
-  {name = "text", text = true, code = false, pool = 32},
-  {name = "text + code", text = true, code = true, pool = 32},
+  {name = "every kernel", text = false, code = false},
+  {name = "text", text = true, code = false},
+  {name = "text + code", text = true, code = true},
 }
-local default_pool = math.max(32, 8 * m.cores)
-if default_pool ~= 32 then
-  paths[#paths + 1] = {name = "every, pool " .. default_pool, text = false, code = false, pool = 0}
-  paths[#paths + 1] = {name = "t+c, pool " .. default_pool, text = true, code = true, pool = 0}
+for pool in opts.pools:gmatch("%d+") do
+  paths[#paths + 1] = {name = "every, pool " .. pool, text = false, code = false, pool = tonumber(pool)}
+  paths[#paths + 1] = {name = "t+c, pool " .. pool, text = true, code = true, pool = tonumber(pool)}
 end
 local bench_opts = {problem = {M = opts.size, N = opts.size, K = opts.size}, threads = opts.threads,
                     opt = "O3"}

@@ -78,6 +78,10 @@ void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
                                                           share = false})
     t.eq({apart[1].status, apart[2].status, apart[2].same_code_as}, {"ok", "ok", nil}, backend)
     t.ok(apart[1].call_starts[1] ~= apart[2].call_starts[1], backend)
+    -- Across pools: with a pool of one, the first has run before the copy is compiled.
+    local one = bench.evaluate_batch({naive, renamed}, {problem = small, threads = 1, backend = backend, pool = 1})
+    t.eq({one[2].status, one[2].same_code_as}, {"ok", 0}, backend)
+    t.ok(one[2].compile_start > one[1].run_end, backend)
   end
 end)
 
@@ -190,6 +194,8 @@ t.test("bad arguments are errors naming the problem", function()
   t.raises(function() bench.reference{threads = -1} end, "threads")
   t.raises(function() bench.evaluate(naive, {warmup = 4, max_runs = 61}) end, "at most 64")
   t.raises(function() bench.evaluate(naive, {cov_target = -1}) end, "cov_target")
+  t.raises(function() bench.evaluate(naive, {pool = 0}) end, "pool must be between 1 and 4096")
+  t.raises(function() bench.evaluate(naive, {share = "yes"}) end, "share")
 end)
 
 t.test("submitted batches come back as evaluate_batch returns them, whichever is waited for first", function()
