@@ -30,6 +30,7 @@
 --
 -- An output made with other options is refused, naming them: choose another --out.
 
+local batches = require "batches"
 local checks = require "checks"
 local cli = require "cli"
 local evaluate = require "evaluate"
@@ -569,35 +570,11 @@ local function fitting(examples, opts, ctx, model)
   return kept_, dropped
 end
 
--- The examples of SFT step `step`: a permutation of the pairs per epoch, drawn from the
--- seed, so that a resumed run trains on what an uninterrupted one would.
-function M.batch_at(examples, step, batch, seed, cache)
-  batch = math.min(batch, #examples)
-  local per_epoch = #examples // batch
-  local epoch = (step - 1) // per_epoch
-  if cache.epoch ~= epoch then
-    local rng = kernelgen.rng(seed * 7919 + 1000 + epoch)
-    local order = {}
-    for i = 1, #examples do order[i] = i end
-    for i = #order, 2, -1 do
-      local j = rng:int(1, i)
-      order[i], order[j] = order[j], order[i]
-    end
-    cache.epoch, cache.order = epoch, order
-  end
-  local first = ((step - 1) % per_epoch) * batch
-  local out = {}
-  for i = 1, batch do out[i] = examples[cache.order[first + i]] end
-  return out
-end
-
 -- The SFT trainer's options: the full model unless --sft_lora_r.
 local function sft_train_opts(opts)
   local t = {lr = opts.sft_lr, seed = opts.seed}
   if opts.sft_micro_batch > 0 then t.micro_batch = opts.sft_micro_batch end
-  if opts.sft_lora_r > 0 then
-    t.lora = {r = opts.sft_lora_r, alpha = opts.lora_alpha, dropout = opts.lora_dropout}
-  end
+  t.lora = wiring.lora(opts, opts.sft_lora_r)
   return t
 end
 
@@ -660,9 +637,11 @@ local function sft_phase(opts, ctx)
     done = trainer:steps()
     log.info("resumed the SFT", {step = done})
   end
+  -- the pairs in a permutation per epoch drawn from --seed (batches.lua), so that a
+  -- resumed run trains on what an uninterrupted one would
   local cache = {}
   for step = done + 1, opts.sft_steps do
-    local stats_ = trainer:step(M.batch_at(fit, step, opts.sft_batch, opts.seed, cache))
+    local stats_ = trainer:step(batches.at(fit, step, opts.sft_batch, opts.seed * 7919 + 1000, cache))
     local save = step % opts.sft_save_every == 0 or step == opts.sft_steps
     run:atomic(function()
       run:log{step = step, loss = stats_.loss, lr = stats_.lr, tokens = stats_.tokens,

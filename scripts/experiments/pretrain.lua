@@ -13,6 +13,7 @@
 -- a README.md that says how it was made and pretrain.json with the settings and figures.
 
 local args = require "engine.args"
+local batches = require "batches"
 local cli = require "cli"
 local kernelgen = require "kernelgen"
 local options = require "options"
@@ -171,25 +172,11 @@ local function fit(corpus, tok, max_len)
   return kept, {examples = #kept, dropped = dropped, tokens = tokens}
 end
 
--- Batch `step`'s examples: a fresh permutation of the corpus per epoch, drawn from the
--- seed, so the order does not depend on how often the run was resumed.
+-- Batch `step`'s examples (batches.lua: a fresh permutation of the corpus per epoch, drawn
+-- from the seed), each as the prompt and completion the trainer takes.
 local function batch_of(corpus, step, opts, cache)
-  local per_epoch = #corpus // opts.batch
-  local epoch = (step - 1) // per_epoch
-  if cache.epoch ~= epoch then
-    local rng = kernelgen.rng(opts.seed * 7919 + epoch)
-    local order = {}
-    for i = 1, #corpus do order[i] = i end
-    for i = #order, 2, -1 do
-      local j = rng:int(1, i)
-      order[i], order[j] = order[j], order[i]
-    end
-    cache.epoch, cache.order = epoch, order
-  end
-  local first = ((step - 1) % per_epoch) * opts.batch
   local out = {}
-  for i = 1, opts.batch do
-    local ex = corpus[cache.order[first + i]]
+  for i, ex in ipairs(batches.at(corpus, step, opts.batch, opts.seed * 7919, cache)) do
     out[i] = {prompt = ex.prompt, completion = ex.completion}
   end
   return out

@@ -40,6 +40,7 @@
 local cli = require "cli"
 local figures = require "figures"
 local results = require "results"
+local turn_results = require "turn_results"
 
 local M = {}
 
@@ -159,7 +160,7 @@ function M.main(argv)
   else
     add("## Best kernels (Table II)", "", results.table2(exp))
   end
-  local turns = results.turns_table(exp)
+  local turns = turn_results.turns_table(exp)
   if turns then
     add("## Turns against single-turn (equal evaluated kernels)", "",
         "A configuration of T turns plays G episodes per prompt and step, T kernels each; the "
@@ -169,8 +170,8 @@ function M.main(argv)
         .. "kernels; each figure is the mean ± "
         .. "the half-width of its 95% interval over the seeds, and the differences from the control "
         .. "are paired by seed.", "", turns,
-        "### Per turn", "", results.per_turn_table(exp))
-    local said = results.turns_text(exp)
+        "### Per turn", "", turn_results.per_turn_table(exp))
+    local said = turn_results.turns_text(exp)
     if said then add("Turns (95% interval of the paired differences):", "", said) end
   end
   local peak_warnings = results.peak_warnings(exp)
@@ -214,7 +215,7 @@ function M.main(argv)
           .. " and run again: " .. rerun)
   end
   for _, line in ipairs(results.verdict_lines(exp)) do print(line) end
-  for line in (results.turns_text(exp) or ""):gmatch("[^\n]+") do print((line:gsub("^%- ", ""):gsub("`", ""))) end
+  for line in (turn_results.turns_text(exp) or ""):gmatch("[^\n]+") do print((line:gsub("^%- ", ""):gsub("`", ""))) end
 end
 
 -- report.lua A B: A's figures against B's, with the intervals of their differences.

@@ -95,10 +95,15 @@ function wiring.train_opts(opts, config)
              loss = opts.loss, num_iterations = opts.num_iterations,
              scale_rewards = opts.scale_rewards}
   if opts.micro_batch > 0 then t.micro_batch = opts.micro_batch end
-  if opts.lora_r > 0 then
-    t.lora = {r = opts.lora_r, alpha = opts.lora_alpha, dropout = opts.lora_dropout}
-  end
+  t.lora = wiring.lora(opts, opts.lora_r)
   return t
+end
+
+-- A trainer's LoRA adapter of rank r, with --lora_alpha and --lora_dropout: GRPO's
+-- (--lora_r) and KernelCompare's SFT (--sft_lora_r). Nil for r = 0: the full model.
+function wiring.lora(opts, r)
+  if r > 0 then return {r = r, alpha = opts.lora_alpha, dropout = opts.lora_dropout} end
+  return nil
 end
 
 -- What pol:sample is asked for: G completions of each prompt, drawn with `seed`.

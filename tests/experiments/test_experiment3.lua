@@ -13,6 +13,7 @@ local fakes = require "fakes"
 local primitives = require "primitives"
 local prompts = require "prompts"
 local results = require "results"
+local turn_results = require "turn_results"
 
 local exp3 = dofile(engine.scripts[1] .. "/experiment3.lua")
 
@@ -248,24 +249,24 @@ t.test("the report: turns against single-turn over seeds, and per turn", functio
   local exp = results.load(out)
   t.eq(exp.kind, "experiment3")
   t.eq(#exp.configs, 4)
-  local turns = results.turns_table(exp)
+  local turns = turn_results.turns_table(exp)
   t.contains(turns, "| configuration | turns | kernels a step | mean reward | best GFLOPS |")
   t.contains(turns, "| lr=5e-07,opt=O3,turns=1 | 1 | 8 | ")
   t.contains(turns, "| (control) | (control) | 2 (1,2) |")
   local multi = turns:match("| lr=5e%-07,opt=O3,turns=2 | 2 | 8 |[^\n]*")
   t.ok(multi and multi:match("| [%+%-]%d+%.%d%d"), "paired differences from the control: " .. tostring(multi))
-  local per_turn = results.per_turn_table(exp)
+  local per_turn = turn_results.per_turn_table(exp)
   -- the kernels of a turn over both seeds: 2 steps x 2 prompts x 2 episodes x 2 seeds
   t.contains(per_turn, "| lr=5e-07,opt=O3,turns=2 | 1 | 16 | ")
   t.contains(per_turn, "| lr=5e-07,opt=O3,turns=2 | 2 | 16 | ")
   t.contains(per_turn, "| lr=5e-07,opt=O3,turns=1 | 1 | 32 | ")
-  local said = results.turns_text(exp)
+  local said = turn_results.turns_text(exp)
   t.contains(said, "- `lr=5e-07,opt=O3,turns=2`: last turn - turn 1 mean reward ")
   t.contains(said, "against `lr=5e-07,opt=O3,turns=1` (2 paired seeds): mean reward ")
-  local f = results.turn_group_figures(exp, results.groups(exp)[2])
+  local f = turn_results.turn_group_figures(exp, results.groups(exp)[2])
   t.eq(f.control.name, "lr=5e-07,opt=O3,turns=1")
   t.eq(f.iv.vs_mean.n, 2)
-  t.eq(results.turns_table({kind = "experiment1", configs = {}}), nil, "other experiments: no such table")
+  t.eq(turn_results.turns_table({kind = "experiment1", configs = {}}), nil, "other experiments: no such table")
 end)
 
 t.test("impossible options are refused, naming the option", function()
