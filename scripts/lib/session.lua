@@ -377,7 +377,9 @@ function Session:record(prompt, completions, results, fields)
                    finish_reason = completions[i].finish_reason, backend = r.backend,
                    max_rel_error = r.max_rel_error, features = r.features, node = r.node,
                    confirmed_gflops = r.confirmed_gflops, second = r.second, task = r.task,
-                   speed = r.unit and r.speed or nil, unit = r.unit}
+                   speed = r.unit and r.speed or nil, unit = r.unit,
+                   -- measured once for several kernels of the step's batch (evaluate.lua)
+                   shared = r.shared, shared_with = r.shared_with}
     for k, v in pairs(fields.extra or {}) do extra[k] = v end
     ids[i] = self.run:add_sample{
       iteration = fields.iteration, stage = fields.stage, parent_id = fields.parent_id,

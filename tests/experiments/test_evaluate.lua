@@ -71,6 +71,18 @@ t.test("a kernel the benchmark ran under another's object code points at that ke
   t.eq({results[2].shared_with, results[3].shared_with}, {nil, nil})
 end)
 
+t.test("a stored sample says whose measurement it carries", function()
+  local run = store.open(t.tmpdir() .. "/run", {config = {experiment = "experiment1", config = {lr = 0}}})
+  local s = setmetatable({run = run}, require("session").Session)
+  local results = evaluate.completions({NAIVE, NAIVE .. "\n// again", OMP}, {bench = recording_bench()})
+  s:record("prompt", {{}, {}, {}}, results, {iteration = 1, config_id = "c"})
+  local stored = run:samples()
+  t.eq(#stored, 3)
+  t.eq({stored[2].extra.shared, stored[2].extra.shared_with}, {"text", 1})
+  t.eq({stored[1].extra.shared, stored[3].extra.shared}, {nil, nil})
+  run:close()
+end)
+
 t.test("format and library violations never reach the benchmark", function()
   local bench = recording_bench()
   local results = evaluate.completions({"no code here", {text = "```c\n" .. NAIVE .. "\n```"},
