@@ -103,6 +103,14 @@ nlohmann::json evaluate_records(const std::vector<std::string>& sources, const E
 nlohmann::json reference_record(const EvalOptions& opts = {});
 Result result_from_record(const nlohmann::json& record);
 
+// CUDA on this node (engine/cuda), asked of a fresh child of the evaluation process:
+// cuda_probe says whether GPU 0, its driver and NVRTC are there (and why not);
+// cuda_compile compiles CUDA C++ in memory for GPU 0 and loads it, finding `entries`
+// (extern "C" __global__ functions). Records as cuda::probe and cuda::compile give them.
+nlohmann::json cuda_probe();
+nlohmann::json cuda_compile(const std::string& source, const std::vector<std::string>& entries,
+                            double timeout = 60);
+
 // Options sent to another node (wire/options.hpp's options_to_json) stay unresolved:
 // threads 0 and march "native" mean that node's cores and CPU.
 

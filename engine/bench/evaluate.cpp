@@ -275,6 +275,13 @@ nlohmann::json evaluate_records(const std::vector<std::string>& sources, const E
   return request(req).at("results");
 }
 
+nlohmann::json cuda_probe() { return request({{"op", "cuda_probe"}, {"timeout", 60.0}}); }
+
+nlohmann::json cuda_compile(const std::string& source, const std::vector<std::string>& entries, double timeout) {
+  if (!(timeout > 0 && timeout <= 3600)) throw std::invalid_argument("timeout must be more than 0 and at most 3600 seconds");
+  return request({{"op", "cuda_compile"}, {"source", source}, {"entries", entries}, {"timeout", timeout}});
+}
+
 std::vector<Result> evaluate_batch(const std::vector<std::string>& sources, const EvalOptions& opts) {
   std::vector<Result> out;
   for (const auto& r : evaluate_records(sources, opts)) out.push_back(result_from_record(r));

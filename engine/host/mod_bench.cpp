@@ -48,6 +48,10 @@
 // bench.reference takes the same options (warmup 5, runs 20 unless given; threads
 // 0/nil: the fastest count) and adds thread_trials {threads, min, median, cov}.
 //
+// CUDA (engine/cuda, on the GPU node): bench.cuda() says whether GPU 0, its driver and
+// NVRTC are there, and bench.cuda_compile(src, {entries = {...}}) compiles CUDA C++ in
+// memory for it (below).
+//
 // Tasks of the suite (stdlib/tasks/*.lua, docs/tasks.md): bench.tasks() lists them
 // ({name, family, split, file, ...}), bench.task(name) gives one spec, and
 //   bench.evaluate(src, {task = "axpy", size = "test"})   -- size: a name or {n = ...}
@@ -308,6 +312,36 @@ static int call_tasks(lua_State* L, const char* fn) {
 static int bench_tasks(lua_State* L) { return call_tasks(L, "list"); }
 static int bench_task(lua_State* L) { return call_tasks(L, "get"); }
 
+// bench.cuda(): {available, reason, device, capability, sm, driver_version, nvrtc,
+// nvrtc_library} for GPU 0; on a machine without a GPU, its driver or NVRTC, available is
+// false and reason says which is missing.
+static int bench_cuda(lua_State* L) {
+  push_json(L, bench::cuda_probe());
+  return 1;
+}
+
+// bench.cuda_compile(source, {entries = {"name", ...}, timeout = 60}): the CUDA C++ source
+// compiled in memory by NVRTC for GPU 0 and loaded by the driver, in a child of the
+// evaluation process: {status = ok | compile_error | load_error | unavailable |
+// runtime_error, log, arch, cubin_bytes, compile_ms, entries (those found)}.
+static int bench_cuda_compile(lua_State* L) {
+  std::string src = check_string(L, 1, "bench.cuda_compile", "source");
+  std::vector<std::string> entries;
+  double timeout = 60;
+  if (!lua_isnoneornil(L, 2)) {
+    Options t(L, 2, "bench.cuda_compile");
+    t.get("entries", entries);
+    t.get("timeout", timeout);
+    t.done();
+  }
+  try {
+    push_json(L, bench::cuda_compile(src, entries, timeout));
+  } catch (const std::invalid_argument& e) {
+    throw Error(std::string("bench.cuda_compile: ") + e.what());
+  }
+  return 1;
+}
+
 static int bench_backends(lua_State* L) {
   push_strings(L, bench::backend_names());
   return 1;
@@ -324,7 +358,8 @@ int open_bench(lua_State* L) {
                     HOST_FN("backends", bench_backends), HOST_FN("check_options", bench_check_options),
                     HOST_FN("symbol_allowed", bench_symbol_allowed),
                     HOST_FN("allowed_symbols", bench_allowed_symbols), HOST_FN("tasks", bench_tasks),
-                    HOST_FN("task", bench_task)});
+                    HOST_FN("task", bench_task), HOST_FN("cuda", bench_cuda),
+                    HOST_FN("cuda_compile", bench_cuda_compile)});
   return 1;
 }
 

@@ -1,0 +1,64 @@
+// Inside engine/cuda only: the entry points of the driver and of NVRTC this module calls,
+// declared by hand (no CUDA headers at build time) and found by dlsym.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace cuda::detail {
+
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void*;
+using CUmodule = void*;
+using CUfunction = void*;
+using nvrtcResult = int;
+using nvrtcProgram = void*;
+
+constexpr int kAttrCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+constexpr int kAttrCapabilityMinor = 76;  // ..._MINOR
+constexpr int kJitErrorLogBuffer = 5;     // CU_JIT_ERROR_LOG_BUFFER
+constexpr int kJitErrorLogSize = 6;       // CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+
+struct Driver {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDriverGetVersion)(int*);
+  CUresult (*cuDeviceGetCount)(int*);
+  CUresult (*cuDeviceGet)(CUdevice*, int);
+  CUresult (*cuDeviceGetName)(char*, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuModuleLoadDataEx)(CUmodule*, const void*, unsigned, int*, void**);
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuGetErrorString)(CUresult, const char**);
+};
+
+struct Nvrtc {
+  std::string library;
+  nvrtcResult (*nvrtcVersion)(int*, int*);
+  nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
+                                    const char* const*);
+  nvrtcResult (*nvrtcCompileProgram)(nvrtcProgram, int, const char* const*);
+  nvrtcResult (*nvrtcGetProgramLogSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram, char*);
+  nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram, size_t*);
+  nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram, char*);
+  nvrtcResult (*nvrtcDestroyProgram)(nvrtcProgram*);
+  const char* (*nvrtcGetErrorString)(nvrtcResult);
+};
+
+// The device this module works on, with the driver initialised; or why there is none.
+struct Machine {
+  Driver driver{};
+  Nvrtc nvrtc{};
+  CUdevice device = 0;
+  int major = 0, minor = 0;
+  std::string reason;  // "" when usable
+};
+
+// Loads both libraries and initialises the driver once per process.
+Machine& machine();
+std::string driver_error(const Driver& d, CUresult r);
+
+}  // namespace cuda::detail

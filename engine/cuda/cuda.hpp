@@ -1,0 +1,29 @@
+// CUDA kernels on the GPU node: what the machine offers, and a kernel's source compiled in
+// memory by NVRTC for the GPU's compute capability and loaded by the driver.
+//
+// The driver (libcuda.so.1) and NVRTC (libnvrtc.so, or a versioned name; ENGINE_NVRTC
+// names a file) are loaded at run time: a machine without them gets "unavailable" and the
+// reason, never a build or load failure. Every function here initialises the driver, so
+// it runs in a process of its own that forks nothing afterwards (the evaluation process
+// calls these in a fresh child; a CUDA context does not survive fork).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cuda {
+
+// {available, reason ("" when available), device, capability "9.0", sm "sm_90",
+//  driver_version 13000, nvrtc "13.0", nvrtc_library}: device 0 of this machine.
+nlohmann::json probe();
+
+// Compiles `source` (CUDA C++; entries declared extern "C" __global__) for device 0's
+// architecture and loads it. Returns {status, log, arch, cubin_bytes, compile_ms,
+// entries}: status "ok"; "compile_error" (NVRTC's log names kernel.cu(LINE)); "load_error"
+// (the driver refused the image, or an entry is missing: `log` says which); "unavailable"
+// (`log` is probe's reason). `entries` lists those found.
+nlohmann::json compile(const std::string& source, const std::vector<std::string>& entries);
+
+}  // namespace cuda

@@ -1,0 +1,14 @@
+// Inside engine/evaluator only: a CUDA request ("cuda_probe", "cuda_compile") served in a
+// fresh child of the evaluation process, which itself never initialises CUDA (a context
+// does not survive fork; the next kernel's child must start clean).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+namespace bench::detail {
+
+// req: {op, source, entries, timeout}. Returns cuda::probe()'s or cuda::compile()'s
+// record, or one saying how the child failed (killed, past `timeout` seconds).
+nlohmann::json cuda_in_child(const nlohmann::json& req);
+
+}  // namespace bench::detail
