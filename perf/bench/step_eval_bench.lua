@@ -5,8 +5,9 @@
 -- object code run once ("text + code"); with --pools, the first and the last again with
 -- other sizes of the pool of compiled kernels that take turns (32 by default). Prints
 -- each path's wall time, what it compiled and ran, where the time went (the compile phases
--- and how busy they kept the cores, the serialised run phases, the checks inside them) and
--- whether every kernel got the same status on every path.
+-- and how busy they kept the cores, the serialised run phases split into the calls, the
+-- checks between them and the rest) and whether every kernel got the same status on every
+-- path.
 --
 --   build/engine perf/bench/step_eval_bench.lua [--prompts=8 --G=64 --max_tokens=512]
 --     [--size=256] [--rounds=1] [--pools=128] [--model=models/small] [--device=auto]
@@ -91,7 +92,8 @@ local function judge(path)
   local results = evaluate.completions(completions, {bench = seen, bench_opts = b})
   local wall = sys.now() - start
   evaluate.share_identical = true
-  local c = {wall = wall, compiled = #records, run = 0, compile_ms = 0, run_s = 0, check_ms = 0, statuses = {}}
+  local c = {wall = wall, compiled = #records, run = 0, compile_ms = 0, run_s = 0, check_ms = 0, calls_s = 0,
+             statuses = {}}
   for i, r in ipairs(results) do c.statuses[i] = r.status end
   -- The pool's kernels take turns, so their run phases overlap: the serialised time is the
   -- union of their spans. A compile span runs from the fork to the compile report.
@@ -107,6 +109,15 @@ local function judge(path)
       c.run = c.run + 1
       runs[#runs + 1] = {r.run_start, r.run_end}
       c.check_ms = c.check_ms + (r.check_ms or 0)
+      -- The calls themselves, by the harness's clock; warm-up calls (not recorded) as long
+      -- as the median timed one.
+      local hs = r.harness_times or {}
+      if #hs > 0 then
+        local sorted_hs, sum = {table.unpack(hs)}, 0
+        table.sort(sorted_hs)
+        for _, x in ipairs(hs) do sum = sum + x end
+        c.calls_s = c.calls_s + sum + (r.options.warmup or 0) * sorted_hs[(#sorted_hs + 1) // 2]
+      end
     end
   end
   c.run_s, c.compile_phase_s = covered(runs), covered(compiles)
@@ -132,11 +143,13 @@ local base = median((function()
   for i, c in ipairs(costs[paths[1].name]) do w[i] = c.wall end
   return w
 end)())
-print(string.format("\n%-18s %8s %6s %8s %5s %10s %14s %12s %11s %11s %6s", "path", "wall (s)", "ratio", "compiled",
-                    "run", "compile/k", "compile phases", "cores busy", "run phases", "checks/k", "rounds"))
+print(string.format("\n%-18s %8s %6s %8s %5s %10s %14s %11s %11s %9s %8s %8s %6s", "path", "wall (s)", "ratio",
+                    "compiled", "run", "compile/k", "compile phases", "cores busy", "run phases", "in calls", "checks",
+                    "other", "rounds"))
 print("(compile/k: a kernel's compile in its child; compile phases: the time some kernel was compiling, and the")
 print(" share of the cores busy with a compile (fork to report) then; run phases: the serialised time some")
-print(" kernel ran, the checks between calls included; checks/k: those checks a kernel run; first round's)")
+print(" kernel ran: in the calls (command to answer, warm-up calls counted at the median timed one), in the")
+print(" checks between calls, and the rest (pings, stops, a process's start and end); first round's)")
 local reference = costs[paths[1].name][1].statuses
 local differ = 0
 for _, p in ipairs(paths) do
@@ -150,10 +163,10 @@ for _, p in ipairs(paths) do
   local c = costs[p.name][1]
   local wall = median(walls)
   local cores = m.cores
-  print(string.format("%-18s %8.2f %5.2fx %8d %5d %7.0f ms %12.2f s %11.0f%% %9.2f s %8.1f ms %6d", p.name, wall,
-                      base / wall, c.compiled, c.run, c.compile_ms / math.max(1, c.compiled), c.compile_phase_s,
-                      100 * c.compile_span_s / math.max(1e-9, c.compile_phase_s * cores), c.run_s,
-                      c.check_ms / math.max(1, c.run), #walls))
+  print(string.format("%-18s %8.2f %5.2fx %8d %5d %7.0f ms %12.2f s %10.0f%% %9.2f s %7.2f s %6.2f s %6.2f s %6d",
+                      p.name, wall, base / wall, c.compiled, c.run, c.compile_ms / math.max(1, c.compiled),
+                      c.compile_phase_s, 100 * c.compile_span_s / math.max(1e-9, c.compile_phase_s * cores), c.run_s,
+                      c.calls_s, c.check_ms / 1000, c.run_s - c.calls_s - c.check_ms / 1000, #walls))
 end
 local counts = evaluate.counts((function()
   local rs = {}
