@@ -362,6 +362,7 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
   size_t next = 0, finished = 0, turn = 0;
   bool draining = false;  // running the compiled pool
   std::map<std::string, size_t> first_with;  // code identity -> the batch's first kernel with it
+  end_stopped();  // an earlier batch that ended in an error may have left some
   while (finished < jobs.size()) {
     size_t compiling = 0, ready = 0;
     Job* running = nullptr;
@@ -402,6 +403,7 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
       }
       if (draining && ready == 0) {
         draining = false;
+        end_stopped();
         start_compiles();
       }
       if (draining) {
@@ -449,7 +451,14 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
                                   " s limit (warm-up and timed runs; killed)";
         j.eof = true;
       }
-      if (j.eof || j.exited) {
+      if (j.done && !j.exited) {
+        // Every call made and checked, the process stopped: its end (a process's memory
+        // given back, on one core) waits until no kernel of the pool runs.
+        j.run_end = monotonic_seconds();
+        stopped_.push_back(j.pid);
+        finish(j, opts);
+        ++finished;
+      } else if (j.eof || j.exited) {
         wait_for(j);  // kills what is left of the group and reaps the child
         if (j.run_start > 0) j.run_end = monotonic_seconds();
         // The process is gone: what it wrote before dying ends at EOF.
@@ -459,8 +468,23 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
       }
     }
   }
+  end_stopped();
   for (auto& j : jobs)
     if (j.same_code_as) j.result = shared_record(jobs[*j.same_code_as].result, j.result, *j.same_code_as);
+}
+
+// The processes of kernels that made every call, left stopped while the pool ran: killed
+// together now, each with what else is left of its group, and reaped.
+void Zygote::end_stopped() {
+  for (pid_t pid : stopped_) kill(-pid, SIGKILL);
+  for (pid_t pid : stopped_) {
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    while (waitpid(-pid, &st, 0) > 0 || errno == EINTR) {
+    }
+  }
+  stopped_.clear();
 }
 
 }  // namespace bench::detail

@@ -60,6 +60,7 @@ class Zygote {
   void reap();
   void wait_for(Job& job);
   void finish(Job& job, const ResolvedOptions& opts);
+  void end_stopped();
   size_t share_identical_code(std::vector<Job>& jobs, std::map<std::string, size_t>& first_with,
                               const ResolvedOptions& opts);
   [[noreturn]] void exit_now();
@@ -71,6 +72,7 @@ class Zygote {
   Task* task_ = nullptr;
   double peak_gflops_ = 0, peak_gbps_ = 0;
   std::vector<Job*> live_;
+  std::vector<pid_t> stopped_;  // finished kernels' processes, stopped, ended between pools
   uintptr_t stack_lo_ = 0, stack_hi_ = 0;
   files::OwnedDir root_;  // kernels' working directories live below it
 };
