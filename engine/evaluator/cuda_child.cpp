@@ -22,6 +22,10 @@ using nlohmann::json;
 namespace {
 
 [[noreturn]] void serve_in_child(const json& req, int out, double timeout) {
+  // Nothing of the evaluation process reaches the driver: its socket to the engine and
+  // every other descriptor are closed, the reply's pipe kept.
+  if (out > 3) close_range(3, static_cast<unsigned>(out) - 1, 0);
+  close_range(static_cast<unsigned>(out) + 1, ~0U, 0);
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
