@@ -69,7 +69,6 @@ struct Job {
   bool reference = false;   // the library routine, not a kernel
   std::unique_ptr<Counters> counters;  // opened at its first turn; closed when it ends
   json counted;             // their record, read when the last call returned
-  bool code_matched = false;          // its compiled code looked up among the batch's
   std::optional<size_t> same_code_as;  // not run: its code is this kernel's of the batch
   json result;
 };

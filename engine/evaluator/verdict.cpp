@@ -114,6 +114,21 @@ std::string describe_fault(const Job& job, const ResolvedOptions& opts, const Ve
   }
 }
 
+// What a record holds of its own kernel's compile (verdict() below sets them from the
+// compile report and the zygote's clock).
+static const char* const kOwnCompile[] = {"backend", "compile_ms", "compile_start", "compile_end", "fallback",
+                                          "fallback_reason", "external_symbols", "features", "remarks"};
+
+json shared_verdict(const json& measured, const json& own, size_t index) {
+  json r = measured;
+  for (const char* k : kOwnCompile) {
+    if (own.contains(k)) r[k] = own[k];
+    else r.erase(k);
+  }
+  r["same_code_as"] = index;
+  return r;
+}
+
 json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& ctx) {
   json r;
   r = {{"status", "runtime_error"}, {"gflops", 0.0}, {"gbps", 0.0}, {"times", json::array()}, {"min", 0.0},
@@ -134,10 +149,8 @@ json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& 
     r["compile_ms"] = c.value("compile_ms", 0.0);
     r["message"] = c.value("diagnostics", "");
     r["fallback"] = c.value("fallback", false);
-    if (c.contains("fallback_reason")) r["fallback_reason"] = c["fallback_reason"];
-    if (c.contains("external_symbols")) r["external_symbols"] = c["external_symbols"];
-    if (c.contains("features")) r["features"] = c["features"];
-    if (c.contains("remarks")) r["remarks"] = c["remarks"];
+    for (const char* k : {"fallback_reason", "external_symbols", "features", "remarks"})
+      if (c.contains(k)) r[k] = c[k];
     if (c.contains("library")) r["library"] = c["library"];  // a yardstick's
     if (c.contains("version")) r["version"] = c["version"];
   }

@@ -26,6 +26,10 @@ struct VerdictContext {
 // a refused measurement, a protocol breach, a wrong result, an early end; else ok, unless
 // the figure is impossible (the peak rule, the last line of defence).
 nlohmann::json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& ctx);
+// The record of a kernel that was not run because the batch's kernel `index` has its
+// compiled code: that kernel's `measured` record, with the fields verdict() takes from
+// this kernel's own compile (`own`, its verdict), and same_code_as.
+nlohmann::json shared_verdict(const nlohmann::json& measured, const nlohmann::json& own, size_t index);
 // "the kernel accessed 8 bytes past the end of C (SIGSEGV at 0x...)", ...
 std::string describe_fault(const Job& job, const ResolvedOptions& opts, const VerdictContext& ctx);
 // Why a kernel's figures cannot be a measurement, "" when they can: more than 4x the

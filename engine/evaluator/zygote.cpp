@@ -318,39 +318,26 @@ void Zygote::finish(Job& job, const ResolvedOptions& opts) {
   live_.erase(std::remove(live_.begin(), live_.end(), &job), live_.end());
 }
 
-// Before a pool runs: a kernel whose compiled code an earlier kernel of the batch has (of
-// this pool, or of one that ran before it) is ended unrun and will take that kernel's
-// measurement. In index order, so the first of a batch's copies is the one that runs, as
-// pools are filled in index order. Returns how many it ended.
+// Before a pool runs (its kernels are all `ready` then, and only its own are): a kernel
+// whose compiled code an earlier kernel of the batch has (of this pool, or of one that
+// ran before it) is ended unrun and will take that kernel's measurement. In index order,
+// so the first of a batch's copies is the one that runs, as pools are filled in index
+// order. Returns how many it ended.
 size_t Zygote::share_identical_code(std::vector<Job>& jobs, std::map<std::string, size_t>& first_with,
                                     const ResolvedOptions& opts) {
   size_t ended = 0;
   for (auto& j : jobs) {
-    if (j.state != Job::ready || j.code_matched) continue;
-    j.code_matched = true;
+    if (j.state != Job::ready) continue;
     const std::string id = j.compiled->value("code_id", "");
     if (id.empty()) continue;
     auto [it, first] = first_with.emplace(id, j.index);
-    if (first) continue;
+    if (first || it->second == j.index) continue;
     j.same_code_as = it->second;
     wait_for(j);
     finish(j, opts);
     ++ended;
   }
   return ended;
-}
-
-// The record of a kernel that was not run: the measurement and verdict of the kernel with
-// its code, and its own compile report (back end, compile time, features, remarks).
-static json shared_record(const json& measured, const json& own, size_t index) {
-  json r = measured;
-  for (const char* k : {"backend", "compile_ms", "compile_start", "compile_end", "fallback", "fallback_reason",
-                        "external_symbols", "features", "remarks"}) {
-    if (own.contains(k)) r[k] = own[k];
-    else r.erase(k);
-  }
-  r["same_code_as"] = index;
-  return r;
 }
 
 void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool reference, int parallel) {
@@ -470,7 +457,7 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
   }
   end_stopped();
   for (auto& j : jobs)
-    if (j.same_code_as) j.result = shared_record(jobs[*j.same_code_as].result, j.result, *j.same_code_as);
+    if (j.same_code_as) j.result = shared_verdict(jobs[*j.same_code_as].result, j.result, *j.same_code_as);
 }
 
 // The processes of kernels that made every call, left stopped while the pool ran: killed

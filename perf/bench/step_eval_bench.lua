@@ -14,6 +14,7 @@
 local args = require "engine.args"
 local evaluate = require "evaluate"
 local prompts = require "prompts"
+local stats = require "stats"
 local wiring = require "wiring"
 
 local opts = args.parse(arg, {
@@ -113,10 +114,8 @@ local function judge(path)
       -- as the median timed one.
       local hs = r.harness_times or {}
       if #hs > 0 then
-        local sorted_hs, sum = {table.unpack(hs)}, 0
-        table.sort(sorted_hs)
-        for _, x in ipairs(hs) do sum = sum + x end
-        c.calls_s = c.calls_s + sum + (r.options.warmup or 0) * sorted_hs[(#sorted_hs + 1) // 2]
+        for _, x in ipairs(hs) do c.calls_s = c.calls_s + x end
+        c.calls_s = c.calls_s + (r.options.warmup or 0) * stats.median(hs)
       end
     end
   end
@@ -133,16 +132,12 @@ for round = 1, opts.rounds do
   end
 end
 
-local function median(xs)
-  table.sort(xs)
-  local n = #xs
-  return n % 2 == 1 and xs[(n + 1) // 2] or (xs[n // 2] + xs[n // 2 + 1]) / 2
-end
-local base = median((function()
+local function walls(name)
   local w = {}
-  for i, c in ipairs(costs[paths[1].name]) do w[i] = c.wall end
+  for i, c in ipairs(costs[name]) do w[i] = c.wall end
   return w
-end)())
+end
+local base = stats.median(walls(paths[1].name))
 print(string.format("\n%-18s %8s %6s %8s %5s %10s %14s %11s %11s %9s %8s %8s %6s", "path", "wall (s)", "ratio",
                     "compiled", "run", "compile/k", "compile phases", "cores busy", "run phases", "in calls", "checks",
                     "other", "rounds"))
@@ -153,26 +148,20 @@ print(" checks between calls, and the rest (pings, stops, a process's start and 
 local reference = costs[paths[1].name][1].statuses
 local differ = 0
 for _, p in ipairs(paths) do
-  local walls = {}
-  for i, c in ipairs(costs[p.name]) do
-    walls[i] = c.wall
+  for _, c in ipairs(costs[p.name]) do
     for j, s in ipairs(c.statuses) do
       if s ~= reference[j] then differ = differ + 1 end
     end
   end
   local c = costs[p.name][1]
-  local wall = median(walls)
-  local cores = m.cores
+  local wall = stats.median(walls(p.name))
   print(string.format("%-18s %8.2f %5.2fx %8d %5d %7.0f ms %12.2f s %10.0f%% %9.2f s %7.2f s %6.2f s %6.2f s %6d",
                       p.name, wall, base / wall, c.compiled, c.run, c.compile_ms / math.max(1, c.compiled),
-                      c.compile_phase_s, 100 * c.compile_span_s / math.max(1e-9, c.compile_phase_s * cores), c.run_s,
-                      c.calls_s, c.check_ms / 1000, c.run_s - c.calls_s - c.check_ms / 1000, #walls))
+                      c.compile_phase_s, 100 * c.compile_span_s / math.max(1e-9, c.compile_phase_s * m.cores), c.run_s,
+                      c.calls_s, c.check_ms / 1000, c.run_s - c.calls_s - c.check_ms / 1000, #costs[p.name]))
 end
-local counts = evaluate.counts((function()
-  local rs = {}
-  for i, s in ipairs(reference) do rs[i] = {status = s} end
-  return rs
-end)())
+local counts = {}
+for _, s in ipairs(reference) do counts[s] = (counts[s] or 0) + 1 end
 local parts = {}
 for s, n in pairs(counts) do parts[#parts + 1] = s .. " " .. n end
 table.sort(parts)
