@@ -371,6 +371,140 @@ M.e2_texts = {
      .. "{vs_template.perm_p:%.3f} |"},
 }
 ---------------------------------------------------------------------------------------
+-- Confirmatory Table II (protocol version 2): three levels, each a learning
+-- configuration and its lr = 0 control, seeds run in two halves on two lent machines
+---------------------------------------------------------------------------------------
+
+local T2 = "docs/data/confirmatory/t2"
+local T2_HALVES = {{name = "1-5", seeds = {1, 2, 3, 4, 5}}, {name = "6-10", seeds = {6, 7, 8, 9, 10}}}
+local T2_HELDOUT = map(T2_HALVES, function(h) return T2 .. "/heldout-" .. h.name .. ".json" end)
+local T2_LEVELS = {"O0", "O1", "O3"}
+-- The paper's Table II: the final mean reward's gain from learning, in percent, per level.
+local PAPER_TABLE2 = {O0 = 125, O1 = 16, O3 = 18}
+
+-- Minutes from the first to the last clock time ("[HH:MM:SS") of a log of one day.
+local function log_minutes(d, rel)
+  local first, last
+  for line in d:text(rel):gmatch("[^\n]+") do
+    local h, m, sec = line:match("^%[%a?%d*%s?(%d%d):(%d%d):(%d%d)")
+    if h then
+      local t = tonumber(h) * 3600 + tonumber(m) * 60 + tonumber(sec)
+      first, last = first or t, t
+    end
+  end
+  if not first then error(rel .. ": no clock times", 0) end
+  return math.floor((last - first) / 60 + 0.5)
+end
+
+local function t2_figures(d)
+  local h = claims.heldout(d, T2_HELDOUT)
+  local r = claims.runs_from_dirs(d, T2 .. "/runs")
+  local levels, ps = {}, {}
+  for name, c in pairs(h.configs) do
+    local opt = claims.parse_name(name).opt
+    levels[opt] = {heldout = c}
+    ps[opt] = c.overall.roofline.perm_p
+  end
+  for _, p in ipairs(r.pairs) do
+    local opt = p.learned.config.opt
+    local lv = levels[opt]
+    if not lv then error(T2 .. ": runs at " .. tostring(opt) .. " have no held-out comparison", 0) end
+    lv.runs = p
+    lv.final_pct = 100 * p.gain.final.mean / p.base.final.mean
+    lv.paper_pct = PAPER_TABLE2[opt]
+  end
+  local holm = claims.holm(ps, 0.05)
+  for _, opt in ipairs(T2_LEVELS) do
+    local lv = levels[opt]
+    if not (lv and lv.runs) then error(T2 .. ": no runs and comparison at " .. opt, 0) end
+    lv.holm = holm[opt]
+    lv.verdict = (holm[opt].passes and lv.heldout.overall.roofline.mean > 0) and "confirmed" or "not confirmed"
+  end
+  local noise = {runs = 0, above = 0, max = 0}
+  for _, half in ipairs(T2_HALVES) do
+    local n = claims.report_noise(d, T2 .. "/report-" .. half.name .. ".md")
+    noise.runs, noise.above, noise.max = noise.runs + n.runs, noise.above + n.above, math.max(noise.max, n.max)
+    noise.bound = n.bound
+  end
+  local first = r.pairs[1].learned.runs[1]
+  return {levels = levels, noise = noise, steps = first.points, G = first.identity.G, size = first.identity.size,
+          prompts_per_step = first.identity.prompts_per_step, final_points = math.max(1, first.points // 4),
+          seeds = #r.pairs[1].learned.runs, other_size = levels.O3.heldout.parts.sizes.size,
+          minutes = map(T2_HALVES, function(hf)
+            return {runs = log_minutes(d, T2 .. "/runs-" .. hf.name .. ".log"),
+                    heldout = log_minutes(d, T2 .. "/heldout-" .. hf.name .. ".txt")}
+          end)}
+end
+
+-- A level's row of the primary table.
+local function t2_primary_row(opt)
+  local l = "levels." .. opt .. "."
+  local o = l .. "heldout.overall."
+  return {"primary at " .. opt .. ": gain, interval, exact tests, Holm, roofline scores, verdict",
+          "| " .. opt .. " | {" .. o .. "roofline.mean:%+.2f} ± {" .. o .. "roofline.half:%.2f} | "
+            .. "[{" .. o .. "roofline.lo:%+.2f}, {" .. o .. "roofline.hi:%+.2f}] | "
+            .. "{" .. o .. "roofline.sign_positive:%d} of {" .. o .. "roofline.sign_n:%d}, "
+            .. "p = {" .. o .. "roofline.sign_p:%.3g} | {" .. o .. "roofline.perm_p:%.3g} | "
+            .. "{" .. l .. "holm.threshold:%.4f} | {" .. o .. "base.roofline:%.2f}% -> {" .. o .. "learned.roofline:%.2f}% | "
+            .. "**{" .. l .. "verdict:%s}** |"}
+end
+
+local function t2_seeds_row(opt)
+  return {"primary at " .. opt .. ": per-seed gains",
+          "| " .. opt .. " | {levels." .. opt .. ".heldout.overall.roofline.values:%+.2f} |"}
+end
+
+-- A level's row of the secondary table.
+local function t2_secondary_row(opt)
+  local l = "levels." .. opt .. "."
+  local hp = l .. "heldout.parts."
+  local ho = l .. "heldout.overall."
+  local g = l .. "runs.gain."
+  return {"secondary at " .. opt .. ": parts, verified share, held-out reward, run's reward, best kernel",
+          "| " .. opt .. " | {" .. hp .. "sizes.roofline.mean:%+.2f} ± {" .. hp .. "sizes.roofline.half:%.2f} "
+            .. "({" .. hp .. "sizes.base.roofline:%.1f}% -> {" .. hp .. "sizes.learned.roofline:%.1f}%) | "
+            .. "{" .. hp .. "wordings.roofline.mean:%+.2f} ± {" .. hp .. "wordings.roofline.half:%.2f} | "
+            .. "{" .. ho .. "ok.mean:%+.1f} ± {" .. ho .. "ok.half:%.1f} | "
+            .. "{" .. ho .. "reward.mean:%+.2f} ± {" .. ho .. "reward.half:%.2f} | "
+            .. "{" .. g .. "final.mean:%+.2f} ± {" .. g .. "final.half:%.2f} ({" .. l .. "runs.base.final.mean:%.1f} -> "
+            .. "{" .. l .. "runs.learned.final.mean:%.1f}), p = {" .. g .. "final.perm_p:%.3f} | "
+            .. "{" .. l .. "final_pct:%+.0f}% ({" .. l .. "paper_pct:%+d}%) | "
+            .. "{" .. g .. "best.mean:%+.2f} ± {" .. g .. "best.half:%.2f} ({" .. l .. "runs.base.best.mean:%.1f} -> "
+            .. "{" .. l .. "runs.learned.best.mean:%.1f}), p = {" .. g .. "best.perm_p:%.3f} |"}
+end
+
+local t2_rows = {
+  {"runs: steps, prompts, G, size, seeds",
+   "({steps:%d} steps of {prompts_per_step:%d} prompts x G = {G:%d} at {size:%d}^3 on 16 cores"},
+  {"durations of the two halves (the logs' clock times)",
+   "{minutes.1.runs:%d} and {minutes.2.runs:%d} min for the runs, {minutes.1.heldout:%d} and "
+     .. "{minutes.2.heldout:%d} min for the comparisons"},
+  {"seeds of the tables", "| level ({seeds:%d} seeds) |"},
+  {"other size of the secondary table", "| level | held-out, other size ({other_size:%d}^3): roofline score |"},
+  {"final steps of the secondary table", "run's final mean reward (last {final_points:%d} steps) |"},
+  {"control kernel: runs above the bound, largest spread (both halves' reports)",
+   "above the {noise.bound:%.0f}% bound in {noise.above:%d} of the {noise.runs:%d} runs (up to {noise.max:%.0f}%, each half's"},
+}
+for _, opt in ipairs(T2_LEVELS) do t2_rows[#t2_rows + 1] = t2_primary_row(opt) end
+for _, opt in ipairs(T2_LEVELS) do t2_rows[#t2_rows + 1] = t2_seeds_row(opt) end
+for _, opt in ipairs(T2_LEVELS) do t2_rows[#t2_rows + 1] = t2_secondary_row(opt) end
+t2_rows[#t2_rows + 1] = {"both held-out JSONs' stored gains equal those recomputed from their kernels", raw = T2_HELDOUT,
+                         agree = function(d) return claims.heldout_agreement(d, T2_HELDOUT) end}
+for _, half in ipairs(T2_HALVES) do
+  local report = T2 .. "/report-" .. half.name .. ".md"
+  t2_rows[#t2_rows + 1] = {"report-" .. half.name .. ".md's Table II equals its seeds' metrics", raw = {report, T2 .. "/runs"},
+                           agree = function(d)
+                             return claims.table2_agreement(d, claims.runs_from_dirs(d, T2 .. "/runs", half.seeds), report)
+                           end}
+end
+
+local table2 = {
+  name = "Confirmatory Table II", figures = t2_figures, rows = t2_rows,
+  raw = {T2 .. "/runs", T2_HELDOUT[1], T2_HELDOUT[2], T2 .. "/report-1-5.md", T2 .. "/report-6-10.md",
+         T2 .. "/runs-1-5.log", T2 .. "/runs-6-10.log"},
+}
+
+---------------------------------------------------------------------------------------
 -- The exploratory sections with raw data
 ---------------------------------------------------------------------------------------
 
@@ -790,6 +924,7 @@ function M.claims()
   append(section_claims(machine))
   append(M.confirmatory_claims("Confirmatory E1", "docs/data/confirmatory/e1", M.e1_texts))
   append(M.confirmatory_claims("Confirmatory E2", "docs/data/confirmatory/e2", M.e2_texts))
+  append(section_claims(table2))
   for _, section in ipairs{model, default_model, node, olevels, e3, kernelcompare} do
     append(section_claims(section))
   end

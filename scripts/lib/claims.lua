@@ -148,6 +148,23 @@ function claims.over_seeds(values, scale)
           perm_rank = perm.p <= 2 ^ (1 - #xs) * (1 + 1e-9) and "the smallest possible" or "above the smallest possible"}
 end
 
+-- Holm's step-down procedure at family-wise `alpha` over named p-values ({name = p}):
+-- per name {p =, threshold = the level its rank is compared with, passes =}, the smallest
+-- p against alpha/m, the next against alpha/(m-1), ... until one fails, which stops it.
+function claims.holm(ps, alpha)
+  local names = {}
+  for name in pairs(ps) do names[#names + 1] = name end
+  table.sort(names, function(a, b) if ps[a] ~= ps[b] then return ps[a] < ps[b] end return a < b end)
+  local out, stopped = {}, false
+  for i, name in ipairs(names) do
+    local threshold = alpha / (#names - i + 1)
+    local passes = not stopped and ps[name] < threshold
+    if not passes then stopped = true end
+    out[name] = {p = ps[name], threshold = threshold, passes = passes, rank = i}
+  end
+  return out
+end
+
 ---------------------------------------------------------------------------------------
 -- Held-out comparisons (heldout.lua --out): every kernel of both policies, per seed
 ---------------------------------------------------------------------------------------
@@ -229,15 +246,41 @@ local function scope_over_seeds(per_seed, pick, where)
   return scope
 end
 
--- A held-out JSON's figures per learning configuration: {configs = {[name] = H}} and,
--- when there is one configuration, H itself beside. H = {seeds =, overall =, parts =
--- {[part] = scope}, per_seed = {recomputed figures}, stored = {the file's own}}.
-function claims.heldout(d, rel)
-  return d:memo("heldout:" .. rel, function()
-    local raw = d:json(rel)
-    if type(raw.seeds) ~= "table" or type(raw.parts) ~= "table" then
+-- Held-out JSONs as one: the seeds of every file (a comparison run in halves, each half's
+-- seeds in a file of its own), which must name the same parts and no seed twice.
+local function heldout_raw(d, rels)
+  local raw
+  local seen = {}
+  for _, rel in ipairs(rels) do
+    local r = d:json(rel)
+    if type(r.seeds) ~= "table" or type(r.parts) ~= "table" then
       error(rel .. ": not a heldout.lua --out file (no seeds or parts)", 0)
     end
+    if not raw then
+      raw = {parts = r.parts, seeds = {}, gains = #rels == 1 and r.gains or nil}
+    elseif table.concat(r.parts, ",") ~= table.concat(raw.parts, ",") then
+      error(string.format("%s: parts %s, %s has %s", rel, table.concat(r.parts, ","), rels[1],
+                          table.concat(raw.parts, ",")), 0)
+    end
+    for _, seed in ipairs(r.seeds) do
+      local key = tostring(seed.configuration) .. " seed " .. tostring(seed.seed)
+      if seen[key] then error(string.format("%s: %s is also in %s", rel, key, seen[key]), 0) end
+      seen[key] = rel
+      raw.seeds[#raw.seeds + 1] = seed
+    end
+  end
+  return raw
+end
+
+-- A held-out JSON's figures per learning configuration: {configs = {[name] = H}} and,
+-- when there is one configuration, H itself beside. H = {seeds =, overall =, parts =
+-- {[part] = scope}, per_seed = {recomputed figures}, stored = {the file's own}}. `rel`
+-- is one file or a list of files whose seeds are pooled.
+function claims.heldout(d, rel)
+  local rels = type(rel) == "table" and rel or {rel}
+  rel = table.concat(rels, " + ")
+  return d:memo("heldout:" .. rel, function()
+    local raw = heldout_raw(d, rels)
     local by_config, order = {}, {}
     for _, seed in ipairs(raw.seeds) do
       local name = seed.configuration
@@ -433,20 +476,28 @@ local function runs_figure(runs)
   return out
 end
 
--- Runs from a folder of run directories (config.json, metrics.jsonl each).
-function claims.runs_from_dirs(d, rel)
-  return d:memo("runs:" .. rel, function()
+-- Runs from a folder of run directories (config.json, metrics.jsonl each); with
+-- `seeds` (a list), only the runs of those seeds (one half of a set run in halves).
+function claims.runs_from_dirs(d, rel, seeds)
+  local wanted
+  if seeds then
+    wanted = {}
+    for _, s in ipairs(seeds) do wanted[s] = true end
+  end
+  local key = "runs:" .. rel .. (seeds and (" seeds " .. table.concat(seeds, ",")) or "")
+  return d:memo(key, function()
     if not d:exists(rel) then missing(rel) end
     local runs = {}
     for _, name in ipairs(sys.listdir(d:path(rel))) do
       local dir = rel .. "/" .. name
       if d:exists(dir .. "/config.json") then
         local config = d:json(dir .. "/config.json")
-        runs[#runs + 1] = run_figures(config.config or {}, d:records(dir .. "/metrics.jsonl"))
-        runs[#runs].identity = config
+        local run = run_figures(config.config or {}, d:records(dir .. "/metrics.jsonl"))
+        run.identity = config
+        if not wanted or wanted[run.seed] then runs[#runs + 1] = run end
       end
     end
-    if #runs == 0 then error(rel .. ": no run directories (NAME/config.json)", 0) end
+    if #runs == 0 then error(rel .. ": no run directories (NAME/config.json)" .. (seeds and " of those seeds" or ""), 0) end
     return runs_figure(runs)
   end)
 end
