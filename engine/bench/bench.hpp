@@ -110,6 +110,9 @@ Result result_from_record(const nlohmann::json& record);
 nlohmann::json cuda_probe();
 nlohmann::json cuda_compile(const std::string& source, const std::vector<std::string>& entries,
                             double timeout = 60);
+// cuda_run compiles and runs one launch (cuda/launch.hpp) as cuda::run describes; a
+// malformed launch throws std::invalid_argument before any process is asked.
+nlohmann::json cuda_run(const std::string& source, const nlohmann::json& launch, double timeout = 60);
 
 // Options sent to another node (wire/options.hpp's options_to_json) stay unresolved:
 // threads 0 and march "native" mean that node's cores and CPU.

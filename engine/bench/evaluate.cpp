@@ -18,6 +18,7 @@
 
 #include "bench/bench.hpp"
 #include "compile/compiler.hpp"
+#include "cuda/launch.hpp"
 #include "task/task.hpp"
 #include "wire/frames.hpp"
 #include "wire/options.hpp"
@@ -280,6 +281,12 @@ nlohmann::json cuda_probe() { return request({{"op", "cuda_probe"}, {"timeout", 
 nlohmann::json cuda_compile(const std::string& source, const std::vector<std::string>& entries, double timeout) {
   if (!(timeout > 0 && timeout <= 3600)) throw std::invalid_argument("timeout must be more than 0 and at most 3600 seconds");
   return request({{"op", "cuda_compile"}, {"source", source}, {"entries", entries}, {"timeout", timeout}});
+}
+
+nlohmann::json cuda_run(const std::string& source, const nlohmann::json& launch, double timeout) {
+  if (!(timeout > 0 && timeout <= 3600)) throw std::invalid_argument("timeout must be more than 0 and at most 3600 seconds");
+  cuda::parse_launch(launch);  // a malformed launch is the caller's error, named here
+  return request({{"op", "cuda_run"}, {"source", source}, {"launch", launch}, {"timeout", timeout}});
 }
 
 std::vector<Result> evaluate_batch(const std::vector<std::string>& sources, const EvalOptions& opts) {

@@ -4,6 +4,9 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace cuda::detail {
 
@@ -12,6 +15,9 @@ using CUdevice = int;
 using CUcontext = void*;
 using CUmodule = void*;
 using CUfunction = void*;
+using CUdeviceptr = unsigned long long;
+using CUstream = void*;
+using CUevent = void*;
 using nvrtcResult = int;
 using nvrtcProgram = void*;
 
@@ -32,6 +38,19 @@ struct Driver {
   CUresult (*cuModuleLoadDataEx)(CUmodule*, const void*, unsigned, int*, void**);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
   CUresult (*cuGetErrorString)(CUresult, const char**);
+  // Running a kernel (the _v2 entry points where the driver has both)
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
+  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
+  CUresult (*cuMemsetD32)(CUdeviceptr, unsigned, size_t);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             CUstream, void**, void**);
+  CUresult (*cuStreamCreate)(CUstream*, unsigned);
+  CUresult (*cuEventCreate)(CUevent*, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+  CUresult (*cuCtxSynchronize)();
 };
 
 struct Nvrtc {
@@ -59,6 +78,10 @@ struct Machine {
 
 // Loads both libraries and initialises the driver once per process.
 Machine& machine();
+
+// Compiles `source` and loads it into device 0's primary context, made current; fills
+// `r` as cuda::compile describes. The module, or nullptr when r["status"] is not "ok".
+CUmodule build(const std::string& source, const std::vector<std::string>& entries, nlohmann::json& r);
 std::string driver_error(const Driver& d, CUresult r);
 
 }  // namespace cuda::detail

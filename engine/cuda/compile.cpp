@@ -26,13 +26,15 @@ std::string program_log(const detail::Nvrtc& n, detail::nvrtcProgram p) {
 
 }  // namespace
 
-nlohmann::json compile(const std::string& source, const std::vector<std::string>& entries) {
-  detail::Machine& m = detail::machine();
-  nlohmann::json r = {{"status", "unavailable"}, {"log", m.reason}, {"cubin_bytes", 0}, {"compile_ms", 0.0},
-                      {"entries", nlohmann::json::array()}};
-  if (!m.reason.empty()) return r;
-  const detail::Nvrtc& n = m.nvrtc;
-  const detail::Driver& d = m.driver;
+namespace detail {
+
+CUmodule build(const std::string& source, const std::vector<std::string>& entries, nlohmann::json& r) {
+  Machine& m = machine();
+  r = {{"status", "unavailable"}, {"log", m.reason}, {"cubin_bytes", 0}, {"compile_ms", 0.0},
+       {"entries", nlohmann::json::array()}};
+  if (!m.reason.empty()) return nullptr;
+  const Nvrtc& n = m.nvrtc;
+  const Driver& d = m.driver;
   const std::string arch = "sm_" + std::to_string(m.major) + std::to_string(m.minor);
   r["arch"] = arch;
   const auto t0 = std::chrono::steady_clock::now();
@@ -40,7 +42,7 @@ nlohmann::json compile(const std::string& source, const std::vector<std::string>
   if (detail::nvrtcResult e = n.nvrtcCreateProgram(&prog, source.c_str(), "kernel.cu", 0, nullptr, nullptr)) {
     r["status"] = "compile_error";
     r["log"] = std::string("NVRTC could not take the source: ") + n.nvrtcGetErrorString(e);
-    return r;
+    return nullptr;
   }
   // A real architecture: NVRTC emits the GPU's machine code (a cubin), which the driver
   // loads without a second compile.
@@ -61,7 +63,7 @@ nlohmann::json compile(const std::string& source, const std::vector<std::string>
   if (compiled != 0 || cubin.empty()) {
     r["status"] = "compile_error";
     if (r["log"].get<std::string>().empty()) r["log"] = std::string("NVRTC: ") + n.nvrtcGetErrorString(compiled);
-    return r;
+    return nullptr;
   }
   r["cubin_bytes"] = cubin.size();
 
@@ -69,7 +71,7 @@ nlohmann::json compile(const std::string& source, const std::vector<std::string>
   if (detail::CUresult e = d.cuDevicePrimaryCtxRetain(&ctx, m.device); e || d.cuCtxSetCurrent(ctx)) {
     r["status"] = "load_error";
     r["log"] = "no context on the GPU: " + detail::driver_error(d, e);
-    return r;
+    return nullptr;
   }
   char jit_log[4096] = {0};
   int keys[] = {detail::kJitErrorLogBuffer, detail::kJitErrorLogSize};
@@ -78,7 +80,7 @@ nlohmann::json compile(const std::string& source, const std::vector<std::string>
   if (detail::CUresult e = d.cuModuleLoadDataEx(&module, cubin.data(), 2, keys, values)) {
     r["status"] = "load_error";
     r["log"] = "the driver refused the compiled kernel: " + detail::driver_error(d, e) + "\n" + jit_log;
-    return r;
+    return nullptr;
   }
   std::string missing;
   for (const auto& name : entries) {
@@ -90,9 +92,17 @@ nlohmann::json compile(const std::string& source, const std::vector<std::string>
     r["status"] = "load_error";
     r["log"] = "kernel.cu defines no extern \"C\" __global__ function " + missing +
                (r["log"].get<std::string>().empty() ? "" : "\n" + r["log"].get<std::string>());
-    return r;
+    return nullptr;
   }
   r["status"] = "ok";
+  return module;
+}
+
+}  // namespace detail
+
+nlohmann::json compile(const std::string& source, const std::vector<std::string>& entries) {
+  nlohmann::json r;
+  detail::build(source, entries, r);
   return r;
 }
 

@@ -8,6 +8,7 @@
 // calls these in a fresh child; a CUDA context does not survive fork).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,18 @@ nlohmann::json probe();
 // (the driver refused the image, or an entry is missing: `log` says which); "unavailable"
 // (`log` is probe's reason). `entries` lists those found.
 nlohmann::json compile(const std::string& source, const std::vector<std::string>& entries);
+
+// Fills input buffer `arg` of call `call` (warm-up calls first, from 0) with `count`
+// values; false when they cannot be had. The values come from outside this process.
+using InputReader = std::function<bool(int call, size_t arg, float* dst, size_t count)>;
+
+// Compiles `source` and runs `launch` (cuda/launch.hpp's fields) on device 0, each call's
+// inputs from `read_inputs`: compile's record, and when it ran {times_ms, wall_ms (per
+// timed call), median_ms, cov, outputs (each output buffer after the last call),
+// verified_call (that call's index)}. status "launch_error" (the driver refused the
+// launch: the grid, the block, the shared memory) or "runtime_error" (the kernel faulted:
+// which call; or the inputs did not come) with `log`. Throws std::invalid_argument for a
+// malformed launch.
+nlohmann::json run(const std::string& source, const nlohmann::json& launch, const InputReader& read_inputs);
 
 }  // namespace cuda

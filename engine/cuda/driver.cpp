@@ -32,6 +32,19 @@ std::string load_driver(Driver& d) {
   find(lib, "cuModuleLoadDataEx", d.cuModuleLoadDataEx, missing);
   find(lib, "cuModuleGetFunction", d.cuModuleGetFunction, missing);
   find(lib, "cuGetErrorString", d.cuGetErrorString, missing);
+  find(lib, "cuMemAlloc_v2", d.cuMemAlloc, missing);
+  find(lib, "cuMemFree_v2", d.cuMemFree, missing);
+  find(lib, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD, missing);
+  find(lib, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH, missing);
+  find(lib, "cuMemsetD32_v2", d.cuMemsetD32, missing);
+  find(lib, "cuLaunchKernel", d.cuLaunchKernel, missing);
+  find(lib, "cuStreamCreate", d.cuStreamCreate, missing);
+  find(lib, "cuEventCreate", d.cuEventCreate, missing);
+  find(lib, "cuEventRecord", d.cuEventRecord, missing);
+  find(lib, "cuCtxSynchronize", d.cuCtxSynchronize, missing);
+  // Drivers from CUDA 12.8 have a _v2; older ones only the first
+  if (!(d.cuEventElapsedTime = reinterpret_cast<decltype(d.cuEventElapsedTime)>(dlsym(lib, "cuEventElapsedTime_v2"))))
+    find(lib, "cuEventElapsedTime", d.cuEventElapsedTime, missing);
   return missing.empty() ? "" : "the CUDA driver lacks " + missing;
 }
 

@@ -1,4 +1,4 @@
-// Inside engine/evaluator only: a CUDA request ("cuda_probe", "cuda_compile") served in a
+// Inside engine/evaluator only: a CUDA request ("cuda_probe", "cuda_compile", "cuda_run") served in a
 // fresh child of the evaluation process, which itself never initialises CUDA (a context
 // does not survive fork; the next kernel's child must start clean).
 #pragma once
@@ -7,8 +7,9 @@
 
 namespace bench::detail {
 
-// req: {op, source, entries, timeout}. Returns cuda::probe()'s or cuda::compile()'s
-// record, or one saying how the child failed (killed, past `timeout` seconds).
+// req: {op, source, entries | launch, timeout}. Returns cuda::probe()'s, cuda::compile()'s
+// or cuda::run()'s record, or one saying how the child failed (killed, past `timeout`
+// seconds).
 nlohmann::json cuda_in_child(const nlohmann::json& req);
 
 }  // namespace bench::detail

@@ -342,6 +342,30 @@ static int bench_cuda_compile(lua_State* L) {
   return 1;
 }
 
+// bench.cuda_run(source, {entry, grid, block, shared_bytes, args, warmup, calls, seed,
+// timeout = 60}): the source compiled and launched on GPU 0 in a child of the evaluation
+// process (cuda::run): bench.cuda_compile's record, and when it ran {times_ms, wall_ms,
+// median_ms, cov, outputs = {each output buffer after the last call}, inputs = {each input
+// buffer of that call}, verified_call}. The inputs are drawn by the evaluation process
+// under a key the kernel's process never holds (a fixed `seed` makes them known).
+static int bench_cuda_run(lua_State* L) {
+  std::string src = check_string(L, 1, "bench.cuda_run", "source");
+  luaL_checktype(L, 2, LUA_TTABLE);
+  nlohmann::json launch = to_json(L, 2, "bench.cuda_run");
+  double timeout = 60;
+  if (launch.contains("timeout")) {
+    if (!launch["timeout"].is_number()) throw Error("bench.cuda_run: timeout must be a number of seconds");
+    timeout = launch["timeout"].get<double>();
+    launch.erase("timeout");
+  }
+  try {
+    push_json(L, bench::cuda_run(src, launch, timeout));
+  } catch (const std::invalid_argument& e) {
+    throw Error(std::string("bench.cuda_run: ") + e.what());
+  }
+  return 1;
+}
+
 static int bench_backends(lua_State* L) {
   push_strings(L, bench::backend_names());
   return 1;
@@ -359,7 +383,7 @@ int open_bench(lua_State* L) {
                     HOST_FN("symbol_allowed", bench_symbol_allowed),
                     HOST_FN("allowed_symbols", bench_allowed_symbols), HOST_FN("tasks", bench_tasks),
                     HOST_FN("task", bench_task), HOST_FN("cuda", bench_cuda),
-                    HOST_FN("cuda_compile", bench_cuda_compile)});
+                    HOST_FN("cuda_compile", bench_cuda_compile), HOST_FN("cuda_run", bench_cuda_run)});
   return 1;
 }
 

@@ -2,7 +2,9 @@
 -- without a GPU, its driver or NVRTC says so and why, and a compile there is "unavailable"
 -- with the same reason; on the GPU node (ENGINE_EXPECT_CUDA=1, set by the device
 -- scripts) the GPU is found and kernels compile, fail with NVRTC's diagnostics, or miss
--- an entry. Both are this machine's right outcome; neither is skipped.
+-- an entry, and run on inputs the evaluation process draws fresh for every call, timed
+-- by events, their outputs NaN until written. Both are this machine's right outcome; neither is
+-- skipped.
 local t = require "engine.test"
 
 local add = [[
@@ -54,6 +56,103 @@ else
     t.contains(missing.log, "no extern \"C\" __global__ function scale")
   end)
 end
+
+local N = 1000
+local function add_launch(extra)
+  local l = {entry = "add", grid = {(N + 255) // 256}, block = {256},
+             args = {{input = "f32", count = N}, {input = "f32", count = N}, {output = "f32", count = N}, {int = N}},
+             warmup = 1, calls = 4}
+  for k, v in pairs(extra or {}) do l[k] = v end
+  return l
+end
+
+-- The positions where out differs from x + y of the run's verified call (NaN never equals).
+local function wrong_sums(r)
+  local x, y = r.inputs[1], r.inputs[2]
+  local wrong = 0
+  for i = 1, N do
+    local got = r.outputs[1][i]
+    if got ~= got or math.abs(got - (x[i] + y[i])) > 1e-6 then wrong = wrong + 1 end
+  end
+  return wrong
+end
+
+if not info.available then
+  t.test("without CUDA, a run is unavailable and says why", function()
+    local r = bench.cuda_run(add, add_launch())
+    t.eq({r.status, r.log}, {"unavailable", info.reason})
+    t.eq({r.times_ms, r.inputs}, {nil, nil})
+    -- the inputs the evaluation process had ready to send are dropped, nothing waits
+    local big = bench.cuda_run(add, add_launch{args = {{input = "f32", count = 1 << 22}, {output = "f32", count = 4}}})
+    t.eq(big.status, "unavailable")
+  end)
+else
+  t.test("a kernel runs on fresh inputs, its events timed per call, its output read", function()
+    local r = bench.cuda_run(add, add_launch())
+    t.eq(r.status, "ok", r.log)
+    t.eq(#r.times_ms, 4)
+    t.eq(#r.wall_ms, 4)
+    t.eq(r.verified_call, 4)
+    for i, ms in ipairs(r.times_ms) do t.ok(ms > 0 and ms <= r.wall_ms[i], ms .. " ms in " .. r.wall_ms[i]) end
+    t.ok(r.median_ms > 0)
+    t.eq({#r.inputs, #r.inputs[1], #r.inputs[2]}, {2, N, N})
+    t.eq(wrong_sums(r), 0)
+  end)
+
+  t.test("inputs differ between runs under a key no one holds, and repeat under a seed", function()
+    local a, b = bench.cuda_run(add, add_launch()), bench.cuda_run(add, add_launch())
+    t.ne(a.inputs[1][1], b.inputs[1][1])
+    t.ne(a.inputs[1][1], a.inputs[2][1])
+    for _, v in ipairs(a.inputs[1]) do t.ok(v >= -1 and v < 1, v) end
+    local s1, s2 = bench.cuda_run(add, add_launch{seed = 5}), bench.cuda_run(add, add_launch{seed = 5})
+    t.eq(s1.inputs[1][1], s2.inputs[1][1])
+    t.eq(s1.inputs[2][N], s2.inputs[2][N])
+    local other = bench.cuda_run(add, add_launch{seed = 5, calls = 5})  -- the verified call is another
+    t.ne(other.inputs[1][1], s1.inputs[1][1])
+  end)
+
+  t.test("outputs the kernel leaves unwritten read NaN; work skipped after the first call shows", function()
+    local half = add:gsub("if %(i < n%)", "if (i < n / 2)")
+    local r = bench.cuda_run(half, add_launch())
+    t.eq(r.status, "ok", r.log)
+    t.eq(wrong_sums(r), N - N // 2)
+    local once = [[
+__device__ int done;
+extern "C" __global__ void add(const float *x, const float *y, float *out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (done) return;
+  if (i < n) out[i] = x[i] + y[i];
+  __syncthreads();
+  if (i == 0) done = 1;
+}
+]]
+    local skipped = bench.cuda_run(once, add_launch())
+    t.eq(skipped.status, "ok", skipped.log)
+    t.ok(wrong_sums(skipped) > 0, "a kernel that stops working after its first calls")
+  end)
+
+  t.test("a faulting kernel and a launch the GPU refuses are named", function()
+    local fault = add:gsub("out%[i%] = x%[i%] %+ y%[i%];", "out[i + (1 << 28)] = x[i];")
+    local r = bench.cuda_run(fault, add_launch())
+    t.eq(r.status, "runtime_error")
+    t.contains(r.log, "the kernel failed in call 1")
+    local refused = bench.cuda_run(add, add_launch{shared_bytes = 200000})
+    t.eq(refused.status, "launch_error")
+    t.contains(refused.log, "launching add")
+    local missing = bench.cuda_run(add, add_launch{entry = "scale"})
+    t.eq(missing.status, "load_error")
+  end)
+end
+
+t.test("a malformed launch names the problem before any process is asked", function()
+  t.raises(function() bench.cuda_run(add, add_launch{grid = {0}}) end, "grid[1] must be an integer from 1")
+  t.raises(function() bench.cuda_run(add, add_launch{block = {64, 64}}) end, "at most 1024 threads")
+  t.raises(function() bench.cuda_run(add, add_launch{args = {{input = "f64", count = 4}}}) end, "\"f32\"")
+  t.raises(function() bench.cuda_run(add, add_launch{args = {{input = "f32", count = 4}}}) end, "no output buffer")
+  t.raises(function() bench.cuda_run(add, add_launch{grids = {1}}) end, "unknown launch field 'grids'")
+  t.raises(function() bench.cuda_run(add, add_launch{entry = ""}) end, "needs entry")
+  t.raises(function() bench.cuda_run(add, add_launch{timeout = 0}) end, "timeout must be more than 0")
+end)
 
 t.test("bad arguments name the problem", function()
   t.raises(function() bench.cuda_compile({}) end, "bench.cuda_compile")

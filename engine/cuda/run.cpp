@@ -1,0 +1,146 @@
+// A kernel run as the harness runs it: buffers allocated and filled by the harness, fresh
+// inputs (read from the process that asked) and NaN-filled outputs before every call, each call timed by events recorded on
+// the harness's own stream around the launch and bounded by the wall clock, the whole
+// device synchronised before anything is read.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cuda/api.hpp"
+#include "cuda/cuda.hpp"
+#include "cuda/launch.hpp"
+
+namespace cuda {
+
+namespace {
+
+using nlohmann::json;
+using detail::CUresult;
+
+constexpr unsigned kQuietNaN = 0x7FC00000u;  // a float NaN's bits: what an output holds until written
+
+struct Failure {
+  std::string status, log;
+};
+
+void check(const detail::Driver& d, CUresult e, const char* status, const std::string& what) {
+  if (e) throw Failure{status, what + ": " + detail::driver_error(d, e)};
+}
+
+double median(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  const size_t n = xs.size();
+  return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+}
+
+// Device buffers freed however the run ends (a faulted context frees them with itself).
+struct Buffers {
+  const detail::Driver& d;
+  std::vector<detail::CUdeviceptr> ptrs;
+  ~Buffers() {
+    for (auto p : ptrs)
+      if (p) d.cuMemFree(p);
+  }
+};
+
+json run_loaded(const detail::Driver& d, detail::CUmodule module, const Launch& l, const InputReader& read_inputs) {
+  detail::CUfunction fn = nullptr;
+  check(d, d.cuModuleGetFunction(&fn, module, l.entry.c_str()), "load_error", "entry " + l.entry);
+  detail::CUstream stream = nullptr;
+  detail::CUevent start = nullptr, stop = nullptr;
+  check(d, d.cuStreamCreate(&stream, 1 /* CU_STREAM_NON_BLOCKING */), "runtime_error", "the harness's stream");
+  check(d, d.cuEventCreate(&start, 0), "runtime_error", "an event");
+  check(d, d.cuEventCreate(&stop, 0), "runtime_error", "an event");
+
+  Buffers buffers{d, std::vector<detail::CUdeviceptr>(l.args.size(), 0)};
+  std::vector<int> ints(l.args.size());
+  std::vector<float> floats(l.args.size());
+  std::vector<void*> params(l.args.size());
+  for (size_t i = 0; i < l.args.size(); ++i) {
+    const LaunchArg& a = l.args[i];
+    if (a.kind == LaunchArg::input || a.kind == LaunchArg::output) {
+      check(d, d.cuMemAlloc(&buffers.ptrs[i], a.count * sizeof(float)), "runtime_error",
+            "allocating argument " + std::to_string(i + 1));
+      params[i] = &buffers.ptrs[i];
+    } else if (a.kind == LaunchArg::int32) {
+      ints[i] = static_cast<int>(a.value);
+      params[i] = &ints[i];
+    } else {
+      floats[i] = static_cast<float>(a.value);
+      params[i] = &floats[i];
+    }
+  }
+
+  std::vector<double> times, walls;
+  std::vector<float> values;
+  const int total = l.warmup + l.calls;
+  for (int call = 0; call < total; ++call) {
+    for (size_t i = 0; i < l.args.size(); ++i) {
+      const LaunchArg& a = l.args[i];
+      if (a.kind == LaunchArg::input) {
+        values.resize(a.count);
+        if (!read_inputs(call, i, values.data(), a.count))
+          throw Failure{"runtime_error", "the harness's inputs for call " + std::to_string(call + 1) + " did not come"};
+        check(d, d.cuMemcpyHtoD(buffers.ptrs[i], values.data(), a.count * sizeof(float)), "runtime_error",
+              "copying input " + std::to_string(i + 1));
+      } else if (a.kind == LaunchArg::output) {
+        check(d, d.cuMemsetD32(buffers.ptrs[i], kQuietNaN, a.count), "runtime_error",
+              "filling output " + std::to_string(i + 1));
+      }
+    }
+    check(d, d.cuCtxSynchronize(), "runtime_error", "before call " + std::to_string(call + 1));
+    const auto t0 = std::chrono::steady_clock::now();
+    check(d, d.cuEventRecord(start, stream), "runtime_error", "the start event");
+    check(d, d.cuLaunchKernel(fn, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+                              l.shared_bytes, stream, params.data(), nullptr),
+          "launch_error", "launching " + l.entry);
+    check(d, d.cuEventRecord(stop, stream), "runtime_error", "the stop event");
+    // The whole device, not the stream: work the kernel left elsewhere ends inside the call.
+    check(d, d.cuCtxSynchronize(), "runtime_error", "the kernel failed in call " + std::to_string(call + 1));
+    const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    float ms = 0;
+    check(d, d.cuEventElapsedTime(&ms, start, stop), "runtime_error", "reading the events");
+    if (call >= l.warmup) {
+      times.push_back(ms);
+      walls.push_back(wall);
+    }
+  }
+
+  json outputs = json::array();
+  for (size_t i = 0; i < l.args.size(); ++i) {
+    if (l.args[i].kind != LaunchArg::output) continue;
+    std::vector<float> host(l.args[i].count);
+    check(d, d.cuMemcpyDtoH(host.data(), buffers.ptrs[i], host.size() * sizeof(float)), "runtime_error",
+          "reading output " + std::to_string(i + 1));
+    json values = json::array();
+    for (float v : host) values.push_back(static_cast<double>(v));
+    outputs.push_back(std::move(values));
+  }
+  double mean = 0, var = 0;
+  for (double t : times) mean += t / times.size();
+  for (double t : times) var += (t - mean) * (t - mean) / std::max<size_t>(1, times.size() - 1);
+  return {{"times_ms", times}, {"wall_ms", walls}, {"median_ms", median(times)},
+          {"cov", mean > 0 ? std::sqrt(var) / mean : 0.0}, {"outputs", outputs}, {"verified_call", total - 1}};
+}
+
+}  // namespace
+
+json run(const std::string& source, const json& launch, const InputReader& read_inputs) {
+  const Launch l = parse_launch(launch);
+  json r;
+  detail::CUmodule module = detail::build(source, {l.entry}, r);
+  if (!module) return r;
+  try {
+    json ran = run_loaded(detail::machine().driver, module, l, read_inputs);
+    r.update(ran);
+  } catch (const Failure& f) {
+    r["status"] = f.status;
+    r["log"] = f.log;
+  }
+  return r;
+}
+
+}  // namespace cuda
