@@ -60,6 +60,7 @@
 #include "bench/bench.hpp"
 #include "compile/compiler.hpp"
 #include "bench/peak.hpp"
+#include "cudaref/reference.hpp"
 #include "parallel/bench_workers/cluster.hpp"
 #include "host/bind.hpp"
 #include "host/luajson.hpp"
@@ -366,6 +367,56 @@ static int bench_cuda_run(lua_State* L) {
   return 1;
 }
 
+// bench.cuda_reference(op, size, inputs): the outputs a CUDA task's kernel must produce,
+// computed by libtorch in double precision in this process (cudaref::compute): `size`
+// the task's integer variables, `inputs` one list of numbers per input buffer; one list
+// per output. bench.cuda_reference() lists the ops with what each takes.
+static int bench_cuda_reference(lua_State* L) {
+  if (lua_isnoneornil(L, 1)) {
+    push_strings(L, cudaref::ops());
+    return 1;
+  }
+  std::string op = check_string(L, 1, "bench.cuda_reference", "op");
+  nlohmann::json size = to_json(L, 2, "bench.cuda_reference");
+  nlohmann::json inputs = to_json(L, 3, "bench.cuda_reference");
+  cudaref::Size vars;
+  cudaref::Buffers in;
+  if (size.empty()) size = nlohmann::json::object();  // {} is either to Lua
+  if (inputs.empty()) inputs = nlohmann::json::array();
+  if (!size.is_object()) throw Error("bench.cuda_reference: the size must be a table of integers");
+  for (auto it = size.begin(); it != size.end(); ++it) {
+    if (!it.value().is_number_integer()) throw Error("bench.cuda_reference: size." + it.key() + " must be an integer");
+    vars[it.key()] = it.value().get<long long>();
+  }
+  if (!inputs.is_array()) throw Error("bench.cuda_reference: the inputs must be a list of lists of numbers");
+  for (const auto& buffer : inputs) {
+    if (!buffer.is_array()) throw Error("bench.cuda_reference: each input must be a list of numbers");
+    std::vector<double> values;
+    values.reserve(buffer.size());
+    for (const auto& v : buffer) {
+      if (!v.is_number()) throw Error("bench.cuda_reference: an input holds a value that is not a number");
+      values.push_back(v.get<double>());
+    }
+    in.push_back(std::move(values));
+  }
+  cudaref::Buffers out;
+  try {
+    out = cudaref::compute(op, vars, in);
+  } catch (const std::invalid_argument& e) {
+    throw Error(std::string("bench.cuda_reference: ") + e.what());
+  }
+  lua_createtable(L, static_cast<int>(out.size()), 0);
+  for (size_t i = 0; i < out.size(); ++i) {
+    lua_createtable(L, static_cast<int>(out[i].size()), 0);
+    for (size_t k = 0; k < out[i].size(); ++k) {
+      lua_pushnumber(L, out[i][k]);
+      lua_rawseti(L, -2, static_cast<lua_Integer>(k + 1));
+    }
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
 static int bench_backends(lua_State* L) {
   push_strings(L, bench::backend_names());
   return 1;
@@ -383,7 +434,8 @@ int open_bench(lua_State* L) {
                     HOST_FN("symbol_allowed", bench_symbol_allowed),
                     HOST_FN("allowed_symbols", bench_allowed_symbols), HOST_FN("tasks", bench_tasks),
                     HOST_FN("task", bench_task), HOST_FN("cuda", bench_cuda),
-                    HOST_FN("cuda_compile", bench_cuda_compile), HOST_FN("cuda_run", bench_cuda_run)});
+                    HOST_FN("cuda_compile", bench_cuda_compile), HOST_FN("cuda_run", bench_cuda_run),
+                    HOST_FN("cuda_reference", bench_cuda_reference)});
   return 1;
 }
 

@@ -116,6 +116,9 @@ local function integer_of(expr, size, where)
   return v
 end
 
+-- Expressions of a size for other spec formats (engine.cuda_tasks): a number, and an integer.
+M.evaluate_expr, M.integer_expr = evaluate, integer_of
+
 -- ---- specs --------------------------------------------------------------------
 
 -- The techniques a spec may list: Table I's five, in its order (scripts/lib/stages.lua

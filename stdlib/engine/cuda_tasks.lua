@@ -1,0 +1,154 @@
+-- CUDA tasks: one Lua file per task (stdlib/cuda_tasks/*.lua), read and checked here,
+-- resolved for a size into the launch bench.cuda_run takes, and judged against the
+-- reference libtorch computes in this process (bench.cuda_reference). docs/tasks.md,
+-- "CUDA kernels", describes the fields; stdlib/cuda_tasks/vector_add.lua is the smallest.
+--
+--   local cuda_tasks = require("engine.cuda_tasks")
+--   local rec = cuda_tasks.evaluate(src, {task = "softmax_rows", size = "test"})
+--   rec.status, rec.median_ms, rec.max_error, rec.gbps
+local tasks = require("engine.tasks")
+
+local M = {}
+
+local function default_dir()
+  local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$") or "."
+  return here .. "/../cuda_tasks"
+end
+
+local known = {
+  name = true, family = true, split = true, statement = true, signature = true, entry = true, sizes = true,
+  args = true, launch = true, reference = true, tolerance = true, flops = true, bytes = true, roofline = true,
+  straightforward = true,
+}
+
+local function need(cond, file, msg) if not cond then error(file .. ": " .. msg, 0) end end
+
+-- A spec that is wrong is refused with its file and field named.
+function M.check(spec, file)
+  need(type(spec) == "table", file, "a CUDA task file returns a table")
+  for k in pairs(spec) do need(known[k], file, "unknown field '" .. tostring(k) .. "'") end
+  for _, k in ipairs{"name", "family", "split", "statement", "signature", "entry", "reference", "straightforward"} do
+    need(type(spec[k]) == "string" and spec[k] ~= "", file, "needs " .. k .. " (a string)")
+  end
+  need(spec.split == "train" or spec.split == "heldout", file, "split must be \"train\" or \"heldout\"")
+  need(spec.signature:find(spec.entry .. "(", 1, true), file, "the signature must declare the entry " .. spec.entry)
+  need(type(spec.sizes) == "table" and type(spec.sizes.test) == "table", file, "needs sizes.test")
+  need(type(spec.args) == "table" and #spec.args > 0, file, "needs args, a list")
+  need(type(spec.launch) == "table" and spec.launch.grid and spec.launch.block, file, "needs launch = {grid, block}")
+  need(type(spec.tolerance) == "table" and spec.tolerance.atol and type(spec.tolerance.why) == "string", file,
+       "needs tolerance = {atol =, rtol =, why =}")
+  need(spec.roofline == "memory" or spec.roofline == "compute", file, "roofline must be \"memory\" or \"compute\"")
+  local ops = {}
+  for _, line in ipairs(bench.cuda_reference()) do ops[line:match("^([%w_]+):")] = true end
+  need(ops[spec.reference], file, "no reference op '" .. spec.reference .. "'")
+  for name, size in pairs(spec.sizes) do M.resolve(spec, size, file .. ", size " .. name) end
+  return spec
+end
+
+local cache
+
+local function all()
+  if cache then return cache end
+  cache = {}
+  local dir = default_dir()
+  for _, f in ipairs(sys.listdir(dir)) do
+    if f:match("%.lua$") then
+      local path = dir .. "/" .. f
+      local chunk, err = loadfile(path, "t", {})
+      if not chunk then error(err, 0) end
+      local spec = M.check(chunk(), path)
+      need(spec.name .. ".lua" == f, path, "name must be the file's name")
+      cache[spec.name] = spec
+    end
+  end
+  return cache
+end
+
+-- Every task, by name.
+function M.list()
+  local out = {}
+  for _, spec in pairs(all()) do out[#out + 1] = spec end
+  table.sort(out, function(a, b) return a.name < b.name end)
+  return out
+end
+
+function M.get(name)
+  local spec = all()[name]
+  if not spec then error("no CUDA task '" .. tostring(name) .. "'", 2) end
+  return spec
+end
+
+-- The task at a size (a name of spec.sizes or a table of its variables): {size, launch (for
+-- bench.cuda_run), atol, rtol, flops, bytes}.
+function M.resolve(spec, size, where)
+  where = where or spec.name
+  if type(size) == "string" then
+    local named = spec.sizes[size]
+    if not named then error(where .. ": no size '" .. size .. "'", 0) end
+    size = named
+  end
+  local function int(e, what) return tasks.integer_expr(e, size, where .. ": " .. what) end
+  local launch = {entry = spec.entry, args = {}, grid = {}, block = {}}
+  for i, e in ipairs(spec.launch.grid) do launch.grid[i] = int(e, "launch.grid[" .. i .. "]") end
+  for i, e in ipairs(spec.launch.block) do launch.block[i] = int(e, "launch.block[" .. i .. "]") end
+  if spec.launch.shared_bytes then launch.shared_bytes = int(spec.launch.shared_bytes, "launch.shared_bytes") end
+  for i, a in ipairs(spec.args) do
+    local what = "args[" .. i .. "]"
+    if a.input then launch.args[i] = {input = "f32", count = int(a.count, what .. ".count")}
+    elseif a.output then launch.args[i] = {output = "f32", count = int(a.count, what .. ".count")}
+    elseif a.int then launch.args[i] = {int = int(a.int, what .. ".int")}
+    else error(where .. ": " .. what .. " must be {input =, count =}, {output =, count =} or {int =}", 0) end
+  end
+  return {size = size, launch = launch, flops = tasks.evaluate_expr(spec.flops, size, where .. ": flops"),
+          bytes = tasks.evaluate_expr(spec.bytes, size, where .. ": bytes"),
+          atol = tasks.evaluate_expr(spec.tolerance.atol, size, where .. ": tolerance.atol"),
+          rtol = tasks.evaluate_expr(spec.tolerance.rtol or 0, size, where .. ": tolerance.rtol")}
+end
+
+-- Outputs against the reference: every element within atol + rtol |ref|, NaN never.
+-- {ok, wrong (elements outside), max_error (the largest |got - ref|, inf for NaN), at = {output, index}}.
+function M.check_outputs(outputs, reference, atol, rtol)
+  local wrong, max_error, at = 0, 0, nil
+  if #outputs ~= #reference then error("the run returned " .. #outputs .. " outputs, the reference " .. #reference, 2) end
+  for o = 1, #reference do
+    local got, want = outputs[o], reference[o]
+    if #got ~= #want then error("output " .. o .. " has " .. #got .. " values, the reference " .. #want, 2) end
+    for i = 1, #want do
+      local g = got[i]
+      local err = (g ~= g) and math.huge or math.abs(g - want[i])
+      if not (err <= atol + rtol * math.abs(want[i])) then wrong = wrong + 1 end
+      if err > max_error or (err == math.huge and not at) then max_error, at = err, {o, i} end
+    end
+  end
+  return {ok = wrong == 0, wrong = wrong, max_error = max_error, at = at}
+end
+
+-- A kernel judged on the task: bench.cuda_run's record with status "verification_error"
+-- when an output misses the reference, and beside it max_error, wrong, and the speed
+-- (gflops for a compute-bound task, gbps for a memory-bound one) by the median call.
+-- opts: task, size (default "test"), warmup, calls, seed, timeout.
+function M.evaluate(source, opts)
+  local spec = M.get(opts.task)
+  local r = M.resolve(spec, opts.size or "test")
+  local launch = r.launch
+  for _, k in ipairs{"warmup", "calls", "seed", "timeout"} do launch[k] = opts[k] end
+  local rec = bench.cuda_run(source, launch)
+  rec.task, rec.size = spec.name, r.size
+  if rec.status ~= "ok" then return rec end
+  local ref = bench.cuda_reference(spec.reference, r.size, rec.inputs)
+  local c = M.check_outputs(rec.outputs, ref, r.atol, r.rtol)
+  rec.max_error, rec.wrong = c.max_error, c.wrong
+  if not c.ok then
+    rec.status = "verification_error"
+    rec.log = string.format("%d of the outputs' values miss the reference by more than %g + %g |ref| "
+                            .. "(the largest error %g, output %d, element %d)", c.wrong, r.atol, r.rtol,
+                            c.max_error, c.at[1], c.at[2])
+  end
+  local seconds = rec.median_ms / 1000
+  rec.gflops = r.flops / seconds / 1e9
+  rec.gbps = r.bytes / seconds / 1e9
+  rec.inputs, rec.outputs = nil, nil  -- large, and judged
+  return rec
+end
+
+return M

@@ -1,0 +1,201 @@
+-- CUDA tasks: every spec in stdlib/cuda_tasks reads, resolves at each size, and names a
+-- reference that libtorch computes as the task's statement says (checked here against a
+-- plain Lua version of each op); the check takes a float-rounded reference and refuses a
+-- bf16-rounded one, NaN and perturbed values. On the GPU node (ENGINE_EXPECT_CUDA=1) each
+-- task's straightforward kernel verifies ok and a wrong one does not; elsewhere a task's
+-- evaluation is unavailable, with the machine's reason.
+local t = require "engine.test"
+local cuda_tasks = require "engine.cuda_tasks"
+
+local specs = cuda_tasks.list()
+
+-- Deterministic values in [-1, 1) on the grid the harness uses.
+local function values(n, salt)
+  local out, x = {}, salt * 7919 + 17
+  for i = 1, n do
+    x = (x * 1103515245 + 12345) % 2147483648
+    out[i] = (x // 256) / 4194304 - 1  -- 23 bits
+  end
+  return out
+end
+
+local function f32(x) return (string.unpack("f", string.pack("f", x))) end
+local function bf16(x)  -- round to 8 significant bits (bf16's), by rounding half away
+  if x == 0 then return 0 end
+  local m, e = math.frexp(x)
+  return math.floor(m * 256 + 0.5) / 256 * 2 ^ e
+end
+
+-- Plain Lua versions of the ops, in double precision.
+local plain = {}
+function plain.vector_add(s, x, y) local z = {} for i = 1, s.n do z[i] = x[i] + y[i] end return {z} end
+function plain.relu_bias(s, x, b)
+  local y = {}
+  for r = 0, s.rows - 1 do for c = 1, s.cols do y[r * s.cols + c] = math.max(0, x[r * s.cols + c] + b[c]) end end
+  return {y}
+end
+function plain.gelu_tanh(s, x)
+  local y = {}
+  for i = 1, s.n do local v = x[i]; y[i] = 0.5 * v * (1 + math.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v^3))) end
+  return {y}
+end
+function plain.transpose(s, x)
+  local y = {}
+  for r = 0, s.rows - 1 do for c = 0, s.cols - 1 do y[c * s.rows + r + 1] = x[r * s.cols + c + 1] end end
+  return {y}
+end
+local function rows_of(s, x, fn)
+  local y = {}
+  for r = 0, s.rows - 1 do
+    local row = table.move(x, r * s.cols + 1, (r + 1) * s.cols, 1, {})
+    local out = fn(row)
+    if type(out) == "number" then y[r + 1] = out else table.move(out, 1, s.cols, r * s.cols + 1, y) end
+  end
+  return {y}
+end
+local function sum(xs) local s = 0 for _, v in ipairs(xs) do s = s + v end return s end
+function plain.sum_rows(s, x) return rows_of(s, x, sum) end
+function plain.softmax_rows(s, x)
+  return rows_of(s, x, function(row)
+    local m = math.max(table.unpack(row))
+    local e = {}
+    for i, v in ipairs(row) do e[i] = math.exp(v - m) end
+    local z = sum(e)
+    for i = 1, #e do e[i] = e[i] / z end
+    return e
+  end)
+end
+function plain.layernorm_rows(s, x, g, b)
+  return rows_of(s, x, function(row)
+    local mean = sum(row) / #row
+    local var = 0
+    for _, v in ipairs(row) do var = var + (v - mean)^2 end
+    var = var / #row
+    local y = {}
+    for i, v in ipairs(row) do y[i] = (v - mean) / math.sqrt(var + 1e-5) * g[i] + b[i] end
+    return y
+  end)
+end
+function plain.rmsnorm_rows(s, x, w)
+  return rows_of(s, x, function(row)
+    local q = 0
+    for _, v in ipairs(row) do q = q + v * v end
+    local inv = 1 / math.sqrt(q / #row + 1e-6)
+    local y = {}
+    for i, v in ipairs(row) do y[i] = v * inv * w[i] end
+    return y
+  end)
+end
+function plain.matmul(s, a, b)
+  local c = {}
+  for i = 0, s.m - 1 do for j = 0, s.n - 1 do
+    local acc = 0
+    for p = 0, s.k - 1 do acc = acc + a[i * s.k + p + 1] * b[p * s.n + j + 1] end
+    c[i * s.n + j + 1] = acc
+  end end
+  return {c}
+end
+function plain.conv2d_3x3(s, x, wt)
+  local y = {}
+  for o = 0, s.cout - 1 do for i = 0, s.h - 1 do for j = 0, s.w - 1 do
+    local acc = 0
+    for ci = 0, s.cin - 1 do for di = 0, 2 do for dj = 0, 2 do
+      local ii, jj = i + di - 1, j + dj - 1
+      if ii >= 0 and ii < s.h and jj >= 0 and jj < s.w then
+        acc = acc + wt[((o * s.cin + ci) * 3 + di) * 3 + dj + 1] * x[(ci * s.h + ii) * s.w + jj + 1]
+      end
+    end end end
+    y[(o * s.h + i) * s.w + j + 1] = acc
+  end end end
+  return {y}
+end
+
+-- A task's test-size inputs and the reference of them.
+local function inputs_and_reference(spec)
+  local r = cuda_tasks.resolve(spec, "test")
+  local inputs = {}
+  for _, a in ipairs(r.launch.args) do
+    if a.input then inputs[#inputs + 1] = values(a.count, #inputs + 1) end
+  end
+  return r, inputs, bench.cuda_reference(spec.reference, r.size, inputs)
+end
+
+t.test("ten tasks in the spirit of KernelBench level 1, each with every size and a reference op", function()
+  t.ok(#specs >= 10, #specs .. " tasks")
+  local splits = {}
+  for _, spec in ipairs(specs) do
+    splits[spec.split] = (splits[spec.split] or 0) + 1
+    for _, size in ipairs{"test", "train", "heldout"} do
+      local r = cuda_tasks.resolve(spec, size)
+      t.eq(r.launch.entry, spec.entry)
+      t.ok(r.atol >= 0 and r.rtol >= 0, spec.name)
+    end
+  end
+  t.ok(splits.train >= 5 and splits.heldout >= 2, "both splits")
+end)
+
+t.test("libtorch's references are what each statement says (a plain Lua version agrees)", function()
+  for _, spec in ipairs(specs) do
+    local r, inputs, ref = inputs_and_reference(spec)
+    local want = plain[spec.reference](r.size, table.unpack(inputs))
+    t.eq(#ref, #want, spec.name)
+    for o = 1, #want do
+      t.eq(#ref[o], #want[o], spec.name)
+      for i = 1, #want[o] do t.near(ref[o][i], want[o][i], 1e-12, spec.name .. " element " .. i) end
+    end
+  end
+end)
+
+t.test("the check takes float-rounded outputs and refuses bf16, NaN and perturbed ones", function()
+  for _, spec in ipairs(specs) do
+    local r, _, ref = inputs_and_reference(spec)
+    local rounded, half, nan, off = {}, {}, {}, {}
+    for o, out in ipairs(ref) do
+      rounded[o], half[o], nan[o], off[o] = {}, {}, {}, {}
+      for i, v in ipairs(out) do rounded[o][i], half[o][i], nan[o][i], off[o][i] = f32(v), bf16(v), v, v end
+    end
+    nan[1][#nan[1]] = 0 / 0
+    off[1][1] = off[1][1] + 2 * r.atol + 1e-3 * (1 + math.abs(off[1][1]))
+    t.ok(cuda_tasks.check_outputs(rounded, ref, r.atol, r.rtol).ok, spec.name .. ": float rounding passes")
+    t.eq(cuda_tasks.check_outputs(nan, ref, r.atol, r.rtol).wrong, 1, spec.name .. ": NaN")
+    t.eq(cuda_tasks.check_outputs(off, ref, r.atol, r.rtol).wrong, 1, spec.name .. ": one value off")
+    t.eq(cuda_tasks.check_outputs(half, ref, r.atol, r.rtol).ok, false, spec.name .. ": bf16 misses")
+  end
+end)
+
+t.test("bad references and specs name the problem", function()
+  t.raises(function() bench.cuda_reference("nope", {}, {}) end, "no reference op 'nope'")
+  t.raises(function() bench.cuda_reference("matmul", {m = 2, n = 2}, {{1}, {1}}) end, "no variable 'k'")
+  t.raises(function() bench.cuda_reference("matmul", {m = 2, n = 2, k = 2}, {{1, 2, 3}, {1, 2, 3, 4}}) end,
+           "input 1 has 3 values, the size asks 4")
+  t.raises(function() cuda_tasks.get("nope") end, "no CUDA task 'nope'")
+  local spec = cuda_tasks.get("vector_add")
+  local broken = setmetatable({launch = {grid = {"ceil(q / 256)"}, block = {256}}}, {__index = spec})
+  t.raises(function() cuda_tasks.resolve(broken, "test") end, "no size variable 'q'")
+  t.raises(function() cuda_tasks.check(setmetatable({colour = 1}, {__index = spec}), "x.lua") end,
+           "unknown field 'colour'")
+end)
+
+local info = bench.cuda()
+if os.getenv("ENGINE_EXPECT_CUDA") == "1" then t.ok(info.available, info.reason) end
+
+if info.available then
+  t.test("each task's straightforward kernel verifies ok; a wrong one does not", function()
+    for _, spec in ipairs(specs) do
+      local rec = cuda_tasks.evaluate(spec.straightforward, {task = spec.name, size = "test"})
+      t.eq(rec.status, "ok", spec.name .. ": " .. tostring(rec.log))
+      t.ok(rec.median_ms > 0 and rec.max_error <= 1, spec.name)
+    end
+    local add = cuda_tasks.get("vector_add").straightforward:gsub("x%[i%] %+ y%[i%]", "x[i] - y[i]")
+    local wrong = cuda_tasks.evaluate(add, {task = "vector_add", size = "test"})
+    t.eq(wrong.status, "verification_error")
+    t.contains(wrong.log, "miss the reference")
+  end)
+else
+  t.test("without CUDA, a task's evaluation is unavailable, with the reason", function()
+    local rec = cuda_tasks.evaluate(cuda_tasks.get("vector_add").straightforward, {task = "vector_add"})
+    t.eq({rec.status, rec.log, rec.task}, {"unavailable", info.reason, "vector_add"})
+  end)
+end
+
+t.run()
