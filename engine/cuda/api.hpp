@@ -23,6 +23,10 @@ using nvrtcProgram = void*;
 
 constexpr int kAttrCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int kAttrCapabilityMinor = 76;  // ..._MINOR
+constexpr int kAttrMultiprocessors = 16;  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+constexpr int kAttrClockKhz = 13;         // CU_DEVICE_ATTRIBUTE_CLOCK_RATE (peak, kHz)
+constexpr int kAttrMemoryClockKhz = 36;   // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE (peak, kHz)
+constexpr int kAttrMemoryBusBits = 37;    // CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH
 constexpr int kJitErrorLogBuffer = 5;     // CU_JIT_ERROR_LOG_BUFFER
 constexpr int kJitErrorLogSize = 6;       // CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
 

@@ -124,6 +124,18 @@ nlohmann::json probe() {
   j["capability"] = std::to_string(m.major) + "." + std::to_string(m.minor);
   j["sm"] = "sm_" + std::to_string(m.major) + std::to_string(m.minor);
   j["driver_version"] = version;
+  // The nominal peaks the impossible-speed check uses: DRAM's (double data rate over the
+  // bus) and single precision's on the CUDA cores (FP32 lanes per SM by architecture).
+  int sms = 0, clock_khz = 0, memory_khz = 0, bus_bits = 0;
+  m.driver.cuDeviceGetAttribute(&sms, detail::kAttrMultiprocessors, m.device);
+  m.driver.cuDeviceGetAttribute(&clock_khz, detail::kAttrClockKhz, m.device);
+  m.driver.cuDeviceGetAttribute(&memory_khz, detail::kAttrMemoryClockKhz, m.device);
+  m.driver.cuDeviceGetAttribute(&bus_bits, detail::kAttrMemoryBusBits, m.device);
+  const int lanes = (m.major == 8 && m.minor == 0) || m.major < 8 ? 64 : 128;
+  j["multiprocessors"] = sms;
+  j["clock_mhz"] = clock_khz / 1000.0;
+  j["peak_gbps"] = 2.0 * memory_khz * 1e3 * bus_bits / 8 / 1e9;
+  j["peak_fp32_gflops"] = static_cast<double>(sms) * lanes * 2 * clock_khz * 1e3 / 1e9;
   if (m.nvrtc.nvrtcVersion) {
     int major = 0, minor = 0;
     m.nvrtc.nvrtcVersion(&major, &minor);

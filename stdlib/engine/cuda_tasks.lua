@@ -123,8 +123,24 @@ function M.check_outputs(outputs, reference, atol, rtol)
   return {ok = wrong == 0, wrong = wrong, max_error = max_error, at = at}
 end
 
+-- Why a kernel's speed cannot be a measurement, or nil: more than 4 times the GPU's
+-- nominal DRAM bandwidth or single-precision peak (bench.cuda()'s peak_gbps and
+-- peak_fp32_gflops), the margin the CPU harness uses; caches may beat DRAM, not by 4x.
+function M.impossible(gflops, gbps, machine)
+  if machine.peak_gbps and machine.peak_gbps > 0 and gbps > 4 * machine.peak_gbps then
+    return string.format("the timings give %.4g GB/s, more than 4x the GPU's memory bandwidth (%.4g GB/s): "
+                         .. "not a measurement", gbps, machine.peak_gbps)
+  end
+  if machine.peak_fp32_gflops and machine.peak_fp32_gflops > 0 and gflops > 4 * machine.peak_fp32_gflops then
+    return string.format("the timings give %.4g GFLOPS, more than 4x the GPU's single-precision peak (%.4g GFLOPS): "
+                         .. "not a measurement", gflops, machine.peak_fp32_gflops)
+  end
+end
+
+local machine
 -- A kernel judged on the task: bench.cuda_run's record with status "verification_error"
--- when an output misses the reference, and beside it max_error, wrong, and the speed
+-- when an output misses the reference, "rejected" when its speed is impossible
+-- (M.impossible), and beside it max_error, wrong, and the speed
 -- (gflops for a compute-bound task, gbps for a memory-bound one) by the median call.
 -- opts: task, size (default "test"), warmup, calls, seed, timeout.
 function M.evaluate(source, opts)
@@ -148,6 +164,9 @@ function M.evaluate(source, opts)
   rec.gflops = r.flops / seconds / 1e9
   rec.gbps = r.bytes / seconds / 1e9
   rec.inputs, rec.outputs = nil, nil  -- large, and judged
+  machine = machine or bench.cuda()
+  local impossible = c.ok and M.impossible(rec.gflops, rec.gbps, machine)
+  if impossible then rec.status, rec.log = "rejected", impossible end
   return rec
 end
 

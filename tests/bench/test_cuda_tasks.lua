@@ -176,10 +176,24 @@ t.test("bad references and specs name the problem", function()
            "unknown field 'colour'")
 end)
 
+t.test("a speed beyond 4x the GPU's nominal peaks is refused as impossible", function()
+  local h100 = {peak_gbps = 3352, peak_fp32_gflops = 66900}
+  t.eq(cuda_tasks.impossible(1000, 3000, h100), nil)
+  t.eq(cuda_tasks.impossible(1000, 13000, h100), nil)  -- caches may beat DRAM
+  t.contains(cuda_tasks.impossible(1000, 14000, h100), "more than 4x the GPU's memory bandwidth")
+  t.contains(cuda_tasks.impossible(300000, 100, h100), "more than 4x the GPU's single-precision peak")
+  t.eq(cuda_tasks.impossible(1e9, 1e9, {}), nil)  -- no peaks known: no check
+end)
+
 local info = bench.cuda()
 if os.getenv("ENGINE_EXPECT_CUDA") == "1" then t.ok(info.available, info.reason) end
 
 if info.available then
+  t.test("the GPU's nominal peaks are read", function()
+    t.ok(info.multiprocessors > 0 and info.clock_mhz > 0, "multiprocessors and clock")
+    t.ok(info.peak_gbps > 100 and info.peak_fp32_gflops > 1000, info.peak_gbps .. " GB/s, " .. info.peak_fp32_gflops)
+  end)
+
   t.test("each task's straightforward kernel verifies ok; a wrong one does not", function()
     for _, spec in ipairs(specs) do
       local rec = cuda_tasks.evaluate(spec.straightforward, {task = spec.name, size = "test"})
