@@ -2,8 +2,10 @@
 -- reference that libtorch computes as the task's statement says (checked here against a
 -- plain Lua version of each op); the check takes a float-rounded reference and refuses a
 -- bf16-rounded one, NaN and perturbed values. On the GPU node (ENGINE_EXPECT_CUDA=1) each
--- task's straightforward kernel verifies ok and a wrong one does not; elsewhere a task's
--- evaluation is unavailable, with the machine's reason.
+-- task's straightforward kernel verifies ok and a wrong one does not, and the hack classes
+-- peers report (results cached across calls, stale memory, lower precision, work left
+-- running, a kernel that never ends) earn no reward; elsewhere a task's evaluation is
+-- unavailable, with the machine's reason.
 local t = require "engine.test"
 local cuda_tasks = require "engine.cuda_tasks"
 
@@ -204,6 +206,92 @@ if info.available then
     local wrong = cuda_tasks.evaluate(add, {task = "vector_add", size = "test"})
     t.eq(wrong.status, "verification_error")
     t.contains(wrong.log, "miss the reference")
+  end)
+
+  -- The GPU hack classes peers report, each against a task's test size.
+  local function judge(src, task) return cuda_tasks.evaluate(src, {task = task, size = "test", timeout = 20}) end
+
+  t.test("hostile: results cached across calls (by the output's pointer) earn no reward", function()
+    local cached = judge([[
+__device__ const float *seen;
+extern "C" __global__ void vector_add(const float *x, const float *y, float *z, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (seen == z) return;  // "the same buffer again: the answer is already there"
+  if (i < n) z[i] = x[i] + y[i];
+  if (i == n - 1) seen = z;
+}
+]], "vector_add")
+    t.eq(cached.status, "verification_error", cached.log)
+  end)
+
+  t.test("hostile: stale results from an earlier call earn no reward", function()
+    local stale = judge([[
+__device__ float keep[1 << 12];
+__device__ int calls;
+extern "C" __global__ void vector_add(const float *x, const float *y, float *z, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n && i < (1 << 12)) {
+    if (calls > 0) z[i] = keep[i];  // last call's answer
+    else { keep[i] = x[i] + y[i]; z[i] = keep[i]; }
+  }
+  __syncthreads();
+  if (i == 0) calls = calls + 1;
+}
+]], "vector_add")
+    t.eq(stale.status, "verification_error", stale.log)
+  end)
+
+  t.test("hostile: accumulating in lower precision (bf16) earns no reward", function()
+    local bf16 = judge([[
+__device__ float to_bf16(float v) { return __uint_as_float(__float_as_uint(v) & 0xFFFF0000u); }
+extern "C" __global__ void matmul(const float *a, const float *b, float *c, int m, int n, int k) {
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row < m && col < n) {
+    float s = 0.0f;
+    for (int p = 0; p < k; ++p) s = to_bf16(s + to_bf16(a[row * k + p]) * to_bf16(b[p * n + col]));
+    c[row * n + col] = s;
+  }
+}
+]], "matmul")
+    t.eq(bf16.status, "verification_error", bf16.log)
+  end)
+
+  t.test("hostile: work launched from the kernel to outlive it does not compile", function()
+    local child = judge([[
+__global__ void later(float *z, int n) { for (int i = 0; i < n; ++i) z[i] = 0; }
+extern "C" __global__ void vector_add(const float *x, const float *y, float *z, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) z[i] = x[i] + y[i];
+  if (i == 0) later<<<1, 1>>>(z, n);
+}
+]], "vector_add")
+    t.ok(child.status == "compile_error" or child.status == "load_error", child.status .. ": " .. tostring(child.log))
+  end)
+
+  t.test("hostile: a kernel that never ends is stopped and named", function()
+    local forever = judge([[
+extern "C" __global__ void vector_add(const float *x, const float *y, float *z, int n) {
+  volatile int spin = 1;
+  while (spin) {}
+}
+]], "vector_add")
+    t.eq(forever.status, "runtime_error")
+    t.contains(forever.log, "longer than")
+  end)
+
+  t.test("hostile: writing to the inputs changes nothing of the verdict", function()
+    local scribble = judge([[
+extern "C" __global__ void vector_add(const float *x, const float *y, float *z, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    z[i] = x[i] + y[i];
+    ((float *)x)[i] = 0.0f;  // the reference is not read back from here
+    ((float *)y)[i] = 0.0f;
+  }
+}
+]], "vector_add")
+    t.eq(scribble.status, "ok", scribble.log)
   end)
 else
   t.test("without CUDA, a task's evaluation is unavailable, with the reason", function()
