@@ -31,12 +31,18 @@
 -- figure of Table II in A and in B (mean ± h over seeds) and A - B with its 95% interval
 -- (Welch's, the two sides being independent runs), and whether it excludes 0.
 --
+-- A held-out comparison beside the runs (engine heldout.lua DIR --out=DIR/heldout.json, as
+-- the main job writes it) adds the protocol's primary metric per learning configuration:
+-- the overall roofline-score gain over seeds with its t interval and exact tests, read as
+-- exploratory below the protocol's ten seeds.
+--
 -- Experiment 3's runs (experiment3.lua) add, per configuration (turns x learning rate)
 -- over seeds: the mean reward of all its kernels and its best kernel, each against the
 -- single-turn control of the same learning rate, which evaluates as many kernels a step
 -- (paired by seed); per turn the mean reward and the share that verified; and the last
 -- turn's mean reward against the first's (paired within each seed's run).
 
+local claims = require "claims"
 local cli = require "cli"
 local figures = require "figures"
 local results = require "results"
@@ -89,6 +95,48 @@ local function lineage(dir, id)
                                   s.extra.action or "sample", tostring(s.stage or "-"),
                                   s.status, s.code ~= "" and s.code or s.completion))
   end
+end
+
+-- The protocol's seeds for a claim (docs/protocol.md): fewer make a run exploratory.
+M.protocol_seeds = 10
+
+-- The held-out comparison heldout.lua wrote beside the runs (DIR/heldout.json), read by
+-- the protocol's rules: per learning configuration the overall roofline-score gain over
+-- seeds, its exact tests, and what may be said of it. nil when there is none.
+function M.heldout_section(dir)
+  if not sys.exists(dir .. "/heldout.json") then return nil end
+  local h = claims.heldout(claims.data(dir), "heldout.json")
+  local names = {}
+  for name in pairs(h.configs) do names[#names + 1] = name end
+  table.sort(names)
+  local rows, said = {}, {}
+  for _, name in ipairs(names) do
+    local g = h.configs[name].overall.roofline
+    local values = claims.map(g.values, function(v) return string.format("%+.2f", v) end)
+    rows[#rows + 1] = string.format("| %s | %d | %+.2f ± %.2f | [%+.2f, %+.2f] | %s | %d of %d, p = %.3g | %.3g |",
+                                    name, g.n, g.mean, g.half, g.lo, g.hi, table.concat(values, ", "),
+                                    g.sign_positive, g.sign_n, g.sign_p, g.perm_p)
+    local reading
+    if g.n < M.protocol_seeds then
+      reading = string.format("exploratory: %d seeds, where the protocol asks %d before a claim", g.n, M.protocol_seeds)
+    elseif g.perm_p < 0.05 and g.mean > 0 then
+      reading = "learning by the protocol's rule (permutation p < 0.05, a positive mean)"
+    else
+      reading = "no learning shown by the protocol's rule"
+    end
+    said[#said + 1] = string.format("- `%s`: held-out roofline-score gain %+.2f ± %.2f points (permutation p = %.3g): %s.",
+                                    name, g.mean, g.half, g.perm_p, reading)
+  end
+  return table.concat({
+    "The protocol's primary metric (docs/protocol.md): the learned policy against the base model on "
+      .. "prompts no run trained on (another size, other wordings, held-out tasks), both policies' "
+      .. "kernels timed side by side; per seed, the mean over the parts of each policy's roofline "
+      .. "score (a kernel's speed as a percentage of the machine's roofline, 0 when it fails), "
+      .. "learned minus base.", "",
+    "| configuration | seeds | overall roofline gain (points) | 95% t interval | per seed | sign test | "
+      .. "permutation p |",
+    "| --- | ---: | ---: | --- | --- | --- | ---: |",
+    table.concat(rows, "\n"), "", table.concat(said, "\n"), ""}, "\n"), said
 end
 
 function M.main(argv)
@@ -174,6 +222,8 @@ function M.main(argv)
     local said = turn_results.turns_text(exp)
     if said then add("Turns (95% interval of the paired differences):", "", said) end
   end
+  local heldout, heldout_said = M.heldout_section(dir)
+  if heldout then add("## Held out (the protocol's primary metric)", "", heldout) end
   local peak_warnings = results.peak_warnings(exp)
   if peak_warnings then add(peak_warnings) end
   local noise = results.noise_text(exp)
@@ -215,6 +265,7 @@ function M.main(argv)
           .. " and run again: " .. rerun)
   end
   for _, line in ipairs(results.verdict_lines(exp)) do print(line) end
+  for _, line in ipairs(heldout_said or {}) do print((line:gsub("^%- ", ""):gsub("`", ""))) end
   for line in (turn_results.turns_text(exp) or ""):gmatch("[^\n]+") do print((line:gsub("^%- ", ""):gsub("`", ""))) end
 end
 

@@ -226,4 +226,36 @@ t.test("report.lua A B: each figure in both and the difference with its interval
   t.contains(text, "report.lua: " .. a .. " and " .. c .. " hold no configuration in common\n")
 end)
 
+t.test("a held-out comparison beside the runs adds the protocol's primary metric, read by its seeds", function()
+  local root = t.tmpdir()
+  seeded_sweep(root)
+  -- per seed s the learned policy's kernels score 10 + s points above the base model's
+  local seeds = {}
+  for s = 1, 3 do
+    local kernels = {}
+    for i, score in ipairs{10, 20} do
+      kernels[#kernels + 1] = {policy = "base", sample = i, status = "ok", reward = score, roofline = score}
+      kernels[#kernels + 1] = {policy = "learned", sample = i, status = "ok", reward = score + 10 + s,
+                               roofline = score + 10 + s}
+    end
+    local gain = {reward = 10 + s, ok = 0, roofline = 10 + s}
+    seeds[s] = {seed = s, configuration = "beta=0,lr=5e-07,opt=O3", prompts = {{part = "sizes", kernels = kernels}},
+                overall = {gain = gain}, parts = {sizes = {gain = gain}}}
+  end
+  json.write(root .. "/heldout.json", {parts = {"sizes"}, seeds = seeds})
+  local out, ok = report(root)
+  t.ok(ok, out)
+  local md = read(root .. "/report/report.md")
+  t.contains(md, "## Held out (the protocol's primary metric)")
+  local iv = results.interval({11, 12, 13})
+  t.contains(md, string.format("| beta=0,lr=5e-07,opt=O3 | 3 | +12.00 ± %.2f | [%+.2f, %+.2f] | +11.00, +12.00, +13.00 | "
+                               .. "3 of 3, p = 0.25 | 0.25 |", iv.half, iv.lo, iv.hi))
+  t.contains(md, "exploratory: 3 seeds, where the protocol asks 10 before a claim")
+  t.contains(out, "beta=0,lr=5e-07,opt=O3: held-out roofline-score gain +12.00")
+  -- without the file, no section
+  os.remove(root .. "/heldout.json")
+  report(root)
+  t.ok(not read(root .. "/report/report.md"):find("Held out", 1, true), "no held-out section")
+end)
+
 t.run()
