@@ -33,8 +33,8 @@ using InputReader = std::function<bool(int call, size_t arg, float* dst, size_t 
 
 // Compiles `source` and runs `launch` (cuda/launch.hpp's fields) on device 0, each call's
 // inputs from `read_inputs`: compile's record, and when it ran {times_ms, wall_ms (per
-// timed call), median_ms, cov, outputs (each output buffer after the last call),
-// verified_call (that call's index)}. status "launch_error" (the driver refused the
+// timed call), outputs (each output buffer after the last call), verified_call (that
+// call's index)}. status "launch_error" (the driver refused the
 // launch: the grid, the block, the shared memory) or "runtime_error" (the kernel faulted:
 // which call; or the inputs did not come) with `log`. Throws std::invalid_argument for a
 // malformed launch.

@@ -2,10 +2,7 @@
 // inputs (read from the process that asked) and NaN-filled outputs before every call, each call timed by events recorded on
 // the harness's own stream around the launch and bounded by the wall clock, the whole
 // device synchronised before anything is read.
-#include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -28,12 +25,6 @@ struct Failure {
 
 void check(const detail::Driver& d, CUresult e, const char* status, const std::string& what) {
   if (e) throw Failure{status, what + ": " + detail::driver_error(d, e)};
-}
-
-double median(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  const size_t n = xs.size();
-  return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
 }
 
 // Device buffers freed however the run ends (a faulted context frees them with itself).
@@ -119,11 +110,7 @@ json run_loaded(const detail::Driver& d, detail::CUmodule module, const Launch& 
     for (float v : host) values.push_back(static_cast<double>(v));
     outputs.push_back(std::move(values));
   }
-  double mean = 0, var = 0;
-  for (double t : times) mean += t / times.size();
-  for (double t : times) var += (t - mean) * (t - mean) / std::max<size_t>(1, times.size() - 1);
-  return {{"times_ms", times}, {"wall_ms", walls}, {"median_ms", median(times)},
-          {"cov", mean > 0 ? std::sqrt(var) / mean : 0.0}, {"outputs", outputs}, {"verified_call", total - 1}};
+  return {{"times_ms", times}, {"wall_ms", walls}, {"outputs", outputs}, {"verified_call", total - 1}};
 }
 
 }  // namespace

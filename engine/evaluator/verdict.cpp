@@ -34,6 +34,12 @@ double coefficient_of_variation(const std::vector<double>& t) {
   return mean > 0 ? std::sqrt(sq / static_cast<double>(t.size() - 1)) / mean : 0.0;
 }
 
+double median(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  const size_t n = t.size();
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
 std::string impossible_rate(double gflops, double gbps, double peak_gflops, double peak_gbps) {
   if (peak_gflops > 0 && gflops > 4 * peak_gflops)
     return "the timings give " + fmt("%.4g", gflops) + " GFLOPS, more than 4x the machine's peak: not a measurement";
@@ -197,8 +203,6 @@ json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& 
     double sum = 0;
     for (double x : t) sum += x;
     const double mean = sum / static_cast<double>(t.size());
-    const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
-                                            : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
     r["times"] = t;
     r["harness_times"] = job.elapsed;
     r["kernel_times"] = job.own_times;
@@ -207,7 +211,7 @@ json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& 
     r["calls_over_cpu_bound"] = job.calls_over_cpu_bound;
     r["round_trip"] = job.rtt;
     r["min"] = sorted.front();
-    r["median"] = median;
+    r["median"] = median(t);
     r["mean"] = mean;
     r["cov"] = coefficient_of_variation(t);
     // The fastest call: the one least disturbed by everything else on the node. Measured

@@ -38,5 +38,7 @@ std::string describe_fault(const Job& job, const ResolvedOptions& opts, const Ve
 std::string impossible_rate(double gflops, double gbps, double peak_gflops, double peak_gbps);
 // Standard deviation over mean of the timed calls.
 double coefficient_of_variation(const std::vector<double>& t);
+// The middle timed call (the mean of the middle two for an even count).
+double median(std::vector<double> t);
 
 }  // namespace bench::detail

@@ -23,6 +23,16 @@ local known = {
 
 local function need(cond, file, msg) if not cond then error(file .. ": " .. msg, 0) end end
 
+local ops
+-- The names of the reference ops (engine/cudaref), read once.
+local function reference_ops()
+  if not ops then
+    ops = {}
+    for _, line in ipairs(bench.cuda_reference()) do ops[line:match("^([%w_]+):")] = true end
+  end
+  return ops
+end
+
 -- A spec that is wrong is refused with its file and field named.
 function M.check(spec, file)
   need(type(spec) == "table", file, "a CUDA task file returns a table")
@@ -38,9 +48,7 @@ function M.check(spec, file)
   need(type(spec.tolerance) == "table" and spec.tolerance.atol and type(spec.tolerance.why) == "string", file,
        "needs tolerance = {atol =, rtol =, why =}")
   need(spec.roofline == "memory" or spec.roofline == "compute", file, "roofline must be \"memory\" or \"compute\"")
-  local ops = {}
-  for _, line in ipairs(bench.cuda_reference()) do ops[line:match("^([%w_]+):")] = true end
-  need(ops[spec.reference], file, "no reference op '" .. spec.reference .. "'")
+  need(reference_ops()[spec.reference], file, "no reference op '" .. spec.reference .. "'")
   for name, size in pairs(spec.sizes) do M.resolve(spec, size, file .. ", size " .. name) end
   return spec
 end

@@ -268,6 +268,28 @@ function fakes.train()
 end
 
 -- The primitives for an experiment script's M.run(opts, deps).
+-- A held-out comparison's seeds in heldout.lua --out's shape: per seed s of 1..n, one
+-- prompt of the part "sizes" (matmul at 96^3) with two kernels per policy, the learned
+-- policy's scoring 10 + s points (roofline and reward) above the base model's 10 and 20.
+-- Returns the seeds and the per-seed gains.
+function fakes.heldout_seeds(configuration, n)
+  local seeds, gains = {}, {}
+  for s = 1, n do
+    local kernels = {}
+    for i, score in ipairs{10, 20} do
+      kernels[#kernels + 1] = {policy = "base", sample = i, status = "ok", reward = score, roofline = score}
+      kernels[#kernels + 1] = {policy = "learned", sample = i, status = "ok", reward = score + 10 + s,
+                               roofline = score + 10 + s}
+    end
+    local gain = {reward = 10 + s, ok = 0, roofline = 10 + s}
+    seeds[s] = {seed = s, configuration = configuration, run = configuration .. ",seed=" .. s,
+                prompts = {{part = "sizes", task = "matmul", size = "M = N = K = 96", kernels = kernels}},
+                overall = {gain = gain}, parts = {sizes = {gain = gain}}}
+    gains[s] = 10 + s
+  end
+  return seeds, gains
+end
+
 function fakes.deps()
   return {policy = fakes.policy(), bench = fakes.bench(), train = fakes.train()}
 end

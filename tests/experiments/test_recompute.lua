@@ -3,7 +3,9 @@
 -- the script; missing raw data is reported as such; a confirmatory experiment's claims
 -- work on another data folder (the way E2 will be added).
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+package.path = here .. "/?.lua;" .. package.path
 local t = require "engine.test"
+local fakes = require "fakes"
 local recompute = dofile(engine.scripts[1] .. "/recompute.lua")
 
 local root = here .. "/../.."
@@ -89,20 +91,7 @@ end)
 -- Per seed s the learned kernels score 10 + s points above the base model's, and the
 -- learning run's final reward is 10 + 2 (s - 1) above its lr = 0 run's.
 local function make_confirmatory(dir)
-  local seeds, gains = {}, {}
-  for s = 1, 3 do
-    local kernels = {}
-    for i, score in ipairs{10, 20} do
-      kernels[#kernels + 1] = {policy = "base", sample = i, status = "ok", reward = score, roofline = score}
-      kernels[#kernels + 1] = {policy = "learned", sample = i, status = "ok", reward = score + 10 + s,
-                               roofline = score + 10 + s}
-    end
-    local gain = {reward = 10 + s, ok = 0, roofline = 10 + s}
-    seeds[s] = {seed = s, configuration = "lr=0.0001,opt=O3", run = "lr=0.0001,opt=O3,seed=" .. s,
-                prompts = {{part = "sizes", task = "matmul", size = "M = N = K = 96", kernels = kernels}},
-                overall = {gain = gain}, parts = {sizes = {gain = gain}}}
-    gains[s] = 10 + s
-  end
+  local seeds, gains = fakes.heldout_seeds("lr=0.0001,opt=O3", 3)
   json.write(dir .. "/heldout.json", {parts = {"sizes"}, seeds = seeds,
                                       gains = {["lr=0.0001,opt=O3"] = {overall = {roofline = {values = gains}}}}})
   for _, lr in ipairs{0, 1e-4} do

@@ -229,19 +229,7 @@ end)
 t.test("a held-out comparison beside the runs adds the protocol's primary metric, read by its seeds", function()
   local root = t.tmpdir()
   seeded_sweep(root)
-  -- per seed s the learned policy's kernels score 10 + s points above the base model's
-  local seeds = {}
-  for s = 1, 3 do
-    local kernels = {}
-    for i, score in ipairs{10, 20} do
-      kernels[#kernels + 1] = {policy = "base", sample = i, status = "ok", reward = score, roofline = score}
-      kernels[#kernels + 1] = {policy = "learned", sample = i, status = "ok", reward = score + 10 + s,
-                               roofline = score + 10 + s}
-    end
-    local gain = {reward = 10 + s, ok = 0, roofline = 10 + s}
-    seeds[s] = {seed = s, configuration = "beta=0,lr=5e-07,opt=O3", prompts = {{part = "sizes", kernels = kernels}},
-                overall = {gain = gain}, parts = {sizes = {gain = gain}}}
-  end
+  local seeds = require("fakes").heldout_seeds("beta=0,lr=5e-07,opt=O3", 3)
   json.write(root .. "/heldout.json", {parts = {"sizes"}, seeds = seeds})
   local out, ok = report(root)
   t.ok(ok, out)
