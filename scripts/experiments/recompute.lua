@@ -505,6 +505,89 @@ local table2 = {
 }
 
 ---------------------------------------------------------------------------------------
+-- Confirmatory E2 on the GPU node (protocol versions 3 and 4): seeds in pieces of at most
+-- four, each piece's runs and comparison on one lent machine; ten seeds before the test
+---------------------------------------------------------------------------------------
+
+local E2N = "docs/data/confirmatory/e2n"
+local E2N_SEEDS = 10
+local E2N_PIECES = {{name = "1-4", seeds = {1, 2, 3, 4}}, {name = "5-8", seeds = {5, 6, 7, 8}}}
+-- Each seed's first comparison (version 4): seeds 1-3 were compared again with seed 4.
+local E2N_HELDOUT = {E2N .. "/heldout-1-3.json", {E2N .. "/heldout-1-4.json", seeds = {4}}, E2N .. "/heldout-5-8.json"}
+local E2N_AGAIN = {{E2N .. "/heldout-1-4.json", seeds = {1, 2, 3}}}
+
+local function e2n_figures(d)
+  local h = claims.heldout(d, E2N_HELDOUT)
+  local first = claims.heldout(d, {{E2N .. "/heldout-1-3.json", seeds = {1, 2, 3}}})
+  local again = claims.heldout(d, E2N_AGAIN)
+  local moved = {}
+  for i, v in ipairs(again.overall.roofline.values) do moved[i] = v - first.overall.roofline.values[i] end
+  local r = claims.runs_from_dirs(d, E2N .. "/runs")
+  if not r.learned then error(E2N .. "/runs: expected one learning configuration beside its lr = 0 runs", 0) end
+  local o = h.overall.roofline
+  local negative = 0
+  for _, v in ipairs(o.values) do if v < 0 then negative = negative + 1 end end
+  local verdict
+  if h.seeds < E2N_SEEDS then
+    verdict = string.format("no test yet: %d of the protocol's %d seeds", h.seeds, E2N_SEEDS)
+  else
+    verdict = (o.perm_p < 0.05 and o.mean > 0) and "learning confirmed" or "learning not confirmed"
+  end
+  local lo, hi = range(map(moved, math.abs))
+  return {heldout = h, seeds = h.seeds, negative = negative, verdict = verdict, runs = r,
+          again = {values = again.overall.roofline.values, first = first.overall.roofline.values,
+                   moved_min = lo, moved_max = hi},
+          minutes = map(E2N_PIECES, function(piece)
+            return {runs = log_minutes(d, E2N .. "/runs-" .. piece.name .. ".log")}
+          end)}
+end
+
+local e2n_rows = {
+  {"seeds done and the verdict's state", "**{verdict:%s}**"},
+  {"durations of the two pieces' runs (the logs' clock times)",
+   "{minutes.1.runs:%d} and {minutes.2.runs:%d} min for the runs"},
+  {"primary so far: mean ± t half-width, per-seed gains, seeds below zero",
+   "overall held-out roofline-score gain over the {seeds:%d} seeds so far: {heldout.overall.roofline.mean:%+.2f} ± "
+     .. "{heldout.overall.roofline.half:%.2f} points ({heldout.overall.base.roofline:%.2f}% -> "
+     .. "{heldout.overall.learned.roofline:%.2f}%); per seed {heldout.overall.roofline.values:%+.2f}; "
+     .. "{negative:%d} of {seeds:%d} below zero"},
+  {"parts so far: other size, other wordings",
+   "other size ({heldout.parts.sizes.size:%d}^3) {heldout.parts.sizes.roofline.mean:%+.2f} ± "
+     .. "{heldout.parts.sizes.roofline.half:%.2f} points, other wordings {heldout.parts.wordings.roofline.mean:%+.2f} ± "
+     .. "{heldout.parts.wordings.roofline.half:%.2f}"},
+  {"runs so far: final mean reward, best kernel",
+   "run's final mean reward (last 3 iterations) {runs.gain.final.mean:%+.2f} ± {runs.gain.final.half:%.2f} "
+     .. "({runs.base.final.mean:%.1f} -> {runs.learned.final.mean:%.1f}), best kernel {runs.gain.best.mean:%+.2f} ± "
+     .. "{runs.gain.best.half:%.2f} GFLOPS"},
+  {"the comparison compared again: seeds 1-3's second gains and how far they moved",
+   "seeds 1-3 compared again read {again.values:%+.2f} against {again.first:%+.2f} (moved "
+     .. "{again.moved_min:%.2f}-{again.moved_max:%.2f} points)"},
+  {"every held-out JSON's stored gains equal those recomputed from its kernels",
+   raw = {E2N .. "/heldout-1-3.json", E2N .. "/heldout-1-4.json", E2N .. "/heldout-5-8.json"},
+   agree = function(d)
+     local got, expected = {}, {}
+     for _, f in ipairs{"heldout-1-3.json", "heldout-1-4.json", "heldout-5-8.json"} do
+       local a, b = claims.heldout_agreement(d, E2N .. "/" .. f)
+       got[#got + 1], expected[#expected + 1] = f .. ": " .. a, f .. ": " .. b
+     end
+     return table.concat(got, "; "), table.concat(expected, "; ")
+   end},
+}
+for _, piece in ipairs(E2N_PIECES) do
+  local report = E2N .. "/report-" .. piece.name .. ".md"
+  e2n_rows[#e2n_rows + 1] = {"report-" .. piece.name .. ".md's Table II equals its seeds' metrics", raw = {report, E2N .. "/runs"},
+                             agree = function(d)
+                               return claims.table2_agreement(d, claims.runs_from_dirs(d, E2N .. "/runs", piece.seeds), report)
+                             end}
+end
+
+local e2n = {
+  name = "Confirmatory E2 on the GPU node", figures = e2n_figures, rows = e2n_rows,
+  raw = {E2N .. "/runs", E2N .. "/heldout-1-3.json", E2N .. "/heldout-1-4.json", E2N .. "/heldout-5-8.json",
+         E2N .. "/runs-1-4.log", E2N .. "/runs-5-8.log"},
+}
+
+---------------------------------------------------------------------------------------
 -- The exploratory sections with raw data
 ---------------------------------------------------------------------------------------
 
@@ -925,6 +1008,7 @@ function M.claims()
   append(M.confirmatory_claims("Confirmatory E1", "docs/data/confirmatory/e1", M.e1_texts))
   append(M.confirmatory_claims("Confirmatory E2", "docs/data/confirmatory/e2", M.e2_texts))
   append(section_claims(table2))
+  append(section_claims(e2n))
   for _, section in ipairs{model, default_model, node, olevels, e3, kernelcompare} do
     append(section_claims(section))
   end

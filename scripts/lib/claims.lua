@@ -246,28 +246,49 @@ local function scope_over_seeds(per_seed, pick, where)
   return scope
 end
 
--- Held-out JSONs as one: the seeds of every file (a comparison run in halves, each half's
+-- An entry of a held-out file list: a file, or {file, seeds = {...}} for only those seeds
+-- of it (a file that compared again seeds an earlier file holds).
+local function entry_path(e) return type(e) == "table" and e[1] or e end
+
+local function entry_name(e)
+  if type(e) ~= "table" then return e end
+  return e[1] .. " (seeds " .. table.concat(e.seeds, ",") .. ")"
+end
+
+local function entry_keeps(e, seed)
+  if type(e) ~= "table" then return true end
+  for _, s in ipairs(e.seeds) do if s == seed then return true end end
+  return false
+end
+
+-- Held-out JSONs as one: the seeds of every file (a comparison run in pieces, each piece's
 -- seeds in a file of its own), which must name the same parts and no seed twice.
-local function heldout_raw(d, rels)
+local function heldout_raw(d, entries)
   local raw
   local seen = {}
-  for _, rel in ipairs(rels) do
+  local rels = map(entries, entry_path)
+  for i, rel in ipairs(rels) do
     local r = d:json(rel)
     if type(r.seeds) ~= "table" or type(r.parts) ~= "table" then
       error(rel .. ": not a heldout.lua --out file (no seeds or parts)", 0)
     end
     if not raw then
-      raw = {parts = r.parts, seeds = {}, gains = #rels == 1 and r.gains or nil}
+      raw = {parts = r.parts, seeds = {}, gains = (#rels == 1 and type(entries[1]) ~= "table") and r.gains or nil}
     elseif table.concat(r.parts, ",") ~= table.concat(raw.parts, ",") then
       error(string.format("%s: parts %s, %s has %s", rel, table.concat(r.parts, ","), rels[1],
                           table.concat(raw.parts, ",")), 0)
     end
+    local kept = 0
     for _, seed in ipairs(r.seeds) do
-      local key = tostring(seed.configuration) .. " seed " .. tostring(seed.seed)
-      if seen[key] then error(string.format("%s: %s is also in %s", rel, key, seen[key]), 0) end
-      seen[key] = rel
-      raw.seeds[#raw.seeds + 1] = seed
+      if entry_keeps(entries[i], seed.seed) then
+        local key = tostring(seed.configuration) .. " seed " .. tostring(seed.seed)
+        if seen[key] then error(string.format("%s: %s is also in %s", rel, key, seen[key]), 0) end
+        seen[key] = rel
+        raw.seeds[#raw.seeds + 1] = seed
+        kept = kept + 1
+      end
     end
+    if kept == 0 then error(entry_name(entries[i]) .. ": none of the seeds asked for is there", 0) end
   end
   return raw
 end
@@ -275,12 +296,13 @@ end
 -- A held-out JSON's figures per learning configuration: {configs = {[name] = H}} and,
 -- when there is one configuration, H itself beside. H = {seeds =, overall =, parts =
 -- {[part] = scope}, per_seed = {recomputed figures}, stored = {the file's own}}. `rel`
--- is one file or a list of files whose seeds are pooled.
+-- is one file or a list of files whose seeds are pooled, an entry {file, seeds = {...}}
+-- taking only those seeds of its file.
 function claims.heldout(d, rel)
-  local rels = type(rel) == "table" and rel or {rel}
-  rel = table.concat(rels, " + ")
+  local entries = type(rel) == "table" and rel or {rel}
+  rel = table.concat(map(entries, entry_name), " + ")
   return d:memo("heldout:" .. rel, function()
-    local raw = heldout_raw(d, rels)
+    local raw = heldout_raw(d, entries)
     local by_config, order = {}, {}
     for _, seed in ipairs(raw.seeds) do
       local name = seed.configuration

@@ -153,7 +153,7 @@ t.test("Holm's procedure steps down and stops at its first failure", function()
   t.eq(all.O0.passes and all.O1.passes and all.O3.passes, true)
 end)
 
-t.test("held-out comparisons run in halves pool their seeds; a seed in both is refused", function()
+t.test("held-out comparisons run in pieces pool their seeds; a seed in both is refused, or taken from the file named for it", function()
   local claims = require "claims"
   local data = t.tmpdir()
   local dir = data .. "/c"
@@ -171,6 +171,14 @@ t.test("held-out comparisons run in halves pool their seeds; a seed in both is r
   t.raises(function() claims.heldout(d, {"c/first.json", "c/again.json"}) end, "seed 2 is also in c/first.json")
   json.write(dir .. "/other.json", {parts = {"wordings"}, seeds = {whole.seeds[3]}})
   t.raises(function() claims.heldout(d, {"c/first.json", "c/other.json"}) end, "parts wordings")
+  -- a file that compared seeds again gives only the seeds named for it
+  local picked = claims.heldout(d, {"c/first.json", {"c/heldout.json", seeds = {3}}})
+  t.eq(picked.overall.roofline.values, {11, 12, 13})
+  t.eq(select(1, claims.heldout_agreement(d, {"c/first.json", {"c/heldout.json", seeds = {3}}})), "18 gains")
+  t.raises(function() claims.heldout(d, {"c/first.json", {"c/heldout.json", seeds = {2, 3}}}) end,
+           "seed 2 is also in c/first.json")
+  t.raises(function() claims.heldout(d, {{"c/second.json", seeds = {1}}}) end,
+           "c/second.json (seeds 1): none of the seeds asked for is there")
   -- one half's runs: only its seeds are paired
   local half = claims.runs_from_dirs(d, "c/runs", {1, 2})
   t.eq(half.gain.final.values, {10, 12})
