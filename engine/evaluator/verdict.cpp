@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "kernel_child/child.hpp"
+#include "task/rate_bound.hpp"
 
 namespace bench::detail {
 
@@ -38,15 +39,6 @@ double median(std::vector<double> t) {
   std::sort(t.begin(), t.end());
   const size_t n = t.size();
   return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
-
-std::string impossible_rate(double gflops, double gbps, double peak_gflops, double peak_gbps) {
-  if (peak_gflops > 0 && gflops > 4 * peak_gflops)
-    return "the timings give " + fmt("%.4g", gflops) + " GFLOPS, more than 4x the machine's peak: not a measurement";
-  if (peak_gbps > 0 && gbps > 4 * peak_gbps)
-    return "the timings give " + fmt("%.4g", gbps) +
-           " GB/s, more than 4x the fastest the machine's cores can move bytes: not a measurement";
-  return "";
 }
 
 // What the forbidden call was given: the file it names, or what it wrote where.
@@ -222,7 +214,7 @@ json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& 
     const double gflops = sorted.front() > 0 ? ctx.task.flops() / sorted.front() * 1e-9 : HUGE_VAL;
     const double gbps = sorted.front() > 0 ? ctx.task.bytes() / sorted.front() * 1e-9 : HUGE_VAL;
     // The last line of defence, not the first: the clock checks above come first.
-    const std::string impossible = impossible_rate(gflops, gbps, ctx.peak_gflops, ctx.peak_gbps);
+    const std::string impossible = impossible_rate(gflops, gbps, PeakRates{ctx.peak_gflops, ctx.peak_gbps});
     if (!impossible.empty()) {
       set("rejected", impossible);
     } else {

@@ -32,10 +32,6 @@ nlohmann::json verdict(const Job& job, const ResolvedOptions& opts, const Verdic
 nlohmann::json shared_verdict(const nlohmann::json& measured, const nlohmann::json& own, size_t index);
 // "the kernel accessed 8 bytes past the end of C (SIGSEGV at 0x...)", ...
 std::string describe_fault(const Job& job, const ResolvedOptions& opts, const VerdictContext& ctx);
-// Why a kernel's figures cannot be a measurement, "" when they can: more than 4x the
-// machine's peak FLOP rate or its peak rate of moving bytes (a peak of 0 sets no bound).
-// Memory-bound tasks (transpose has no FLOPs) are bounded by the second.
-std::string impossible_rate(double gflops, double gbps, double peak_gflops, double peak_gbps);
 // Standard deviation over mean of the timed calls.
 double coefficient_of_variation(const std::vector<double>& t);
 // The middle timed call (the mean of the middle two for an even count).

@@ -52,6 +52,10 @@
 // NVRTC are there, and bench.cuda_compile(src, {entries = {...}}) compiles CUDA C++ in
 // memory for it (below).
 //
+// bench.impossible_rate(gflops, gbps, {gflops =, gbps =, gflops_name =, gbps_name =}) is
+// the verdict's peak rule for judges written in Lua: why the figures cannot be a
+// measurement, or nil.
+//
 // Tasks of the suite (stdlib/tasks/*.lua, docs/tasks.md): bench.tasks() lists them
 // ({name, family, split, file, ...}), bench.task(name) gives one spec, and
 //   bench.evaluate(src, {task = "axpy", size = "test"})   -- size: a name or {n = ...}
@@ -61,6 +65,7 @@
 #include "compile/compiler.hpp"
 #include "bench/peak.hpp"
 #include "cudaref/reference.hpp"
+#include "task/rate_bound.hpp"
 #include "parallel/bench_workers/cluster.hpp"
 #include "host/bind.hpp"
 #include "host/luajson.hpp"
@@ -417,6 +422,25 @@ static int bench_cuda_reference(lua_State* L) {
   return 1;
 }
 
+// bench.impossible_rate(gflops, gbps, {gflops =, gbps =, gflops_name =, gbps_name =}):
+// why those figures cannot be a measurement against those peaks (a peak of 0 or none
+// bounds nothing), or nil: the rule the CPU harness's verdict applies, for judges in Lua.
+static int bench_impossible_rate(lua_State* L) {
+  const double gflops = check_number(L, 1, "bench.impossible_rate", "gflops");
+  const double gbps = check_number(L, 2, "bench.impossible_rate", "gbps");
+  bench::PeakRates peak;
+  host::Options o(L, 3, "bench.impossible_rate");
+  o.get("gflops", peak.gflops);
+  o.get("gbps", peak.gbps);
+  o.get("gflops_name", peak.gflops_name);
+  o.get("gbps_name", peak.gbps_name);
+  o.done();
+  const std::string why = bench::impossible_rate(gflops, gbps, peak);
+  if (why.empty()) lua_pushnil(L);
+  else lua_pushstring(L, why.c_str());
+  return 1;
+}
+
 static int bench_backends(lua_State* L) {
   push_strings(L, bench::backend_names());
   return 1;
@@ -435,7 +459,8 @@ int open_bench(lua_State* L) {
                     HOST_FN("allowed_symbols", bench_allowed_symbols), HOST_FN("tasks", bench_tasks),
                     HOST_FN("task", bench_task), HOST_FN("cuda", bench_cuda),
                     HOST_FN("cuda_compile", bench_cuda_compile), HOST_FN("cuda_run", bench_cuda_run),
-                    HOST_FN("cuda_reference", bench_cuda_reference)});
+                    HOST_FN("cuda_reference", bench_cuda_reference),
+                    HOST_FN("impossible_rate", bench_impossible_rate)});
   return 1;
 }
 

@@ -132,17 +132,12 @@ function M.check_outputs(outputs, reference, atol, rtol)
 end
 
 -- Why a kernel's speed cannot be a measurement, or nil: more than 4 times the GPU's
--- nominal DRAM bandwidth or single-precision peak (bench.cuda()'s peak_gbps and
--- peak_fp32_gflops), the margin the CPU harness uses; caches may beat DRAM, not by 4x.
+-- nominal single-precision peak or DRAM bandwidth (bench.cuda()'s peak_fp32_gflops and
+-- peak_gbps): the CPU harness's rule (bench.impossible_rate), with the GPU's peaks.
 function M.impossible(gflops, gbps, machine)
-  if machine.peak_gbps and machine.peak_gbps > 0 and gbps > 4 * machine.peak_gbps then
-    return string.format("the timings give %.4g GB/s, more than 4x the GPU's memory bandwidth (%.4g GB/s): "
-                         .. "not a measurement", gbps, machine.peak_gbps)
-  end
-  if machine.peak_fp32_gflops and machine.peak_fp32_gflops > 0 and gflops > 4 * machine.peak_fp32_gflops then
-    return string.format("the timings give %.4g GFLOPS, more than 4x the GPU's single-precision peak (%.4g GFLOPS): "
-                         .. "not a measurement", gflops, machine.peak_fp32_gflops)
-  end
+  return bench.impossible_rate(gflops, gbps, {
+    gflops = machine.peak_fp32_gflops or 0, gbps = machine.peak_gbps or 0,
+    gflops_name = "the GPU's single-precision peak", gbps_name = "the GPU's memory bandwidth"})
 end
 
 local machine

@@ -185,6 +185,12 @@ t.test("a speed beyond 4x the GPU's nominal peaks is refused as impossible", fun
   t.contains(cuda_tasks.impossible(1000, 14000, h100), "more than 4x the GPU's memory bandwidth")
   t.contains(cuda_tasks.impossible(300000, 100, h100), "more than 4x the GPU's single-precision peak")
   t.eq(cuda_tasks.impossible(1e9, 1e9, {}), nil)  -- no peaks known: no check
+  -- the CPU harness's rule, the same function
+  t.eq(cuda_tasks.impossible(1000, 14000, h100), bench.impossible_rate(1000, 14000, {
+    gbps = 3352, gflops = 66900, gbps_name = "the GPU's memory bandwidth", gflops_name = "x"}))
+  t.contains(bench.impossible_rate(401, 0, {gflops = 100}), "more than 4x the machine's peak (100 GFLOPS)")
+  t.raises(function() bench.impossible_rate(1, 1, {peak = 3}) end, "peak")
+  t.raises(function() bench.impossible_rate("fast", 1, {}) end, "gflops")
 end)
 
 local info = bench.cuda()

@@ -14,6 +14,7 @@
 #include "bench/machine.hpp"
 #include "bench/peak.hpp"
 #include "evaluator/verdict.hpp"
+#include "task/rate_bound.hpp"
 #include "support.hpp"
 #include "test_backends.hpp"
 
@@ -142,13 +143,19 @@ TEST_CASE("the machine reports cores ISA and a peak with its formula") {
 }
 
 TEST_CASE("a rate beyond 4x the machine's peak FLOPs or byte rate is not a measurement") {
-  using bench::detail::impossible_rate;
-  CHECK(impossible_rate(399, 1e6, 100, 0).empty());  // a peak of 0 bounds nothing
-  CHECK(impossible_rate(399, 399, 100, 100).empty());
-  CHECK_THAT(impossible_rate(401, 10, 100, 100), Catch::Contains("GFLOPS, more than 4x the machine's peak"));
+  using bench::impossible_rate;
+  using bench::PeakRates;
+  CHECK(impossible_rate(399, 1e6, PeakRates{100, 0}).empty());  // a peak of 0 bounds nothing
+  CHECK(impossible_rate(399, 399, PeakRates{100, 100}).empty());
+  CHECK(impossible_rate(401, 10, PeakRates{100, 100}) ==
+        "the timings give 401 GFLOPS, more than 4x the machine's peak (100 GFLOPS): not a measurement");
   // A memory-bound task: no FLOPs (transpose), yet a figure can be impossible.
-  CHECK_THAT(impossible_rate(0, 401, 100, 100), Catch::Contains("GB/s, more than 4x"));
-  CHECK(impossible_rate(0, 401, 100, 0).empty());
+  CHECK_THAT(impossible_rate(0, 401, PeakRates{100, 100}),
+             Catch::Contains("GB/s, more than 4x the fastest the machine's cores can move bytes (100 GB/s)"));
+  CHECK(impossible_rate(0, 401, PeakRates{100, 0}).empty());
+  // the GPU's judge names its own peaks
+  const PeakRates gpu{100, 100, "the GPU's single-precision peak", "the GPU's memory bandwidth"};
+  CHECK_THAT(impossible_rate(0, 401, gpu), Catch::Contains("more than 4x the GPU's memory bandwidth (100 GB/s)"));
 }
 
 TEST_CASE("the measured peak runs the target's widest vectors on every CPU and says how") {
