@@ -64,6 +64,7 @@
 #include "bench/bench.hpp"
 #include "compile/compiler.hpp"
 #include "bench/peak.hpp"
+#include "cudaref/check.hpp"
 #include "cudaref/reference.hpp"
 #include "task/rate_bound.hpp"
 #include "parallel/bench_workers/cluster.hpp"
@@ -354,21 +355,172 @@ static int bench_cuda_compile(lua_State* L) {
 // median_ms, cov, outputs = {each output buffer after the last call}, inputs = {each input
 // buffer of that call}, verified_call}. The inputs are drawn by the evaluation process
 // under a key the kernel's process never holds (a fixed `seed` makes them known).
-static int bench_cuda_run(lua_State* L) {
-  std::string src = check_string(L, 1, "bench.cuda_run", "source");
-  luaL_checktype(L, 2, LUA_TTABLE);
-  nlohmann::json launch = to_json(L, 2, "bench.cuda_run");
-  double timeout = 60;
+// The launch table at `idx`, its timeout taken out (60 s unless given).
+static nlohmann::json check_launch(lua_State* L, int idx, const std::string& where, double& timeout) {
+  luaL_checktype(L, idx, LUA_TTABLE);
+  nlohmann::json launch = to_json(L, idx, where.c_str());
+  timeout = 60;
   if (launch.contains("timeout")) {
-    if (!launch["timeout"].is_number()) throw Error("bench.cuda_run: timeout must be a number of seconds");
+    if (!launch["timeout"].is_number()) throw Error(where + ": timeout must be a number of seconds");
     timeout = launch["timeout"].get<double>();
     launch.erase("timeout");
   }
+  return launch;
+}
+
+static nlohmann::json run_cuda(const std::string& where, const std::string& src, const nlohmann::json& launch,
+                               double timeout) {
   try {
-    push_json(L, bench::cuda_run(src, launch, timeout));
+    return bench::cuda_run(src, launch, timeout);
   } catch (const std::invalid_argument& e) {
-    throw Error(std::string("bench.cuda_run: ") + e.what());
+    throw Error(where + ": " + e.what());
   }
+}
+
+static int bench_cuda_run(lua_State* L) {
+  std::string src = check_string(L, 1, "bench.cuda_run", "source");
+  double timeout;
+  nlohmann::json launch = check_launch(L, 2, "bench.cuda_run", timeout);
+  push_json(L, run_cuda("bench.cuda_run", src, launch, timeout));
+  return 1;
+}
+
+// A task's integer size variables, {} being either an object or an array to Lua.
+static cudaref::Size size_vars(nlohmann::json size, const std::string& where) {
+  if (size.empty()) size = nlohmann::json::object();
+  if (!size.is_object()) throw Error(where + ": the size must be a table of integers");
+  cudaref::Size vars;
+  for (auto it = size.begin(); it != size.end(); ++it) {
+    if (!it.value().is_number_integer()) throw Error(where + ": size." + it.key() + " must be an integer");
+    vars[it.key()] = it.value().get<long long>();
+  }
+  return vars;
+}
+
+// Buffers from a list of lists of numbers (what bench.cuda_run returns for inputs and outputs).
+static cudaref::Buffers buffers(nlohmann::json list, const std::string& where, const char* what) {
+  if (list.empty()) list = nlohmann::json::array();
+  if (!list.is_array()) throw Error(where + ": the " + what + " must be a list of lists of numbers");
+  cudaref::Buffers out;
+  for (const auto& buffer : list) {
+    if (!buffer.is_array()) throw Error(where + ": each of the " + what + " must be a list of numbers");
+    std::vector<double> values;
+    values.reserve(buffer.size());
+    for (const auto& v : buffer) {
+      if (!v.is_number()) throw Error(where + ": the " + what + " hold a value that is not a number");
+      values.push_back(v.get<double>());
+    }
+    out.push_back(std::move(values));
+  }
+  return out;
+}
+
+// The same from Lua's own lists, read directly: a NaN stays a NaN (JSON has none).
+static cudaref::Buffers lua_buffers(lua_State* L, int idx, const std::string& where, const char* what) {
+  if (!lua_istable(L, idx)) throw Error(where + ": the " + what + " must be a list of lists of numbers");
+  cudaref::Buffers out(static_cast<size_t>(lua_rawlen(L, idx)));
+  for (size_t b = 0; b < out.size(); ++b) {
+    lua_rawgeti(L, idx, static_cast<lua_Integer>(b + 1));
+    if (!lua_istable(L, -1)) {
+      lua_pop(L, 1);
+      throw Error(where + ": each of the " + what + " must be a list of numbers");
+    }
+    const size_t n = static_cast<size_t>(lua_rawlen(L, -1));
+    out[b].resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      lua_rawgeti(L, -1, static_cast<lua_Integer>(i + 1));
+      const bool number = lua_type(L, -1) == LUA_TNUMBER;
+      if (number) out[b][i] = lua_tonumber(L, -1);
+      lua_pop(L, 1);
+      if (!number) {
+        lua_pop(L, 1);
+        throw Error(where + ": the " + what + " hold a value that is not a number");
+      }
+    }
+    lua_pop(L, 1);
+  }
+  return out;
+}
+
+static void push_check(lua_State* L, const cudaref::Check& c) {
+  lua_createtable(L, 0, 4);
+  lua_pushboolean(L, c.ok);
+  lua_setfield(L, -2, "ok");
+  lua_pushinteger(L, static_cast<lua_Integer>(c.wrong));
+  lua_setfield(L, -2, "wrong");
+  lua_pushnumber(L, c.max_error);
+  lua_setfield(L, -2, "max_error");
+  if (c.at_output > 0) {
+    lua_createtable(L, 2, 0);
+    lua_pushinteger(L, static_cast<lua_Integer>(c.at_output));
+    lua_rawseti(L, -2, 1);
+    lua_pushinteger(L, static_cast<lua_Integer>(c.at_element));
+    lua_rawseti(L, -2, 2);
+    lua_setfield(L, -2, "at");
+  }
+}
+
+// bench.cuda_check(outputs, reference, atol, rtol): outputs against the reference, every
+// element within atol + rtol |ref|, NaN never: {ok, wrong, max_error, at = {output, element}}.
+static int bench_cuda_check(lua_State* L) {
+  const char* where = "bench.cuda_check";
+  const cudaref::Buffers outputs = lua_buffers(L, 1, where, "outputs");
+  const cudaref::Buffers reference = lua_buffers(L, 2, where, "reference");
+  const double atol = check_number(L, 3, where, "atol");
+  const double rtol = check_number(L, 4, where, "rtol");
+  try {
+    push_check(L, cudaref::check(outputs, reference, atol, rtol));
+  } catch (const std::invalid_argument& e) {
+    throw Error(std::string(where) + ": " + e.what());
+  }
+  return 1;
+}
+
+// bench.cuda_judge(source, launch, {reference = op, size = {...}, atol =, rtol = 0}):
+// bench.cuda_run's record judged here, where the buffers are: the reference computed by
+// cudaref from the inputs the run drew, each output checked (bench.cuda_check's rule);
+// "verification_error" with the first miss named when one misses, max_error and wrong
+// beside. The buffers are not returned: a task's run at its training size holds
+// megabytes of them, which a script has no use for.
+static int bench_cuda_judge(lua_State* L) {
+  const std::string where = "bench.cuda_judge";
+  std::string src = check_string(L, 1, where.c_str(), "source");
+  double timeout;
+  nlohmann::json launch = check_launch(L, 2, where, timeout);
+  std::string op;
+  nlohmann::json size;
+  double atol = 0, rtol = 0;
+  {
+    Options t(L, 3, where.c_str());
+    t.get("reference", op);
+    t.get("atol", atol);
+    t.get("rtol", rtol);
+    t.push("size");
+    if (!lua_isnil(L, -1)) size = to_json(L, -1, where.c_str());
+    lua_pop(L, 1);
+    t.done();
+  }
+  if (op.empty()) throw Error(where + ": the judge needs a reference op (bench.cuda_reference() lists them)");
+  const cudaref::Size vars = size_vars(size, where);
+  nlohmann::json rec = run_cuda(where, src, launch, timeout);
+  if (rec.value("status", "") == "ok") {
+    cudaref::Check c;
+    try {
+      const cudaref::Buffers ref = cudaref::compute(op, vars, buffers(rec.at("inputs"), where, "inputs"));
+      c = cudaref::check(buffers(rec.at("outputs"), where, "outputs"), ref, atol, rtol);
+    } catch (const std::invalid_argument& e) {
+      throw Error(where + ": " + e.what());
+    }
+    rec["wrong"] = c.wrong;
+    rec["max_error"] = c.max_error;
+    if (!c.ok) {
+      rec["status"] = "verification_error";
+      rec["log"] = cudaref::describe(c, atol, rtol);
+    }
+  }
+  rec.erase("inputs");
+  rec.erase("outputs");
+  push_json(L, rec);
   return 1;
 }
 
@@ -381,29 +533,10 @@ static int bench_cuda_reference(lua_State* L) {
     push_strings(L, cudaref::ops());
     return 1;
   }
-  std::string op = check_string(L, 1, "bench.cuda_reference", "op");
-  nlohmann::json size = to_json(L, 2, "bench.cuda_reference");
-  nlohmann::json inputs = to_json(L, 3, "bench.cuda_reference");
-  cudaref::Size vars;
-  cudaref::Buffers in;
-  if (size.empty()) size = nlohmann::json::object();  // {} is either to Lua
-  if (inputs.empty()) inputs = nlohmann::json::array();
-  if (!size.is_object()) throw Error("bench.cuda_reference: the size must be a table of integers");
-  for (auto it = size.begin(); it != size.end(); ++it) {
-    if (!it.value().is_number_integer()) throw Error("bench.cuda_reference: size." + it.key() + " must be an integer");
-    vars[it.key()] = it.value().get<long long>();
-  }
-  if (!inputs.is_array()) throw Error("bench.cuda_reference: the inputs must be a list of lists of numbers");
-  for (const auto& buffer : inputs) {
-    if (!buffer.is_array()) throw Error("bench.cuda_reference: each input must be a list of numbers");
-    std::vector<double> values;
-    values.reserve(buffer.size());
-    for (const auto& v : buffer) {
-      if (!v.is_number()) throw Error("bench.cuda_reference: an input holds a value that is not a number");
-      values.push_back(v.get<double>());
-    }
-    in.push_back(std::move(values));
-  }
+  const std::string where = "bench.cuda_reference";
+  std::string op = check_string(L, 1, where.c_str(), "op");
+  const cudaref::Size vars = size_vars(to_json(L, 2, where.c_str()), where);
+  const cudaref::Buffers in = buffers(to_json(L, 3, where.c_str()), where, "inputs");
   cudaref::Buffers out;
   try {
     out = cudaref::compute(op, vars, in);
@@ -459,7 +592,8 @@ int open_bench(lua_State* L) {
                     HOST_FN("allowed_symbols", bench_allowed_symbols), HOST_FN("tasks", bench_tasks),
                     HOST_FN("task", bench_task), HOST_FN("cuda", bench_cuda),
                     HOST_FN("cuda_compile", bench_cuda_compile), HOST_FN("cuda_run", bench_cuda_run),
-                    HOST_FN("cuda_reference", bench_cuda_reference),
+                    HOST_FN("cuda_reference", bench_cuda_reference), HOST_FN("cuda_check", bench_cuda_check),
+                    HOST_FN("cuda_judge", bench_cuda_judge),
                     HOST_FN("impossible_rate", bench_impossible_rate)});
   return 1;
 }

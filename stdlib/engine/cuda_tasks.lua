@@ -1,6 +1,6 @@
 -- CUDA tasks: one Lua file per task (stdlib/cuda_tasks/*.lua), read and checked here,
 -- resolved for a size into the launch bench.cuda_run takes, and judged against the
--- reference libtorch computes in this process (bench.cuda_reference). docs/tasks.md,
+-- reference libtorch computes in the engine (bench.cuda_judge, bench.cuda_reference). docs/tasks.md,
 -- "CUDA kernels", describes the fields; stdlib/cuda_tasks/vector_add.lua is the smallest.
 --
 --   local cuda_tasks = require("engine.cuda_tasks")
@@ -113,22 +113,11 @@ function M.resolve(spec, size, where)
           rtol = tasks.evaluate_expr(spec.tolerance.rtol or 0, size, where .. ": tolerance.rtol")}
 end
 
--- Outputs against the reference: every element within atol + rtol |ref|, NaN never.
--- {ok, wrong (elements outside), max_error (the largest |got - ref|, inf for NaN), at = {output, index}}.
+-- Outputs against the reference: every element within atol + rtol |ref|, NaN never (the
+-- rule bench.cuda_judge applies). {ok, wrong (elements outside), max_error (the largest
+-- |got - ref|, inf for NaN), at = {output, index}}.
 function M.check_outputs(outputs, reference, atol, rtol)
-  local wrong, max_error, at = 0, 0, nil
-  if #outputs ~= #reference then error("the run returned " .. #outputs .. " outputs, the reference " .. #reference, 2) end
-  for o = 1, #reference do
-    local got, want = outputs[o], reference[o]
-    if #got ~= #want then error("output " .. o .. " has " .. #got .. " values, the reference " .. #want, 2) end
-    for i = 1, #want do
-      local g = got[i]
-      local err = (g ~= g) and math.huge or math.abs(g - want[i])
-      if not (err <= atol + rtol * math.abs(want[i])) then wrong = wrong + 1 end
-      if err > max_error or (err == math.huge and not at) then max_error, at = err, {o, i} end
-    end
-  end
-  return {ok = wrong == 0, wrong = wrong, max_error = max_error, at = at}
+  return bench.cuda_check(outputs, reference, atol, rtol)
 end
 
 -- Why a kernel's speed cannot be a measurement, or nil: more than 4 times the GPU's
@@ -141,34 +130,26 @@ function M.impossible(gflops, gbps, machine)
 end
 
 local machine
--- A kernel judged on the task: bench.cuda_run's record with status "verification_error"
--- when an output misses the reference, "rejected" when its speed is impossible
--- (M.impossible), and beside it max_error, wrong, and the speed
--- (gflops for a compute-bound task, gbps for a memory-bound one) by the median call.
+-- A kernel judged on the task: bench.cuda_judge's record (bench.cuda_run's, judged in the
+-- engine against the reference libtorch computes from the run's inputs: status
+-- "verification_error" when an output misses it, max_error and wrong beside), then
+-- "rejected" when its speed is impossible (M.impossible), with the speed by the median
+-- call (gflops for a compute-bound task, gbps for a memory-bound one).
 -- opts: task, size (default "test"), warmup, calls, seed, timeout.
 function M.evaluate(source, opts)
   local spec = M.get(opts.task)
   local r = M.resolve(spec, opts.size or "test")
   local launch = r.launch
   for _, k in ipairs{"warmup", "calls", "seed", "timeout"} do launch[k] = opts[k] end
-  local rec = bench.cuda_run(source, launch)
+  local rec = bench.cuda_judge(source, launch, {reference = spec.reference, size = r.size, atol = r.atol, rtol = r.rtol})
   rec.task, rec.size = spec.name, r.size
-  if rec.status ~= "ok" then return rec end
-  local ref = bench.cuda_reference(spec.reference, r.size, rec.inputs)
-  local c = M.check_outputs(rec.outputs, ref, r.atol, r.rtol)
-  rec.max_error, rec.wrong = c.max_error, c.wrong
-  if not c.ok then
-    rec.status = "verification_error"
-    rec.log = string.format("%d of the outputs' values miss the reference by more than %g + %g |ref| "
-                            .. "(the largest error %g, output %d, element %d)", c.wrong, r.atol, r.rtol,
-                            c.max_error, c.at[1], c.at[2])
-  end
+  if rec.status ~= "ok" and rec.status ~= "verification_error" then return rec end
   local seconds = rec.median_ms / 1000
   rec.gflops = r.flops / seconds / 1e9
   rec.gbps = r.bytes / seconds / 1e9
-  rec.inputs, rec.outputs = nil, nil  -- large, and judged
+  if rec.status ~= "ok" then return rec end
   machine = machine or bench.cuda()
-  local impossible = c.ok and M.impossible(rec.gflops, rec.gbps, machine)
+  local impossible = M.impossible(rec.gflops, rec.gbps, machine)
   if impossible then rec.status, rec.log = "rejected", impossible end
   return rec
 end

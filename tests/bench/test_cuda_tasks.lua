@@ -165,6 +165,25 @@ t.test("the check takes float-rounded outputs and refuses bf16, NaN and perturbe
   end
 end)
 
+t.test("the check names its worst element, a NaN first, and refuses buffers of other shapes", function()
+  local c = bench.cuda_check({{1, 0 / 0, 5}, {0}}, {{1, 2, 3}, {0.25}}, 0.1, 0)
+  t.eq({c.ok, c.wrong, c.max_error, c.at}, {false, 3, math.huge, {1, 2}})
+  c = bench.cuda_check({{1, 2.5}}, {{1, 2}}, 0.1, 0.2)  -- 0.5 <= 0.1 + 0.2 * 2
+  t.eq({c.ok, c.wrong, c.max_error, c.at}, {true, 0, 0.5, {1, 2}})
+  t.eq(bench.cuda_check({{1}}, {{1}}, 0, 0).at, nil)
+  t.raises(function() bench.cuda_check({{1}}, {{1}, {2}}, 0, 0) end, "the run returned 1 outputs, the reference 2")
+  t.raises(function() bench.cuda_check({{1}, {2, 3}}, {{1}, {2}}, 0, 0) end, "output 2 has 2 values, the reference 1")
+  t.raises(function() bench.cuda_check({{"x"}}, {{1}}, 0, 0) end, "not a number")
+end)
+
+t.test("the judge needs a reference op and refuses unknown options", function()
+  local launch = cuda_tasks.resolve(cuda_tasks.get("vector_add"), "test").launch
+  t.raises(function() bench.cuda_judge("", launch, {size = {n = 4}}) end, "needs a reference op")
+  t.raises(function() bench.cuda_judge("", launch, {reference = "vector_add", colour = 1}) end, "colour")
+  t.raises(function() bench.cuda_judge("", launch, {reference = "vector_add", size = {n = 1.5}}) end,
+           "size.n must be an integer")
+end)
+
 t.test("bad references and specs name the problem", function()
   t.raises(function() bench.cuda_reference("nope", {}, {}) end, "no reference op 'nope'")
   t.raises(function() bench.cuda_reference("matmul", {m = 2, n = 2}, {{1}, {1}}) end, "no variable 'k'")
