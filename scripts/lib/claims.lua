@@ -165,6 +165,17 @@ function claims.holm(ps, alpha)
   return out
 end
 
+-- A section's claims, in its rows' order (scripts/experiments/recompute.lua checks them).
+-- A section is {name, raw = {paths}, figures = fn(data), rows}; a row is {label, text},
+-- with raw or figures of its own where they differ from the section's, or {label, raw =
+-- {paths}, agree = fn(data)}.
+function claims.section_claims(section)
+  return map(section.rows, function(row)
+    return {section = section.name, label = row[1], text = row[2], raw = row.raw or section.raw,
+            compute = row.figures or section.figures, agree = row.agree}
+  end)
+end
+
 ---------------------------------------------------------------------------------------
 -- Held-out comparisons (heldout.lua --out): every kernel of both policies, per seed
 ---------------------------------------------------------------------------------------

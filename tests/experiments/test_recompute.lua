@@ -123,7 +123,7 @@ t.test("a confirmatory experiment's claims work on another data folder", functio
        .. "lr = {learned_lr:%s})"},
   }
   local claims = {}
-  for _, c in ipairs(recompute.confirmatory_claims("E2", "docs/data/confirmatory/e2", texts)) do
+  for _, c in ipairs(require("claims_confirmatory").experiment("E2", "docs/data/confirmatory/e2", texts)) do
     if not c.label:find("report.md", 1, true) then claims[#claims + 1] = c end  -- no report in this folder
   end
   local path = data .. "/results.md"
