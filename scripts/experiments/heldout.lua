@@ -619,16 +619,6 @@ local function summarize(by_group, part_names)
   return summary, lines
 end
 
--- What the roofline scores are measured against, in words.
-function M.rooflines_text(machine)
-  machine = machine or {}
-  local peak, bw = machine.measured_peak_gflops, machine.measured_bandwidth_gbps
-  if not (peak or bw) then return "This machine has no measured peak or bandwidth: no roofline score." end
-  return string.format("Rooflines on this machine: FP64 peak %s GFLOPS over %s cores, memory bandwidth %s GB/s.",
-                       peak and string.format("%.1f", peak) or "-", tostring(machine.cores or "-"),
-                       bw and string.format("%.1f", bw) or "-")
-end
-
 -- deps: the primitives (nil: the engine's), for callers that stand in for them.
 function M.main(argv, deps)
   local opts, dirs = cli.parse_dirs(argv, M.spec, "engine heldout.lua RUN_DIR [--G=N]")
@@ -644,7 +634,7 @@ function M.main(argv, deps)
   for _, r in ipairs(rows) do out[#out + 1] = r end
   out[#out + 1] = ""
   out[#out + 1] = "Each cell: mean reward, verified share, roofline score (lr = 0 → learned); "
-    .. "overall is the mean of the parts. " .. M.rooflines_text(raw.machine)
+    .. "overall is the mean of the parts. " .. results.rooflines_text(raw.machine)
   out[#out + 1] = ""
   local _, lines = summarize(by_group, part_names)
   for _, l in ipairs(lines) do out[#out + 1] = l end
