@@ -282,6 +282,58 @@ extern "C" __global__ void matmul(const float *a, const float *b, float *c, int 
     t.eq(bf16.status, "verification_error", bf16.log)
   end)
 
+  t.test("hostile: TF32 inputs in a single-precision matmul earn no reward", function()
+    -- what tensor cores' TF32 does to each input: 10 bits of mantissa kept
+    local tf32 = judge([[
+__device__ float to_tf32(float v) { return __uint_as_float(__float_as_uint(v) & 0xFFFFE000u); }
+extern "C" __global__ void matmul(const float *a, const float *b, float *c, int m, int n, int k) {
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row < m && col < n) {
+    float s = 0.0f;
+    for (int p = 0; p < k; ++p) s += to_tf32(a[row * k + p]) * to_tf32(b[p * n + col]);
+    c[row * n + col] = s;
+  }
+}
+]], "matmul")
+    t.eq(tf32.status, "verification_error", tf32.log)
+  end)
+
+  t.test("hostile: a cache keyed by the inputs' fingerprint never hits fresh inputs", function()
+    -- the answer is served from the cache when x[0] and y[0] repeat: they never do, so the
+    -- kernel computes every call and earns exactly an honest kernel's verdict
+    local fingerprint = judge([[
+__device__ float seen_x, seen_y;
+__device__ int filled;
+extern "C" __global__ void vector_add(const float *x, const float *y, float *z, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (filled && x[0] == seen_x && y[0] == seen_y) return;
+  if (i < n) z[i] = x[i] + y[i];
+  if (i == 0) { seen_x = x[0]; seen_y = y[0]; filled = 1; }
+}
+]], "vector_add")
+    t.eq(fingerprint.status, "ok", fingerprint.log)
+  end)
+
+  t.test("hostile: work the kernel does after writing its outputs is timed", function()
+    -- 20 ms of spinning on the GPU's global timer after the answer is written
+    local late = judge([[
+__device__ unsigned long long now() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+extern "C" __global__ void vector_add(const float *x, const float *y, float *z, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) z[i] = x[i] + y[i];
+  unsigned long long start = now();
+  while (now() - start < 20000000ull) {}
+}
+]], "vector_add")
+    t.eq(late.status, "ok", late.log)
+    t.ok(late.median_ms >= 19, "the median call reads " .. tostring(late.median_ms) .. " ms")
+  end)
+
   t.test("hostile: work launched from the kernel to outlive it does not compile", function()
     local child = judge([[
 __global__ void later(float *z, int n) { for (int i = 0; i < n; ++i) z[i] = 0; }
