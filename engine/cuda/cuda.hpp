@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -39,5 +40,32 @@ using InputReader = std::function<bool(int call, size_t arg, float* dst, size_t 
 // which call; or the inputs did not come) with `log`. Throws std::invalid_argument for a
 // malformed launch.
 nlohmann::json run(const std::string& source, const nlohmann::json& launch, const InputReader& read_inputs);
+
+// Times work another library queues on device 0 from this thread (libtorch's ops on its
+// default stream) the way run() times a kernel: the whole device synchronised before and
+// after, events recorded on the legacy default stream (ordered after and before the work
+// of every blocking stream), a wall clock beside. Makes the device's primary context, the
+// one libtorch uses, current. For the engine's own process, where libtorch already holds
+// the device; nothing of the kernels' runs comes near it.
+class EventClock {
+ public:
+  // Throws std::runtime_error naming why: probe()'s reason, or the driver's error.
+  EventClock();
+  ~EventClock();
+  EventClock(const EventClock&) = delete;
+  EventClock& operator=(const EventClock&) = delete;
+
+  struct Reading {
+    double events_ms = 0;
+    double wall_ms = 0;
+  };
+  void start();
+  Reading stop();  // after the work queued since start() has ended
+
+ private:
+  void* start_ = nullptr;
+  void* stop_ = nullptr;
+  double wall_start_ = 0;
+};
 
 }  // namespace cuda

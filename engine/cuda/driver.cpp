@@ -41,6 +41,7 @@ std::string load_driver(Driver& d) {
   find(lib, "cuStreamCreate", d.cuStreamCreate, missing);
   find(lib, "cuEventCreate", d.cuEventCreate, missing);
   find(lib, "cuEventRecord", d.cuEventRecord, missing);
+  find(lib, "cuEventDestroy_v2", d.cuEventDestroy, missing);
   find(lib, "cuCtxSynchronize", d.cuCtxSynchronize, missing);
   // Drivers from CUDA 12.8 have a _v2; older ones only the first
   if (!(d.cuEventElapsedTime = reinterpret_cast<decltype(d.cuEventElapsedTime)>(dlsym(lib, "cuEventElapsedTime_v2"))))

@@ -1,6 +1,9 @@
 #include "cudaref/reference.hpp"
 
+#include "cuda/cuda.hpp"
+
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <functional>
 #include <stdexcept>
@@ -17,6 +20,8 @@ struct Op {
   std::vector<const char*> size_vars;
   std::function<std::vector<Tensor>(const Size&, const std::vector<Tensor>&)> fn;
   std::function<std::vector<std::vector<long long>>(const Size&)> input_shapes;
+  // libtorch's fused op where it has one (the yardstick); fn otherwise
+  std::function<std::vector<Tensor>(const Size&, const std::vector<Tensor>&)> fused = nullptr;
 };
 
 long long var(const Size& s, const char* name) { return s.at(name); }
@@ -38,7 +43,8 @@ const std::vector<Op>& table() {
        }},
       {"gelu_tanh", "x[n] -> y[n] = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))", {"n"},
        [](const Size&, const std::vector<Tensor>& in) { return std::vector<Tensor>{gelu_tanh(in[0])}; },
-       [](const Size& s) { return std::vector<std::vector<long long>>{{var(s, "n")}}; }},
+       [](const Size& s) { return std::vector<std::vector<long long>>{{var(s, "n")}}; },
+       [](const Size&, const std::vector<Tensor>& in) { return std::vector<Tensor>{torch::gelu(in[0], "tanh")}; }},
       {"transpose", "x[rows, cols] -> y[cols, rows]", {"rows", "cols"},
        [](const Size&, const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0].t().contiguous()}; },
        [](const Size& s) { return std::vector<std::vector<long long>>{{var(s, "rows"), var(s, "cols")}}; }},
@@ -87,6 +93,28 @@ const Op& find(const std::string& name) {
   throw std::invalid_argument("no reference op '" + name + "'");
 }
 
+void check_size(const Op& op, const Size& size) {
+  for (const char* v : op.size_vars)
+    if (!size.count(v)) throw std::invalid_argument(std::string(op.name) + ": the size has no variable '" + v + "'");
+}
+
+// TF32 off while it lives, as it was afterwards: a single-precision yardstick in single
+// precision (cuDNN's convolutions allow TF32 unless told).
+class NoTF32 {
+ public:
+  NoTF32() : cublas_(at::globalContext().allowTF32CuBLAS()), cudnn_(at::globalContext().allowTF32CuDNN()) {
+    at::globalContext().setAllowTF32CuBLAS(false);
+    at::globalContext().setAllowTF32CuDNN(false);
+  }
+  ~NoTF32() {
+    at::globalContext().setAllowTF32CuBLAS(cublas_);
+    at::globalContext().setAllowTF32CuDNN(cudnn_);
+  }
+
+ private:
+  bool cublas_, cudnn_;
+};
+
 }  // namespace
 
 std::vector<std::string> ops() {
@@ -97,8 +125,7 @@ std::vector<std::string> ops() {
 
 Buffers compute(const std::string& name, const Size& size, const Buffers& inputs) {
   const Op& op = find(name);
-  for (const char* v : op.size_vars)
-    if (!size.count(v)) throw std::invalid_argument(name + ": the size has no variable '" + v + "'");
+  check_size(op, size);
   const auto shapes = op.input_shapes(size);
   if (inputs.size() != shapes.size())
     throw std::invalid_argument(name + ": takes " + std::to_string(shapes.size()) + " inputs, got " +
@@ -120,6 +147,40 @@ Buffers compute(const std::string& name, const Size& size, const Buffers& inputs
     out.emplace_back(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
   }
   return out;
+}
+
+Timing time_op(const std::string& name, const Size& size, int warmup, int calls) {
+  const Op& op = find(name);
+  check_size(op, size);
+  if (warmup < 0 || calls < 1)
+    throw std::invalid_argument(name + ": warmup must be at least 0 and calls at least 1");
+  if (!torch::cuda::is_available())
+    throw std::runtime_error("this libtorch sees no CUDA device (torch::cuda::is_available() is false)");
+  torch::NoGradGuard no_grad;
+  NoTF32 ieee;
+  const auto& run = op.fused ? op.fused : op.fn;
+  const auto shapes = op.input_shapes(size);
+  const auto on_gpu = torch::TensorOptions().dtype(torch::kFloat32).device(torch::kCUDA, 0);
+  auto fresh = [&] {
+    std::vector<Tensor> in;
+    for (const auto& s : shapes) in.push_back(torch::rand(std::vector<int64_t>(s.begin(), s.end()), on_gpu) * 2 - 1);
+    return in;
+  };
+  std::vector<Tensor> first = fresh();  // libtorch holds the device before the clock's driver calls
+  cuda::EventClock clock;
+  Timing t;
+  t.library = std::string("libtorch ") + TORCH_VERSION;
+  for (int call = 0; call < warmup + calls; ++call) {
+    std::vector<Tensor> in = call == 0 ? std::move(first) : fresh();
+    clock.start();
+    std::vector<Tensor> out = run(size, in);
+    const cuda::EventClock::Reading r = clock.stop();
+    if (call >= warmup) {
+      t.times_ms.push_back(r.events_ms);
+      t.wall_ms.push_back(r.wall_ms);
+    }
+  }
+  return t;
 }
 
 }  // namespace cudaref

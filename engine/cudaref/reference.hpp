@@ -20,4 +20,18 @@ std::vector<std::string> ops();
 // problem: an unknown op, a missing size variable, an input of the wrong length.
 Buffers compute(const std::string& op, const Size& size, const Buffers& inputs);
 
+// libtorch's own op on device 0 in single precision, eager, timed as a CUDA task's
+// yardstick the way a kernel is timed (cuda::EventClock): fresh inputs for every call,
+// uniform in [-1, 1) and drawn on the GPU before the call starts, TF32 off for the call
+// (single precision asked, single precision measured). Per timed call: the events' and
+// the wall clock's milliseconds. Throws std::invalid_argument for an unknown op, a missing
+// size variable or bad counts; std::runtime_error naming why it cannot run here (no CUDA
+// in this libtorch, no driver).
+struct Timing {
+  std::vector<double> times_ms;
+  std::vector<double> wall_ms;
+  std::string library;  // "libtorch 2.x.y"
+};
+Timing time_op(const std::string& op, const Size& size, int warmup, int calls);
+
 }  // namespace cudaref

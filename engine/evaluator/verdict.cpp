@@ -25,22 +25,6 @@ std::string fmt(const char* f, double x) {
 
 }  // namespace
 
-// Sample deviation; 0 for fewer than two calls.
-double coefficient_of_variation(const std::vector<double>& t) {
-  if (t.size() < 2) return 0;
-  double sum = 0, sq = 0;
-  for (double x : t) sum += x;
-  const double mean = sum / static_cast<double>(t.size());
-  for (double x : t) sq += (x - mean) * (x - mean);
-  return mean > 0 ? std::sqrt(sq / static_cast<double>(t.size() - 1)) / mean : 0.0;
-}
-
-double median(std::vector<double> t) {
-  std::sort(t.begin(), t.end());
-  const size_t n = t.size();
-  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
-
 // What the forbidden call was given: the file it names, or what it wrote where.
 std::string fault_argument(const FaultRecord& f) {
   const std::string text(f.text, strnlen(f.text, sizeof f.text));

@@ -10,6 +10,7 @@
 
 #include "evaluator/job.hpp"
 #include "task/task.hpp"
+#include "task/timing_stats.hpp"
 #include "wire/options.hpp"
 
 namespace bench::detail {
@@ -32,9 +33,5 @@ nlohmann::json verdict(const Job& job, const ResolvedOptions& opts, const Verdic
 nlohmann::json shared_verdict(const nlohmann::json& measured, const nlohmann::json& own, size_t index);
 // "the kernel accessed 8 bytes past the end of C (SIGSEGV at 0x...)", ...
 std::string describe_fault(const Job& job, const ResolvedOptions& opts, const VerdictContext& ctx);
-// Standard deviation over mean of the timed calls.
-double coefficient_of_variation(const std::vector<double>& t);
-// The middle timed call (the mean of the middle two for an even count).
-double median(std::vector<double> t);
 
 }  // namespace bench::detail

@@ -50,7 +50,9 @@
 //
 // CUDA (engine/cuda, on the GPU node): bench.cuda() says whether GPU 0, its driver and
 // NVRTC are there, and bench.cuda_compile(src, {entries = {...}}) compiles CUDA C++ in
-// memory for it (below).
+// memory for it; bench.cuda_run runs a kernel, bench.cuda_judge runs and checks it against
+// libtorch's reference (bench.cuda_reference, the rule bench.cuda_check), and
+// bench.cuda_yardstick times libtorch's own op the same way (below).
 //
 // bench.impossible_rate(gflops, gbps, {gflops =, gbps =, gflops_name =, gbps_name =}) is
 // the verdict's peak rule for judges written in Lua: why the figures cannot be a
@@ -67,6 +69,7 @@
 #include "cudaref/check.hpp"
 #include "cudaref/reference.hpp"
 #include "task/rate_bound.hpp"
+#include "task/timing_stats.hpp"
 #include "parallel/bench_workers/cluster.hpp"
 #include "host/bind.hpp"
 #include "host/luajson.hpp"
@@ -574,6 +577,35 @@ static int bench_impossible_rate(lua_State* L) {
   return 1;
 }
 
+// bench.cuda_yardstick(op, size, {warmup = 2, calls = 20}): libtorch's op on GPU 0 in
+// single precision, timed as a CUDA task's yardstick (cudaref::time_op): {status = "ok",
+// op, library, times_ms, wall_ms, median_ms, cov}, or {status = "unavailable", log} where
+// libtorch or the driver has no GPU.
+static int bench_cuda_yardstick(lua_State* L) {
+  const std::string where = "bench.cuda_yardstick";
+  std::string op = check_string(L, 1, where.c_str(), "op");
+  const cudaref::Size vars = size_vars(to_json(L, 2, where.c_str()), where);
+  int warmup = 2, calls = 20;
+  {
+    Options t(L, 3, where.c_str());
+    t.get("warmup", warmup);
+    t.get("calls", calls);
+    t.done();
+  }
+  nlohmann::json r;
+  try {
+    const cudaref::Timing t = cudaref::time_op(op, vars, warmup, calls);
+    r = {{"status", "ok"}, {"op", op}, {"library", t.library}, {"times_ms", t.times_ms}, {"wall_ms", t.wall_ms},
+         {"median_ms", bench::median(t.times_ms)}, {"cov", bench::coefficient_of_variation(t.times_ms)}};
+  } catch (const std::invalid_argument& e) {
+    throw Error(where + ": " + e.what());
+  } catch (const std::runtime_error& e) {
+    r = {{"status", "unavailable"}, {"op", op}, {"log", e.what()}};
+  }
+  push_json(L, r);
+  return 1;
+}
+
 static int bench_backends(lua_State* L) {
   push_strings(L, bench::backend_names());
   return 1;
@@ -593,7 +625,7 @@ int open_bench(lua_State* L) {
                     HOST_FN("task", bench_task), HOST_FN("cuda", bench_cuda),
                     HOST_FN("cuda_compile", bench_cuda_compile), HOST_FN("cuda_run", bench_cuda_run),
                     HOST_FN("cuda_reference", bench_cuda_reference), HOST_FN("cuda_check", bench_cuda_check),
-                    HOST_FN("cuda_judge", bench_cuda_judge),
+                    HOST_FN("cuda_judge", bench_cuda_judge), HOST_FN("cuda_yardstick", bench_cuda_yardstick),
                     HOST_FN("impossible_rate", bench_impossible_rate)});
   return 1;
 }

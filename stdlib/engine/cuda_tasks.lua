@@ -6,6 +6,8 @@
 --   local cuda_tasks = require("engine.cuda_tasks")
 --   local rec = cuda_tasks.evaluate(src, {task = "softmax_rows", size = "test"})
 --   rec.status, rec.median_ms, rec.max_error, rec.gbps
+--   local y = cuda_tasks.yardstick("softmax_rows", "train")          -- libtorch's op, timed alike
+--   cuda_tasks.evaluate(src, {task = "softmax_rows", size = "train", yardstick = y}).vs_yardstick
 local tasks = require("engine.tasks")
 
 local M = {}
@@ -129,16 +131,43 @@ function M.impossible(gflops, gbps, machine)
     gflops_name = "the GPU's single-precision peak", gbps_name = "the GPU's memory bandwidth"})
 end
 
+-- libtorch's op for the task at a size (a name or a table), on the GPU in single precision
+-- and timed as the kernels are (bench.cuda_yardstick): its record, with the speed its
+-- median call implies (gflops, gbps) when it ran. opts: warmup, calls.
+function M.yardstick(name, size, opts)
+  local spec = M.get(name)
+  local r = M.resolve(spec, size or "test")
+  opts = opts or {}
+  local y = bench.cuda_yardstick(spec.reference, r.size, {warmup = opts.warmup, calls = opts.calls})
+  y.task, y.size = spec.name, r.size
+  if y.status == "ok" then
+    local seconds = y.median_ms / 1000
+    y.gflops, y.gbps = r.flops / seconds / 1e9, r.bytes / seconds / 1e9
+  end
+  return y
+end
+
 local machine
 -- A kernel judged on the task: bench.cuda_judge's record (bench.cuda_run's, judged in the
 -- engine against the reference libtorch computes from the run's inputs: status
 -- "verification_error" when an output misses it, max_error and wrong beside), then
 -- "rejected" when its speed is impossible (M.impossible), with the speed by the median
 -- call (gflops for a compute-bound task, gbps for a memory-bound one).
--- opts: task, size (default "test"), warmup, calls, seed, timeout.
+-- opts: task, size (default "test"), warmup, calls, seed, timeout, and yardstick (a
+-- record of M.yardstick at the same size: an ok kernel then gets vs_yardstick, the
+-- yardstick's median call over its own, above 1 when faster than libtorch).
 function M.evaluate(source, opts)
   local spec = M.get(opts.task)
+  local y = opts.yardstick
+  if y and y.task ~= spec.name then
+    error("the yardstick is " .. tostring(y.task) .. "'s, the kernel " .. spec.name .. "'s", 2)
+  end
   local r = M.resolve(spec, opts.size or "test")
+  if y then
+    for k, v in pairs(r.size) do
+      if y.size[k] ~= v then error("the yardstick ran at " .. k .. " = " .. tostring(y.size[k]) .. ", the kernel at " .. v, 2) end
+    end
+  end
   local launch = r.launch
   for _, k in ipairs{"warmup", "calls", "seed", "timeout"} do launch[k] = opts[k] end
   local rec = bench.cuda_judge(source, launch, {reference = spec.reference, size = r.size, atol = r.atol, rtol = r.rtol})
@@ -150,7 +179,8 @@ function M.evaluate(source, opts)
   if rec.status ~= "ok" then return rec end
   machine = machine or bench.cuda()
   local impossible = M.impossible(rec.gflops, rec.gbps, machine)
-  if impossible then rec.status, rec.log = "rejected", impossible end
+  if impossible then rec.status, rec.log = "rejected", impossible; return rec end
+  if y and y.status == "ok" then rec.vs_yardstick = y.median_ms / rec.median_ms end
   return rec
 end
 

@@ -184,6 +184,18 @@ t.test("the judge needs a reference op and refuses unknown options", function()
            "size.n must be an integer")
 end)
 
+t.test("the yardstick names a bad op, size or count wherever it runs", function()
+  t.raises(function() bench.cuda_yardstick("nope", {}) end, "no reference op 'nope'")
+  t.raises(function() bench.cuda_yardstick("matmul", {m = 2, n = 2}) end, "no variable 'k'")
+  t.raises(function() bench.cuda_yardstick("vector_add", {n = 8}, {calls = 0}) end, "calls at least 1")
+  t.raises(function() bench.cuda_yardstick("vector_add", {n = 8}, {runs = 3}) end, "runs")
+  -- a kernel is set against its own task's yardstick at its own size, or refused
+  local y = cuda_tasks.yardstick("vector_add", "train")
+  t.raises(function() cuda_tasks.evaluate("", {task = "relu_bias", yardstick = y}) end, "the yardstick is vector_add's")
+  t.raises(function() cuda_tasks.evaluate("", {task = "vector_add", size = "test", yardstick = y}) end,
+           "the yardstick ran at n = 4194304, the kernel at 1000")
+end)
+
 t.test("bad references and specs name the problem", function()
   t.raises(function() bench.cuda_reference("nope", {}, {}) end, "no reference op 'nope'")
   t.raises(function() bench.cuda_reference("matmul", {m = 2, n = 2}, {{1}, {1}}) end, "no variable 'k'")
@@ -372,10 +384,28 @@ extern "C" __global__ void vector_add(const float *x, const float *y, float *z, 
 ]], "vector_add")
     t.eq(scribble.status, "ok", scribble.log)
   end)
+  t.test("libtorch's op is timed as the task's yardstick, and a kernel is set against it", function()
+    local y = cuda_tasks.yardstick("softmax_rows", "test", {calls = 5})
+    t.eq(y.status, "ok", y.log)
+    t.eq(#y.times_ms, 5)
+    t.ok(y.median_ms > 0 and y.gbps > 0, "a positive median and speed")
+    t.contains(y.library, "libtorch ")
+    local rec = cuda_tasks.evaluate(cuda_tasks.get("softmax_rows").straightforward,
+                                    {task = "softmax_rows", size = "test", yardstick = y})
+    t.eq(rec.status, "ok", rec.log)
+    t.near(rec.vs_yardstick, y.median_ms / rec.median_ms, 1e-12)
+  end)
 else
   t.test("without CUDA, a task's evaluation is unavailable, with the reason", function()
     local rec = cuda_tasks.evaluate(cuda_tasks.get("vector_add").straightforward, {task = "vector_add"})
     t.eq({rec.status, rec.log, rec.task}, {"unavailable", info.reason, "vector_add"})
+  end)
+
+  t.test("without CUDA, the yardstick is unavailable and says why", function()
+    local y = cuda_tasks.yardstick("vector_add", "test")
+    t.eq(y.status, "unavailable")
+    t.ok(#y.log > 0, "a reason")
+    t.eq(y.gbps, nil)
   end)
 end
 

@@ -15,6 +15,7 @@
 #include "bench/peak.hpp"
 #include "evaluator/verdict.hpp"
 #include "task/rate_bound.hpp"
+#include "task/timing_stats.hpp"
 #include "support.hpp"
 #include "test_backends.hpp"
 
@@ -140,6 +141,16 @@ TEST_CASE("the machine reports cores ISA and a peak with its formula") {
   // Three of the widest vectors a cycle per core: 192 bytes with AVX-512, 96 with AVX2.
   CHECK(m.peak_gbps == Approx(m.cores * m.ghz * 24 * m.vector_doubles));
   CHECK_THAT(m.peak_gbps_formula, Catch::Contains("GB/s"));
+}
+
+TEST_CASE("the timed calls' median and CoV, one definition for every timing") {
+  CHECK(bench::median({}) == 0);
+  CHECK(bench::median({3, 1, 2}) == 2);
+  CHECK(bench::median({4, 1, 3, 2}) == Approx(2.5));
+  CHECK(bench::coefficient_of_variation({5}) == 0);
+  CHECK(bench::coefficient_of_variation({2, 2, 2}) == 0);
+  // mean 2, sample deviation 1
+  CHECK(bench::coefficient_of_variation({1, 2, 3}) == Approx(0.5));
 }
 
 TEST_CASE("a rate beyond 4x the machine's peak FLOPs or byte rate is not a measurement") {
