@@ -34,12 +34,21 @@ using InputReader = std::function<bool(int call, size_t arg, float* dst, size_t 
 
 // Compiles `source` and runs `launch` (cuda/launch.hpp's fields) on device 0, each call's
 // inputs from `read_inputs`: compile's record, and when it ran {times_ms, wall_ms (per
-// timed call), outputs (each output buffer after the last call), verified_call (that
+// timed call), outputs (each output buffer after the last call, a float_blob), verified_call (that
 // call's index)}. status "launch_error" (the driver refused the
 // launch: the grid, the block, the shared memory) or "runtime_error" (the kernel faulted:
 // which call; or the inputs did not come) with `log`. Throws std::invalid_argument for a
 // malformed launch.
 nlohmann::json run(const std::string& source, const nlohmann::json& launch, const InputReader& read_inputs);
+
+// A run's buffers travel from the kernel's process to the engine as CBOR byte strings of
+// the floats' bytes (both ends are one machine), not as arrays of numbers: a task's run at
+// its training size holds millions of them.
+nlohmann::json float_blob(const float* values, size_t count);
+// One buffer's floats: a blob, or a list of numbers. Throws std::invalid_argument.
+std::vector<float> floats_of(const nlohmann::json& buffer);
+// Each blob of a list of buffers turned into a list of numbers (for scripts), in place.
+void blobs_to_numbers(nlohmann::json& buffers);
 
 // Times work another library queues on device 0 from this thread (libtorch's ops on its
 // default stream) the way run() times a kernel: the whole device synchronised before and

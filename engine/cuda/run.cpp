@@ -106,9 +106,7 @@ json run_loaded(const detail::Driver& d, detail::CUmodule module, const Launch& 
     std::vector<float> host(l.args[i].count);
     check(d, d.cuMemcpyDtoH(host.data(), buffers.ptrs[i], host.size() * sizeof(float)), "runtime_error",
           "reading output " + std::to_string(i + 1));
-    json values = json::array();
-    for (float v : host) values.push_back(static_cast<double>(v));
-    outputs.push_back(std::move(values));
+    outputs.push_back(float_blob(host.data(), host.size()));
   }
   return {{"times_ms", times}, {"wall_ms", walls}, {"outputs", outputs}, {"verified_call", total - 1}};
 }

@@ -235,7 +235,9 @@ json cuda_in_child(const json& req) {
                            std::to_string(WIFEXITED(st) ? WEXITSTATUS(st) : -1) + ")");
   }
   if (run && reply.contains("outputs")) {
-    reply["inputs"] = feed->last_call();
+    json inputs = json::array();
+    for (const auto& values : feed->last_call()) inputs.push_back(cuda::float_blob(values.data(), values.size()));
+    reply["inputs"] = std::move(inputs);
     const auto times = reply.at("times_ms").get<std::vector<double>>();  // the CPU kernels' statistics
     reply["median_ms"] = median(times);
     reply["cov"] = coefficient_of_variation(times);

@@ -66,6 +66,7 @@
 #include "bench/bench.hpp"
 #include "compile/compiler.hpp"
 #include "bench/peak.hpp"
+#include "cuda/cuda.hpp"
 #include "cudaref/check.hpp"
 #include "cudaref/reference.hpp"
 #include "task/rate_bound.hpp"
@@ -384,7 +385,10 @@ static int bench_cuda_run(lua_State* L) {
   std::string src = check_string(L, 1, "bench.cuda_run", "source");
   double timeout;
   nlohmann::json launch = check_launch(L, 2, "bench.cuda_run", timeout);
-  push_json(L, run_cuda("bench.cuda_run", src, launch, timeout));
+  nlohmann::json rec = run_cuda("bench.cuda_run", src, launch, timeout);
+  for (const char* key : {"inputs", "outputs"})
+    if (rec.contains(key)) cuda::blobs_to_numbers(rec[key]);
+  push_json(L, rec);
   return 1;
 }
 
@@ -400,12 +404,18 @@ static cudaref::Size size_vars(nlohmann::json size, const std::string& where) {
   return vars;
 }
 
-// Buffers from a list of lists of numbers (what bench.cuda_run returns for inputs and outputs).
+// Buffers from a list of lists of numbers (a script's) or of float blobs (a run's,
+// cuda::float_blob).
 static cudaref::Buffers buffers(nlohmann::json list, const std::string& where, const char* what) {
   if (list.empty()) list = nlohmann::json::array();
   if (!list.is_array()) throw Error(where + ": the " + what + " must be a list of lists of numbers");
   cudaref::Buffers out;
   for (const auto& buffer : list) {
+    if (buffer.is_binary()) {
+      const std::vector<float> floats = cuda::floats_of(buffer);
+      out.emplace_back(floats.begin(), floats.end());
+      continue;
+    }
     if (!buffer.is_array()) throw Error(where + ": each of the " + what + " must be a list of numbers");
     std::vector<double> values;
     values.reserve(buffer.size());

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 
 #include "bench/bench.hpp"
 #include "compile/compiler.hpp"
+#include "cuda/cuda.hpp"
 #include "compile/elf_reader.hpp"
 #include "bench/machine.hpp"
 #include "bench/peak.hpp"
@@ -141,6 +143,26 @@ TEST_CASE("the machine reports cores ISA and a peak with its formula") {
   // Three of the widest vectors a cycle per core: 192 bytes with AVX-512, 96 with AVX2.
   CHECK(m.peak_gbps == Approx(m.cores * m.ghz * 24 * m.vector_doubles));
   CHECK_THAT(m.peak_gbps_formula, Catch::Contains("GB/s"));
+}
+
+TEST_CASE("a CUDA run's buffers travel as bytes of floats, NaN and all") {
+  const std::vector<float> v{1.5f, -0.25f, std::nanf(""), 3e38f};
+  const nlohmann::json blob = cuda::float_blob(v.data(), v.size());
+  CHECK(blob.is_binary());
+  const std::vector<float> back = cuda::floats_of(nlohmann::json::from_cbor(nlohmann::json::to_cbor(blob)));
+  REQUIRE(back.size() == 4);
+  CHECK(back[0] == 1.5f);
+  CHECK(back[1] == -0.25f);
+  CHECK(std::isnan(back[2]));
+  CHECK(back[3] == 3e38f);
+  CHECK(cuda::floats_of(nlohmann::json::array({1, 2.5})) == std::vector<float>{1.0f, 2.5f});
+  CHECK_THROWS_WITH(cuda::floats_of(nlohmann::json::binary({1, 2, 3})), Catch::Contains("3 bytes"));
+  CHECK_THROWS_WITH(cuda::floats_of(nlohmann::json::array({"x"})), Catch::Contains("not a number"));
+  nlohmann::json list = nlohmann::json::array({blob});
+  cuda::blobs_to_numbers(list);  // what a script sees
+  REQUIRE(list[0].is_array());
+  CHECK(list[0][1].get<double>() == -0.25);
+  CHECK(std::isnan(list[0][2].get<double>()));
 }
 
 TEST_CASE("the timed calls' median and CoV, one definition for every timing") {
