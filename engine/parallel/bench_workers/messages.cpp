@@ -1,5 +1,5 @@
 // The job and its messages: CBOR over MPI point-to-point, every call under g_mpi and
-// polled, never blocking inside MPI.
+// polled, never blocking inside MPI (a receive too: a peer may die mid-message).
 #include <unistd.h>
 
 #include <chrono>
@@ -67,20 +67,51 @@ void post(int to, int tag, const nlohmann::json& msg) {
   g_abandoned.push_back(buf);
 }
 
+// A message matched but never wholly received (its sender died while sending it) is given
+// up after this long; a live peer's message of megabytes arrives in milliseconds.
+constexpr double kReceiveSeconds = 10;
+
 // A message from `from` (MPI_ANY_SOURCE) with `tag` (MPI_ANY_TAG), if one has arrived.
+// Its body is {"error": ...} when it cannot be read or was cut short.
 std::optional<Message> poll(int from, int tag) {
-  std::lock_guard lock(g_mpi);
-  int flag = 0;
   MPI_Message handle;
   MPI_Status st;
-  if (MPI_Improbe(from, tag, MPI_COMM_WORLD, &flag, &handle, &st) != MPI_SUCCESS || !flag) return std::nullopt;
-  int count = 0;
-  MPI_Get_count(&st, MPI_BYTE, &count);
-  Bytes buf(static_cast<size_t>(count));
-  MPI_Mrecv(buf.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE);
+  MPI_Request req;
+  auto buf = std::make_shared<Bytes>();
+  {
+    std::lock_guard lock(g_mpi);
+    int flag = 0;
+    if (MPI_Improbe(from, tag, MPI_COMM_WORLD, &flag, &handle, &st) != MPI_SUCCESS || !flag) return std::nullopt;
+    int count = 0;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    buf->resize(static_cast<size_t>(count));
+    // never MPI_Mrecv: a sender killed mid-message leaves it spinning inside MPI for good
+    if (MPI_Imrecv(buf->data(), count, MPI_BYTE, &handle, &req) != MPI_SUCCESS)
+      return Message{st.MPI_SOURCE, st.MPI_TAG, {{"error", "a message that could not be received"}}};
+  }
   Message m{st.MPI_SOURCE, st.MPI_TAG, nlohmann::json::object()};
+  const double deadline = files::monotonic_seconds() + kReceiveSeconds;
+  for (;;) {
+    int done = 0;
+    {
+      std::lock_guard lock(g_mpi);
+      if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        m.body = {{"error", "a message that could not be received"}};
+        return m;
+      }
+      if (!done && files::monotonic_seconds() > deadline) {
+        MPI_Cancel(&req);
+        MPI_Request_free(&req);
+        g_abandoned.push_back(buf);  // MPI may still write into it
+        m.body = {{"error", "a message cut short (its sender stopped while sending it)"}};
+        return m;
+      }
+    }
+    if (done) break;
+    nap();
+  }
   try {
-    if (!buf.empty()) m.body = nlohmann::json::from_cbor(buf);
+    if (!buf->empty()) m.body = nlohmann::json::from_cbor(*buf);
   } catch (const std::exception&) {
     m.body = {{"error", "an unreadable message"}};
   }

@@ -54,7 +54,8 @@ struct Message {
   int from = 0, tag = 0;
   nlohmann::json body;
 };
-// A message from `from` (MPI_ANY_SOURCE) with `tag` (MPI_ANY_TAG), if one has arrived.
+// A message from `from` (MPI_ANY_SOURCE) with `tag` (MPI_ANY_TAG), if one has arrived;
+// its body {"error": ...} when it could not be read, or was cut short by its sender's end.
 std::optional<Message> poll(int from, int tag);
 // MPI_Finalize, cut short when it hangs; then the process ends.
 void finalize_and_exit(int status);
