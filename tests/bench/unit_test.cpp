@@ -165,6 +165,19 @@ TEST_CASE("a CUDA run's buffers travel as bytes of floats, NaN and all") {
   CHECK(std::isnan(list[0][2].get<double>()));
 }
 
+TEST_CASE("the event clock runs where the driver is, and names why not elsewhere") {
+  const nlohmann::json gpu = cuda::probe();
+  if (gpu.value("available", false)) {
+    cuda::EventClock clock;
+    clock.start();
+    const cuda::EventClock::Reading r = clock.stop();  // nothing queued: a short span
+    CHECK(r.events_ms >= 0);
+    CHECK(r.wall_ms + 0.01 >= r.events_ms);  // the wall clock spans the events
+  } else {
+    CHECK_THROWS_WITH(cuda::EventClock(), gpu.value("reason", std::string("?")));
+  }
+}
+
 TEST_CASE("the timed calls' median and CoV, one definition for every timing") {
   CHECK(bench::median({}) == 0);
   CHECK(bench::median({3, 1, 2}) == 2);
