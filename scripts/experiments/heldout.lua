@@ -73,7 +73,7 @@ M.spec = {
      .. "none, or a list 'fft,conv1d'"},
     {"out", "", "also write the figures and every kernel as JSON here, after every seed "
      .. "(complete = true once all are done)"},
-    {"seeds", "", "only these seeds: a list '4,5,6' or a count N (1..N); empty: every seed",
+    {"seeds", "", "only these seeds: a list '4,5,6', a range '5-8' ('4-4': seed 4 alone) or a count N (1..N); empty: every seed",
      check = options.check_seeds},
     cli.debug_option,
   },

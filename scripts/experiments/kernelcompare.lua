@@ -105,7 +105,7 @@ M.spec = options.spec{
     {"lr", {0.0, 3e-4}, "GRPO learning rates: 0 (the lr = 0 run of each seed) and at least one "
      .. "above 0", min = 0},
     {"beta", {0.0}, "KL coefficients to sweep", min = 0},
-    {"seeds", "4", "every GRPO configuration once per seed: a list '1,2,3' or a count N",
+    {"seeds", "4", "every GRPO configuration once per seed: a list '1,2,3', a range '5-8' or a count N",
      check = options.check_seeds},
     -- heldout
     {"heldout_G", 0, "completions per held-out prompt (0: the runs' G)", min = 0},

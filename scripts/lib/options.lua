@@ -30,7 +30,8 @@ function options.check_reward(v)
 end
 
 -- --seeds: "" (none: --seed alone), a count "N" (seeds 1..N) or a list "4,7,9" of distinct
--- integers. Returns the list of seeds (nil for ""), or nil and why the text is not one.
+-- integers and ranges "5-8" (inclusive; "4-4" is seed 4 alone, where "4" would be a
+-- count). Returns the list of seeds (nil for ""), or nil and why the text is not one.
 function options.parse_seeds(text)
   if text == nil or text == "" then return nil end
   if text:match("^%s*%d+%s*$") then
@@ -42,14 +43,19 @@ function options.parse_seeds(text)
     return seeds
   end
   local seeds, seen = {}, {}
+  local bad = "expected a count N or a list of integer seeds and ranges like 1,2,3 or 5-8, got '" .. text .. "'"
   for item in (text .. ","):gmatch("([^,]*),") do
-    local s = math.tointeger(tonumber(item:match("^%s*(.-)%s*$")))
-    if not s then
-      return nil, "expected a count N or a list of integer seeds like 1,2,3, got '" .. text .. "'"
+    item = item:match("^%s*(.-)%s*$")
+    local lo, hi = item:match("^(%d+)%s*%-%s*(%d+)$")
+    lo, hi = math.tointeger(tonumber(lo or item)), math.tointeger(tonumber(hi or item))
+    if not (lo and hi) then return nil, bad end
+    if hi < lo then return nil, "the range " .. item .. " runs backwards in '" .. text .. "'" end
+    for s = lo, hi do
+      if seen[s] then return nil, "seed " .. s .. " is listed twice in '" .. text .. "'" end
+      if #seeds >= 1000 then return nil, "at most 1000 seeds, got '" .. text .. "'" end
+      seen[s] = true
+      seeds[#seeds + 1] = s
     end
-    if seen[s] then return nil, "seed " .. s .. " is listed twice in '" .. text .. "'" end
-    seen[s] = true
-    seeds[#seeds + 1] = s
   end
   if #seeds == 0 then return nil, "no seed in '" .. text .. "'" end
   return seeds
@@ -121,7 +127,7 @@ options.shared = {
   {"template", "chatml", "prompt format: chatml (Qwen2/2.5), or model (the policy's own "
    .. "pol:chat(messages))", choices = {"chatml", "model"}},
   {"seed", 1, "seed of sampling and of SQD's random choices (one run per configuration)"},
-  {"seeds", "", "run every configuration once per seed: a list '1,2,3', or a count N "
+  {"seeds", "", "run every configuration once per seed: a list '1,2,3' or range '5-8', or a count N "
    .. "(seeds 1..N); several seeds add ',seed=S' to each run's directory name (empty: --seed)",
    check = options.check_seeds},
   {"isa", "auto", "vector ISA the prompts ask for: auto (the machine's, bench.machine().simd), "

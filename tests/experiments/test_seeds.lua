@@ -19,10 +19,17 @@ local engine = primitives.engine
 local E1 = {"--profile=paper", "--G=2", "--prompts_per_step=1", "--size=32", "--opt=O3",
             "--lr=0.0,5e-7", "--beta=0.0"}
 
-t.test("--seeds: a count or a list; one seed is --seed", function()
+t.test("--seeds: a count, a list or ranges; one seed is --seed", function()
   t.eq(options.parse_seeds("3"), {1, 2, 3})
   t.eq(options.parse_seeds("4,9,2"), {4, 9, 2})
   t.eq(options.parse_seeds(""), nil)
+  -- ranges: a piece of a sweep, and one seed alone where "4" would be a count
+  t.eq(options.parse_seeds("5-8"), {5, 6, 7, 8})
+  t.eq(options.parse_seeds("4-4"), {4})
+  t.eq(options.parse_seeds("1, 3-4, 9"), {1, 3, 4, 9})
+  t.eq(select(2, options.parse_seeds("8-5")), "the range 8-5 runs backwards in '8-5'")
+  t.eq(select(2, options.parse_seeds("1-3,2")), "seed 2 is listed twice in '1-3,2'")
+  t.eq(select(2, options.parse_seeds("1-5000")), "at most 1000 seeds, got '1-5000'")
   local o = parse(exp1, "experiment1", {"--seeds=3", table.unpack(E1)})
   t.eq(o.seed_list, {1, 2, 3})
   local configs = exp1.configs(o)
