@@ -100,7 +100,8 @@ std::optional<Message> poll(int from, int tag) {
         return m;
       }
       if (!done && files::monotonic_seconds() > deadline) {
-        MPI_Cancel(&req);
+        // not cancelled: a cancelled matched message is unmatched again, and the next
+        // probe would take it up and wait once more
         MPI_Request_free(&req);
         g_abandoned.push_back(buf);  // MPI may still write into it
         m.body = {{"error", "a message cut short (its sender stopped while sending it)"}};
