@@ -161,7 +161,8 @@ local decl_words = {void = true, double = true, float = true, int = true, long =
                     unsigned = true, signed = true, char = true, short = true, const = true,
                     static = true, inline = true, extern = true, typedef = true,
                     struct = true, union = true, enum = true, size_t = true,
-                    __attribute__ = true, __m512d = true, __m256d = true}
+                    __attribute__ = true, __m512d = true, __m256d = true,
+                    __device__ = true, __global__ = true, __constant__ = true}  -- CUDA's
 
 local function starts_code(line)
   local word = line:match("^%s*#%s*(%a+)")
@@ -244,6 +245,40 @@ function extract.kernel(text, spec)
     if why ~= none then return nil, why end
   end
   return nil, none
+end
+
+-- A CUDA task's kernel in a completion (stdlib/engine/cuda_tasks.lua's specs), or nil and
+-- why there is none. The model writes device code only: the launch is the harness's, so
+-- the answer is the fenced block (the last one holding the entry wins; else the code of
+-- the bare text) that defines `extern "C" __global__ void ENTRY(...)` with a closed body,
+-- helpers (`__device__` functions, constants) around it kept. What NVRTC cannot compile (host
+-- code, headers it lacks) is its compile error, not a format violation.
+function extract.cuda_kernel(text, entry)
+  if type(text) ~= "string" then error("extract.cuda_kernel: the completion must be a string", 2) end
+  if type(entry) ~= "string" or entry == "" then error("extract.cuda_kernel: the task's entry is required", 2) end
+  text = clean(text)
+  local header = 'extern%s+"C"%s+__global__%s+void%s+' .. entry:gsub("%p", "%%%0") .. "%s*%b()%s*(){"
+  -- where the definition starts and ends (past its closing brace), or nil and why
+  local function definition(code)
+    local s, _, open = code:find(header)
+    if not s then return nil, "no definition of extern \"C\" __global__ void " .. entry .. "(...)" end
+    local close = matching_brace(code, open)
+    if not close then return nil, "the body of " .. entry .. " is never closed" end
+    return s, close
+  end
+  local function trimmed(code) return code:gsub("^%s+", ""):gsub("%s+$", "") .. "\n" end
+  local blocks = extract.fenced_blocks(text)
+  local why
+  for i = #blocks, 1, -1 do
+    local start, reason = definition(blocks[i].text)
+    if start then return trimmed(blocks[i].text) end
+    if reason:find("never closed", 1, true) then why = why or reason end
+  end
+  if why then return nil, why end
+  -- bare code: prose around it dropped as for C kernels
+  local start, stop_or_why = definition(text)
+  if not start then return nil, stop_or_why end
+  return trimmed(bare_code(text, start, stop_or_why))
 end
 
 -- Calls outside the allowed libraries (the kernel must compute the product itself, and

@@ -197,4 +197,37 @@ t.test("the labelled kernels: extract refuses only what the engine refuses", fun
   t.ok(seen > 20)
 end)
 
+
+t.test("a CUDA task's kernel: device code defining the entry, from the last block that has it", function()
+  local entry = 'extern "C" __global__ void vector_add(const float *x, const float *y, float *z, int n) {\n'
+    .. "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) z[i] = add(x[i], y[i]);\n}"
+  local helper = "__device__ float add(float a, float b) { return a + b; }\n"
+  -- fenced, a helper kept, an earlier block without the entry passed over
+  local code = extract.cuda_kernel("Here:\n```cuda\n" .. helper .. entry .. "\n```\nand a note:\n```\nnvcc x.cu\n```",
+                                   "vector_add")
+  t.eq(code, helper .. entry .. "\n")
+  -- the last block holding the entry wins (a model restating the original first)
+  local first = entry:gsub("add%(x%[i%], y%[i%]%)", "x[i] + y[i]")
+  t.eq(extract.cuda_kernel("```cpp\n" .. first .. "\n```\n```cuda\n" .. helper .. entry .. "\n```", "vector_add"),
+       helper .. entry .. "\n")
+  -- bare code: the prose around it dropped
+  t.eq(extract.cuda_kernel("The kernel:\n" .. helper .. entry .. "\nIt adds.", "vector_add"), helper .. entry .. "\n")
+  -- what is missing is named
+  local none, why = extract.cuda_kernel("```cuda\n__global__ void vector_add(float *z) {}\n```", "vector_add")
+  t.eq(none, nil)
+  t.contains(why, 'no definition of extern "C" __global__ void vector_add(...)')
+  local _, cut = extract.cuda_kernel("```cuda\n" .. entry:sub(1, -3), "vector_add")
+  t.contains(cut, "the body of vector_add is never closed")
+  t.eq(select(2, extract.cuda_kernel("I cannot write this kernel.", "matmul")),
+       'no definition of extern "C" __global__ void matmul(...)')
+  t.raises(function() extract.cuda_kernel("x") end, "the task's entry is required")
+end)
+
+t.test("every CUDA task's straightforward kernel is extracted whole from a fenced answer", function()
+  for _, spec in ipairs(require("engine.cuda_tasks").list()) do
+    local code = spec.straightforward:gsub("^%s+", ""):gsub("%s+$", "") .. "\n"
+    t.eq(extract.cuda_kernel("```cuda\n" .. spec.straightforward .. "```\n", spec.entry), code, spec.name)
+  end
+end)
+
 t.run()
