@@ -370,6 +370,30 @@ function prompts.reworded(task)
   return out
 end
 
+-- CUDA tasks (stdlib/cuda_tasks, docs/tasks.md): the model writes the device code of a
+-- kernel the harness launches with the spec's grid and block, which the statement gives.
+prompts.cuda_system = "You are an expert in GPU programming. You write fast, correct CUDA C++ "
+  .. "kernels for NVIDIA GPUs."
+local cuda_answer_format = "Answer with the complete CUDA C++ device code in one ```cuda code block: "
+  .. "the kernel and any __device__ helpers, no host code and no main (the harness launches it)."
+
+-- A fresh kernel for a CUDA task at a size (`resolved`: cuda_tasks.resolve's record):
+-- the statement, the sizes, the signature, and the GPU's name when given.
+function prompts.cuda_write(spec, resolved, gpu)
+  local sizes = {}
+  for k, v in pairs(resolved.size) do sizes[#sizes + 1] = k .. " = " .. v end
+  table.sort(sizes)
+  local user = table.concat({
+    spec.statement,
+    "Sizes: " .. table.concat(sizes, ", ") .. ".",
+    "The kernel's signature:",
+    "```cuda\n" .. spec.signature .. "\n```",
+    (gpu and ("It runs on an " .. gpu .. ". ") or "") .. "Make it as fast as you can while staying correct "
+      .. "in single precision.",
+    cuda_answer_format}, "\n")
+  return {{role = "system", content = prompts.cuda_system}, {role = "user", content = prompts.valid_utf8(user)}}
+end
+
 local function code_block(code)
   return "```c\n" .. code:gsub("%s+$", "") .. "\n```"
 end

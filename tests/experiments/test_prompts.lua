@@ -204,4 +204,24 @@ t.test("a task of the suite: its signature, statement, size and its own ladder",
   t.eq(prompts.task_text({M = 256, N = 256, K = 256, name = "matmul"}), prompts.task_text({M = 256, N = 256, K = 256}))
 end)
 
+
+t.test("a CUDA task's prompt: its statement, sizes and signature, device code asked for", function()
+  local cuda_tasks = require "engine.cuda_tasks"
+  local extract = require "extract"
+  local spec = cuda_tasks.get("softmax_rows")
+  local m = prompts.cuda_write(spec, cuda_tasks.resolve(spec, "train"), "NVIDIA H100 80GB HBM3")
+  t.eq({m[1].role, m[2].role}, {"system", "user"})
+  t.contains(m[1].content, "CUDA C++ kernels for NVIDIA GPUs")
+  local user = m[2].content
+  t.contains(user, spec.statement)
+  t.contains(user, "Sizes: cols = 1024, rows = 4096.")
+  t.contains(user, spec.signature)
+  t.contains(user, "It runs on an NVIDIA H100 80GB HBM3.")
+  t.contains(user, "one ```cuda code block")
+  t.eq(prompts.cuda_write(spec, cuda_tasks.resolve(spec, "test"))[2].content:find("It runs on", 1, true), nil)
+  -- an answer in the asked format is the code the harness gets
+  local answer = "```cuda\n" .. spec.straightforward .. "```"
+  t.eq(extract.cuda_kernel(answer, spec.entry), spec.straightforward:gsub("^%s+", ""):gsub("%s+$", "") .. "\n")
+end)
+
 t.run()
