@@ -634,7 +634,7 @@ function M.main(argv, deps)
   for _, r in ipairs(rows) do out[#out + 1] = r end
   out[#out + 1] = ""
   out[#out + 1] = "Each cell: mean reward, verified share, roofline score (lr = 0 → learned); "
-    .. "overall is the mean of the parts. " .. results.rooflines_text(raw.machine)
+    .. "overall is the mean of the parts. " .. wiring.rooflines_text(raw.machine)
   out[#out + 1] = ""
   local _, lines = summarize(by_group, part_names)
   for _, l in ipairs(lines) do out[#out + 1] = l end

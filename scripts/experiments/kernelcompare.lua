@@ -129,7 +129,7 @@ M.spec = options.spec{
 -- Small helpers
 ---------------------------------------------------------------------------------------
 
-local function path(opts, name) return opts.out .. "/" .. name end
+local path = outputs.path
 
 ---------------------------------------------------------------------------------------
 -- What every phase shares: the task, its benchmark options, the machine

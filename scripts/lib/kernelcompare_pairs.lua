@@ -15,7 +15,7 @@ local stats = require "stats"
 
 local M = {}
 
-local function path(opts, name) return opts.out .. "/" .. name end
+local path = outputs.path
 
 local function fenced(code) return "```c\n" .. (code:gsub("%s+$", "")) .. "\n```" end
 

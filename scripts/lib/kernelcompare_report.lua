@@ -6,10 +6,11 @@
 local outputs = require "outputs"
 local results = require "results"
 local stats = require "stats"
+local wiring = require "wiring"
 
 local M = {}
 
-local function path(opts, name) return opts.out .. "/" .. name end
+local path = outputs.path
 
 -- The SFT losses the run recorded, by step (the last record of a step repeated after a
 -- resume wins).
@@ -201,7 +202,7 @@ function M.report_text(out)
     .. "The roofline score is a kernel's speed as a percentage of its task's roofline on the measuring "
     .. "machine (0 when not verified); \"overall\" is the mean of the parts."
   local any_machine = next(machines) and machines[next(machines)]
-  lines[#lines + 1] = results.rooflines_text(any_machine)
+  lines[#lines + 1] = wiring.rooflines_text(any_machine)
   for _, key in ipairs(keys) do
     lines[#lines + 1] = ""
     lines[#lines + 1] = "### `" .. key .. "`"

@@ -8,6 +8,9 @@ local cli = require "cli"
 
 local M = {}
 
+-- A file of the pipeline's output directory (opts.out).
+function M.path(opts, name) return opts.out .. "/" .. name end
+
 -- Whether two JSON-like values are equal, tables key by key.
 function M.same(a, b)
   if type(a) ~= type(b) then return false end

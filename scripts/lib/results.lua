@@ -210,16 +210,6 @@ local function peak(cfg)
     or m.fp64_peak, false
 end
 
--- What the roofline scores are measured against, in words.
-function results.rooflines_text(machine)
-  machine = machine or {}
-  local peak, bw = machine.measured_peak_gflops, machine.measured_bandwidth_gbps
-  if not (peak or bw) then return "This machine has no measured peak or bandwidth: no roofline score." end
-  return string.format("Rooflines on this machine: FP64 peak %s GFLOPS over %s cores, memory bandwidth %s GB/s.",
-                       peak and string.format("%.1f", peak) or "-", tostring(machine.cores or "-"),
-                       bw and string.format("%.1f", bw) or "-")
-end
-
 -- A figure's share of the peak. Nothing runs faster than the machine's peak, so a figure
 -- above it is not printed as a ratio: the peak or the timing is wrong (peak_warnings).
 function results.peak_ratio(gflops, p)

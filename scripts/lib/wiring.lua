@@ -166,6 +166,16 @@ function wiring.roofline(machine, name, threads)
   return peak * used / cores
 end
 
+-- What the roofline scores are measured against, in words.
+function wiring.rooflines_text(machine)
+  machine = machine or {}
+  local peak, bw = machine.measured_peak_gflops, machine.measured_bandwidth_gbps
+  if not (peak or bw) then return "This machine has no measured peak or bandwidth: no roofline score." end
+  return string.format("Rooflines on this machine: FP64 peak %s GFLOPS over %s cores, memory bandwidth %s GB/s.",
+                       peak and string.format("%.1f", peak) or "-", tostring(machine.cores or "-"),
+                       bw and string.format("%.1f", bw) or "-")
+end
+
 -- The problem the prompts describe: the task (name = nil: matmul), its sizes, compiler
 -- level, threads and vector ISA.
 function wiring.task(opts, config)

@@ -115,13 +115,6 @@ function M.resolve(spec, size, where)
           rtol = tasks.evaluate_expr(spec.tolerance.rtol or 0, size, where .. ": tolerance.rtol")}
 end
 
--- Outputs against the reference: every element within atol + rtol |ref|, NaN never (the
--- rule bench.cuda_judge applies). {ok, wrong (elements outside), max_error (the largest
--- |got - ref|, inf for NaN), at = {output, index}}.
-function M.check_outputs(outputs, reference, atol, rtol)
-  return bench.cuda_check(outputs, reference, atol, rtol)
-end
-
 -- Why a kernel's speed cannot be a measurement, or nil: more than 4 times the GPU's
 -- nominal single-precision peak or DRAM bandwidth (bench.cuda()'s peak_fp32_gflops and
 -- peak_gbps): the CPU harness's rule (bench.impossible_rate), with the GPU's peaks.

@@ -158,10 +158,10 @@ t.test("the check takes float-rounded outputs and refuses bf16, NaN and perturbe
     end
     nan[1][#nan[1]] = 0 / 0
     off[1][1] = off[1][1] + 2 * r.atol + 1e-3 * (1 + math.abs(off[1][1]))
-    t.ok(cuda_tasks.check_outputs(rounded, ref, r.atol, r.rtol).ok, spec.name .. ": float rounding passes")
-    t.eq(cuda_tasks.check_outputs(nan, ref, r.atol, r.rtol).wrong, 1, spec.name .. ": NaN")
-    t.eq(cuda_tasks.check_outputs(off, ref, r.atol, r.rtol).wrong, 1, spec.name .. ": one value off")
-    t.eq(cuda_tasks.check_outputs(half, ref, r.atol, r.rtol).ok, false, spec.name .. ": bf16 misses")
+    t.ok(bench.cuda_check(rounded, ref, r.atol, r.rtol).ok, spec.name .. ": float rounding passes")
+    t.eq(bench.cuda_check(nan, ref, r.atol, r.rtol).wrong, 1, spec.name .. ": NaN")
+    t.eq(bench.cuda_check(off, ref, r.atol, r.rtol).wrong, 1, spec.name .. ": one value off")
+    t.eq(bench.cuda_check(half, ref, r.atol, r.rtol).ok, false, spec.name .. ": bf16 misses")
   end
 end)
 
@@ -278,36 +278,31 @@ extern "C" __global__ void vector_add(const float *x, const float *y, float *z, 
     t.eq(stale.status, "verification_error", stale.log)
   end)
 
-  t.test("hostile: accumulating in lower precision (bf16) earns no reward", function()
-    local bf16 = judge([[
-__device__ float to_bf16(float v) { return __uint_as_float(__float_as_uint(v) & 0xFFFF0000u); }
+  -- A plain matmul whose inputs (and sums) go through `rounded`: a mask on the float's bits.
+  local function rounded_matmul(mask, accumulate)
+    return [[
+__device__ float rounded(float v) { return __uint_as_float(__float_as_uint(v) & ]] .. mask .. [[u); }
 extern "C" __global__ void matmul(const float *a, const float *b, float *c, int m, int n, int k) {
   int col = blockIdx.x * blockDim.x + threadIdx.x;
   int row = blockIdx.y * blockDim.y + threadIdx.y;
   if (row < m && col < n) {
     float s = 0.0f;
-    for (int p = 0; p < k; ++p) s = to_bf16(s + to_bf16(a[row * k + p]) * to_bf16(b[p * n + col]));
+    for (int p = 0; p < k; ++p) s = ]] .. accumulate .. [[;
     c[row * n + col] = s;
   }
 }
-]], "matmul")
+]]
+  end
+
+  t.test("hostile: accumulating in lower precision (bf16) earns no reward", function()
+    local bf16 = judge(rounded_matmul("0xFFFF0000",
+                                      "rounded(s + rounded(a[row * k + p]) * rounded(b[p * n + col]))"), "matmul")
     t.eq(bf16.status, "verification_error", bf16.log)
   end)
 
   t.test("hostile: TF32 inputs in a single-precision matmul earn no reward", function()
     -- what tensor cores' TF32 does to each input: 10 bits of mantissa kept
-    local tf32 = judge([[
-__device__ float to_tf32(float v) { return __uint_as_float(__float_as_uint(v) & 0xFFFFE000u); }
-extern "C" __global__ void matmul(const float *a, const float *b, float *c, int m, int n, int k) {
-  int col = blockIdx.x * blockDim.x + threadIdx.x;
-  int row = blockIdx.y * blockDim.y + threadIdx.y;
-  if (row < m && col < n) {
-    float s = 0.0f;
-    for (int p = 0; p < k; ++p) s += to_tf32(a[row * k + p]) * to_tf32(b[p * n + col]);
-    c[row * n + col] = s;
-  }
-}
-]], "matmul")
+    local tf32 = judge(rounded_matmul("0xFFFFE000", "s + rounded(a[row * k + p]) * rounded(b[p * n + col])"), "matmul")
     t.eq(tf32.status, "verification_error", tf32.log)
   end)
 
