@@ -342,9 +342,12 @@ local table2 = {
 
 local E2N = "docs/data/confirmatory/e2n"
 local E2N_SEEDS = 10
-local E2N_PIECES = {{name = "1-4", seeds = {1, 2, 3, 4}}, {name = "5-8", seeds = {5, 6, 7, 8}}}
+local E2N_PIECES = {{name = "1-4", seeds = {1, 2, 3, 4}}, {name = "5-8", seeds = {5, 6, 7, 8}},
+                    {name = "9-10", seeds = {9, 10}}}
 -- Each seed's first comparison (version 4): seeds 1-3 were compared again with seed 4.
-local E2N_HELDOUT = {E2N .. "/heldout-1-3.json", {E2N .. "/heldout-1-4.json", seeds = {4}}, E2N .. "/heldout-5-8.json"}
+local E2N_HELDOUT = {E2N .. "/heldout-1-3.json", {E2N .. "/heldout-1-4.json", seeds = {4}}, E2N .. "/heldout-5-8.json",
+                     E2N .. "/heldout-9-10.json"}
+local E2N_FILES = {"heldout-1-3.json", "heldout-1-4.json", "heldout-5-8.json", "heldout-9-10.json"}
 local E2N_AGAIN = {{E2N .. "/heldout-1-4.json", seeds = {1, 2, 3}}}
 
 local function e2n_figures(d)
@@ -374,30 +377,38 @@ local function e2n_figures(d)
 end
 
 local e2n_rows = {
-  {"seeds done and the verdict's state", "**{verdict:%s}**"},
-  {"durations of the two pieces' runs (the logs' clock times)",
-   "{minutes.1.runs:%d} and {minutes.2.runs:%d} min for the runs"},
-  {"primary so far: mean ± t half-width, per-seed gains, seeds below zero",
-   "overall held-out roofline-score gain over the {seeds:%d} seeds so far: {heldout.overall.roofline.mean:%+.2f} ± "
-     .. "{heldout.overall.roofline.half:%.2f} points ({heldout.overall.base.roofline:%.2f}% -> "
-     .. "{heldout.overall.learned.roofline:%.2f}%); per seed {heldout.overall.roofline.values:%+.2f}; "
-     .. "{negative:%d} of {seeds:%d} below zero"},
-  {"parts so far: other size, other wordings",
+  {"the verdict", "**{verdict:%s}**"},
+  {"durations of the three pieces' runs (the logs' clock times)",
+   "{minutes.1.runs:%d}, {minutes.2.runs:%d} and {minutes.3.runs:%d} min for the runs"},
+  {"primary: mean ± t half-width, interval, exact tests, roofline scores",
+   "overall held-out roofline-score gain over the {seeds:%d} seeds: {heldout.overall.roofline.mean:%+.2f} ± "
+     .. "{heldout.overall.roofline.half:%.2f} points (95% interval [{heldout.overall.roofline.lo:%+.2f}, "
+     .. "{heldout.overall.roofline.hi:%+.2f}]; {heldout.overall.base.roofline:%.2f}% -> "
+     .. "{heldout.overall.learned.roofline:%.2f}%), exact permutation p = {heldout.overall.roofline.perm_p:%.3g}, "
+     .. "sign test {heldout.overall.roofline.sign_positive:%d} of {heldout.overall.roofline.sign_n:%d} positive, "
+     .. "p = {heldout.overall.roofline.sign_p:%.3g}"},
+  {"primary: per-seed gains, seeds below zero",
+   "per seed {heldout.overall.roofline.values:%+.2f}; {negative:%d} of {seeds:%d} below zero"},
+  {"secondary: held-out verified share and reward",
+   "verified share {heldout.overall.ok.mean:%+.1f} ± {heldout.overall.ok.half:%.1f} points, mean reward "
+     .. "{heldout.overall.reward.mean:%+.2f} ± {heldout.overall.reward.half:%.2f}"},
+  {"parts: other size, other wordings",
    "other size ({heldout.parts.sizes.size:%d}^3) {heldout.parts.sizes.roofline.mean:%+.2f} ± "
      .. "{heldout.parts.sizes.roofline.half:%.2f} points, other wordings {heldout.parts.wordings.roofline.mean:%+.2f} ± "
      .. "{heldout.parts.wordings.roofline.half:%.2f}"},
-  {"runs so far: final mean reward, best kernel",
+  {"runs: final mean reward, best kernel, with their exact tests",
    "run's final mean reward (last 3 iterations) {runs.gain.final.mean:%+.2f} ± {runs.gain.final.half:%.2f} "
-     .. "({runs.base.final.mean:%.1f} -> {runs.learned.final.mean:%.1f}), best kernel {runs.gain.best.mean:%+.2f} ± "
-     .. "{runs.gain.best.half:%.2f} GFLOPS"},
+     .. "({runs.base.final.mean:%.1f} -> {runs.learned.final.mean:%.1f}, permutation p = {runs.gain.final.perm_p:%.3g}), "
+     .. "best kernel {runs.gain.best.mean:%+.2f} ± {runs.gain.best.half:%.2f} GFLOPS (permutation p = "
+     .. "{runs.gain.best.perm_p:%.3g})"},
   {"the comparison compared again: seeds 1-3's second gains and how far they moved",
    "seeds 1-3 compared again read {again.values:%+.2f} against {again.first:%+.2f} (moved "
      .. "{again.moved_min:%.2f}-{again.moved_max:%.2f} points)"},
   {"every held-out JSON's stored gains equal those recomputed from its kernels",
-   raw = {E2N .. "/heldout-1-3.json", E2N .. "/heldout-1-4.json", E2N .. "/heldout-5-8.json"},
+   raw = map(E2N_FILES, function(f) return E2N .. "/" .. f end),
    agree = function(d)
      local got, expected = {}, {}
-     for _, f in ipairs{"heldout-1-3.json", "heldout-1-4.json", "heldout-5-8.json"} do
+     for _, f in ipairs(E2N_FILES) do
        local a, b = claims.heldout_agreement(d, E2N .. "/" .. f)
        got[#got + 1], expected[#expected + 1] = f .. ": " .. a, f .. ": " .. b
      end
@@ -415,7 +426,7 @@ end
 local e2n = {
   name = "Confirmatory E2 on the GPU node", figures = e2n_figures, rows = e2n_rows,
   raw = {E2N .. "/runs", E2N .. "/heldout-1-3.json", E2N .. "/heldout-1-4.json", E2N .. "/heldout-5-8.json",
-         E2N .. "/runs-1-4.log", E2N .. "/runs-5-8.log"},
+         E2N .. "/heldout-9-10.json", E2N .. "/runs-1-4.log", E2N .. "/runs-5-8.log", E2N .. "/runs-9-10.log"},
 }
 
 -- Every confirmatory claim, in the page's order.
