@@ -10,6 +10,8 @@
 --   engine experiment1.lua --opt=O3 --lr=5e-7 --beta=0.0   # one configuration
 --   engine experiment1.lua --resume                        # continue a killed run
 --   engine experiment1.lua --seeds=3                       # each configuration with seeds 1, 2, 3
+--   engine experiment1.lua --task=cuda:softmax_rows --model=models/small-cuda --device=cuda
+--                                                          # a CUDA task: speed against libtorch
 --   engine report.lua runs/experiment1                     # plots and tables
 --
 -- Each configuration writes runs/experiment1/<config>/ (see README.md, "Experiments").
@@ -46,8 +48,10 @@ M.spec = options.spec{
   },
 }
 
--- The configurations the options select, in the paper's order.
+-- The configurations the options select, in the paper's order. A CUDA task has no
+-- compiler level to sweep (NVRTC compiles at its own).
 function M.configs(opts)
+  if require("cuda_eval").task_name(opts.task) then return runs.configs(opts, {{"lr", opts.lr}, {"beta", opts.beta}}) end
   return runs.configs(opts, {{"opt", opts.opt}, {"lr", opts.lr}, {"beta", opts.beta}})
 end
 

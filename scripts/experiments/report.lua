@@ -44,6 +44,7 @@
 
 local claims = require "claims"
 local cli = require "cli"
+local cuda_results = require "cuda_results"
 local figures = require "figures"
 local results = require "results"
 local turn_results = require "turn_results"
@@ -180,12 +181,13 @@ function M.main(argv)
 
   local md = {}
   local function add(...) for _, s in ipairs{...} do md[#md + 1] = s end end
+  local machine_text = cuda_results.task(exp) and "" or results.machine_text(exp)  -- no CPU ISA in a CUDA prompt
   if exp.seeded then
     add("# " .. title, "", "Runs: `" .. dir .. "`, " .. #exp.configs .. " runs: " .. #groups
-        .. " configurations over seeds.", "", results.machine_text(exp))
+        .. " configurations over seeds.", "", machine_text)
   else
     add("# " .. title, "", "Runs: `" .. dir .. "`, " .. #exp.configs .. " configurations.", "",
-        results.machine_text(exp))
+        machine_text)
   end
   if missing then
     add("**The figures were not drawn**: " .. missing .. ". To get them, " .. figures.install_hint
@@ -235,7 +237,9 @@ function M.main(argv)
         .. "memory bandwidth, or the FP64 peak of its threads). The final mean reward is the mean over the "
         .. "last quarter of the steps (iterations), with its 95% interval over the seeds.", "", per_task)
   end
-  add("## Techniques of the best kernels (Table III)", "", results.table3(exp))
+  local cuda = cuda_results.section(exp)
+  if cuda then add("## Against libtorch (a CUDA task)", "", cuda)
+  else add("## Techniques of the best kernels (Table III)", "", results.table3(exp)) end
   if exp.kind == "experiment2" then
     add("## SQD pools (kernels kept per stage after each iteration)", "", results.pools_table(exp))
   end
@@ -245,9 +249,9 @@ function M.main(argv)
     local kernel = best.best
     add("## The best kernel", "",
         string.format("%.2f GFLOPS, configuration `%s`, sample %d.", kernel.gflops, best.name,
-                      kernel.id), "", "```c", (kernel.code:gsub("%s+$", "")), "```", "")
+                      kernel.id), "", cuda and "```cuda" or "```c", (kernel.code:gsub("%s+$", "")), "```", "")
     add("## Lineage of the best kernel", "", results.lineage_table(best.lineage))
-    local f = assert(io.open(out .. "/best_kernel.c", "w"))
+    local f = assert(io.open(out .. (cuda and "/best_kernel.cu" or "/best_kernel.c"), "w"))
     f:write(string.format("/* best kernel: %.2f GFLOPS, %s, sample %d of %s */\n", kernel.gflops,
                           best.name, kernel.id, best.dir), kernel.code)
     f:close()

@@ -10,7 +10,10 @@
 --     isa = nil,                                     -- the machine's vector ISA: the stage
 --                                                       check notes wider vectors (beyond_isa)
 --     task = nil,                                    -- a task of the suite (its function,
---   })                                                  its stage ladder); nil: matmul
+--                                                       its stage ladder); nil: matmul
+--     cuda = nil,                                    -- a CUDA task's spec: device code read
+--   })                                                  from ```cuda blocks, judged by
+--                                                       ctx.bench (cuda_eval.bench)
 --   local pending = evaluate.start(completions, ctx)  -- with ctx.background: the benchmark
 --   ...                                                   runs while the caller goes on
 --   local results = pending:finish()
@@ -68,7 +71,7 @@ end
 -- The fields of a benchmark result kept with a judged kernel.
 local kept = {"status", "gflops", "gbps", "times", "min", "median", "compile_ms", "max_rel_error",
               "message", "backend", "features", "node", "counters", "counters_unavailable",
-              "remarks"}
+              "remarks", "vs_yardstick", "cov", "cuda_status"}
 
 -- A memory-bound task's speed is its GB/s (a compute-bound one's, GFLOPS): what its
 -- rewards count (reward.speed).
@@ -130,18 +133,23 @@ function evaluate.start(completions, ctx)
   if type(ctx) ~= "table" or not ctx.bench then
     error("evaluate.completions: ctx.bench is required (the engine's bench module)", 2)
   end
+  if ctx.cuda and ctx.stage then
+    error("evaluate: a CUDA task has no stage rules (SQD's ladders are CPU techniques)", 2)
+  end
   local results, sources, slots, deferred = {}, {}, {}, {}
   local first_of, copies = {}, {}  -- normal form -> its first completion; copy -> original
   for i, c in ipairs(completions) do
     local text = type(c) == "string" and c or c.text
     local r = {completion = text}
     results[i] = r
-    local code, why = extract.kernel(text, extract.for_task(ctx.task))
+    local code, why
+    if ctx.cuda then code, why = extract.cuda_kernel(text, ctx.cuda.entry)
+    else code, why = extract.kernel(text, extract.for_task(ctx.task)) end
     if not code then
       r.status, r.reason, r.message = "format_violation", "extract", why
     else
       r.code = code
-      local call = extract.library_call(code)
+      local call = not ctx.cuda and extract.library_call(code)  -- NVRTC links no library
       local passed
       if call then
         r.status, r.reason, r.message = "library_violation", "library", "calls " .. call
@@ -192,11 +200,12 @@ function Pending:finish()
   for j, m in ipairs(measured) do
     local r = self.results[self.slots[j]]
     for _, k in ipairs(kept) do r[k] = m[k] end
-    if roofline(ctx.task) == "memory" and r.status == "ok" then r.speed, r.unit = r.gbps, "GB/s" end
+    if m.unit then r.speed, r.unit = m.speed, m.unit  -- the judge's own scale (a CUDA task's)
+    elseif roofline(ctx.task) == "memory" and r.status == "ok" then r.speed, r.unit = r.gbps, "GB/s" end
     r.reason = "bench"
     if m.same_code_as then r.shared_with, r.shared = self.slots[m.same_code_as + 1], "code" end
     if self.deferred[j] then check_after(r, ctx, m.features) end
-    if not r.techniques and r.status == "ok" then
+    if not r.techniques and r.status == "ok" and not ctx.cuda then
       r.techniques = stages.list(m.features and stages.from_features(m.features)
                                  or stages.detect(r.code))
     end

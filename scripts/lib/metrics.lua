@@ -19,8 +19,11 @@ function metrics.summary(judged)
     if r.status == "ok" and (top == nil or r.gflops > top.gflops) then top = r end
   end
   local confirmed = top and (top.confirmed_gflops or (top.extra and top.extra.confirmed_gflops))
-  return {mean_reward = n > 0 and sum / n or 0, max_gflops = top and (confirmed or top.gflops),
-          max_gflops_measured = top and top.gflops, kernels = n, counts = counts}
+  local out = {mean_reward = n > 0 and sum / n or 0, max_gflops = top and (confirmed or top.gflops),
+               max_gflops_measured = top and top.gflops, kernels = n, counts = counts}
+  -- a CUDA task's best against libtorch's op, at its confirmed speed
+  if top and top.vs_yardstick then out.max_vs_yardstick = top.vs_yardstick * out.max_gflops / top.gflops end
+  return out
 end
 
 -- A progress display whose figures are the step's summary.
@@ -34,6 +37,7 @@ function metrics.show(bar, done, record)
   local fields = {step = record.step, reward = string.format("%.2f", record.mean_reward),
                   max_gflops = record.max_gflops and string.format("%.2f", record.max_gflops) or "-",
                   kl = record.kl or "-", statuses = metrics.counts_text(c),
+                  x_libtorch = record.max_vs_yardstick and string.format("%.3f", record.max_vs_yardstick) or nil,
                   seconds = string.format("sample %.2f evaluate %.2f update %.2f",
                                           record.seconds.sample, record.seconds.evaluate,
                                           record.seconds.update)}

@@ -90,7 +90,8 @@ options.shared = {
   {"top_p", 1.0, "nucleus sampling threshold", above = 0, max = 1},
   {"max_tokens", 2048, "longest completion in tokens", min = 1},
   {"task", "matmul", "the task of the suite the model writes kernels for (bench.tasks(), "
-   .. "docs/tasks.md): matmul is the paper's"},
+   .. "docs/tasks.md): matmul is the paper's; cuda:NAME a CUDA task (stdlib/cuda_tasks, "
+   .. "experiment1 only, on a machine with a GPU)"},
   {"task_size", "", "the named size of --task (its spec's sizes; empty: train); --size is matmul's"},
   {"task_dir", "", "a folder of task specs added to the suite's (a spec there replaces the "
    .. "suite's of the same name)"},
@@ -196,12 +197,37 @@ function options.check_task(opts)
     if not ok then cli.fail("--task_dir=" .. opts.task_dir .. ": " .. cli.clean_message(err)) end
   end
   if opts.tasks ~= nil and opts.tasks ~= "" then return options.check_mixture(opts, tasks) end
+  if opts.task:match("^cuda:") then return options.check_cuda_task(opts) end
   local ok, spec = pcall(tasks.get, opts.task)
   if not ok then cli.fail("--task=" .. opts.task .. ": " .. cli.clean_message(spec)) end
   if opts.task ~= "matmul" then
     if opts.task_size == "" then opts.task_size = spec.split == "train" and "train" or "heldout" end
     local fine, err = pcall(tasks.resolve_spec, spec, opts.task_size)
     if not fine then cli.fail("--task_size=" .. opts.task_size .. ": " .. cli.clean_message(err)) end
+  end
+end
+
+-- --task=cuda:NAME: a CUDA task of stdlib/cuda_tasks at a size of its spec (train, or
+-- heldout for a held-out task, when --task_size is empty). Whether this machine can run it
+-- is the session's to say (cuda_eval.bench), with the driver's reason.
+function options.check_cuda_task(opts)
+  local name = opts.task:sub(6)
+  local ok, spec = pcall(require("engine.cuda_tasks").get, name)
+  if not ok then
+    local names = {}
+    for _, s in ipairs(require("engine.cuda_tasks").list()) do names[#names + 1] = s.name end
+    cli.fail("--task=" .. opts.task .. ": no CUDA task '" .. name .. "' (have: " .. table.concat(names, ", ") .. ")")
+  end
+  if opts.task_size == "" then opts.task_size = spec.split == "train" and "train" or "heldout" end
+  if not spec.sizes[opts.task_size] then
+    local sizes = {}
+    for k in pairs(spec.sizes) do sizes[#sizes + 1] = k end
+    table.sort(sizes)
+    cli.fail("--task_size=" .. opts.task_size .. ": " .. name .. " has sizes " .. table.concat(sizes, ", "))
+  end
+  if opts.reward == "kernelcompare" then
+    cli.fail("--reward=kernelcompare needs a CPU task's seed kernel: a CUDA task takes gflops (its speed "
+             .. "against libtorch's op) or normalized")
   end
 end
 

@@ -272,6 +272,11 @@ function prompts.task_emphases(task, isa)
 end
 
 function prompts.fixed(task)
+  if task and task.cuda then  -- a CUDA task has one prompt: its statement, sizes and signature
+    local cuda_tasks = require "engine.cuda_tasks"
+    local spec = cuda_tasks.get(task.cuda)
+    return {prompts.cuda_write(spec, cuda_tasks.resolve(spec, task.size or "train"), task.gpu)}
+  end
   local out = {}
   local emphases = spec_of(task) and prompts.task_emphases(task) or prompts.emphases(isa_of(task))
   for i, emphasis in ipairs(emphases) do

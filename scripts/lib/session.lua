@@ -10,6 +10,7 @@
 local checks = require "checks"
 local cli = require "cli"
 local controls = require "controls"
+local cuda_eval = require "cuda_eval"
 local evaluate = require "evaluate"
 local metrics = require "metrics"
 local prompts = require "prompts"
@@ -50,6 +51,7 @@ function session.new(run, opts, config, deps, pol)
   end
   self.task = self.tasks[self.task_names[1]]
   self.bench_opts = self.bench_opts_of[self.task_names[1]]
+  if self.task.cuda then return self:open_cuda() end
   if deps.bench.machine and run:get("machine") == nil then
     local machine, nodes = checks.measuring_machine(deps)
     run:set("machine", machine)
@@ -60,6 +62,22 @@ function session.new(run, opts, config, deps, pol)
     elseif not self.mixture and run:get("reference") == nil then self:measure_reference() end
   end
   if deps.bench.evaluate and run:get("control") == nil then self:measure_control() end
+  return self
+end
+
+-- A CUDA task (--task=cuda:NAME): its kernels judged on the GPU by cuda_eval's stand-in
+-- for the benchmark, whose yardstick (libtorch's op, timed when the run starts) is kept in
+-- the run so that a resumed run rewards on the same scale; the GPU's record beside it.
+function Session:open_cuda()
+  local run = self.run
+  local b = cli.try("--task=" .. self.task.name, cuda_eval.bench, self.deps.bench, self.task.cuda, self.task.size,
+                    {yardstick = run:get("cuda_yardstick")})
+  self.deps = setmetatable({bench = b}, {__index = self.deps})
+  self.task.gpu = b.gpu.device
+  if run:get("cuda_yardstick") == nil then run:set("cuda_yardstick", b.yardstick) end
+  if run:get("gpu") == nil then run:set("gpu", b.gpu) end
+  log.info("CUDA task", {task = b.task, size = b.size, gpu = b.gpu.device,
+                         libtorch_ms = string.format("%.4f", b.yardstick.median_ms)})
   return self
 end
 
@@ -243,7 +261,8 @@ function Session:start_judging(groups, stage, background, group_tasks)
   end
   local pending = evaluate.start(flat, {
     bench = self.deps.bench, bench_opts = self.bench_opts, stage = stage, background = background,
-    task = self.task.name,
+    task = not self.task.cuda and self.task.name or nil,
+    cuda = self.task.cuda and require("engine.cuda_tasks").get(self.task.cuda) or nil,
     detector = self.opts.detector ~= "" and self.opts.detector or nil})
   return {sizes = sizes, pending = pending}
 end
@@ -378,6 +397,7 @@ function Session:record(prompt, completions, results, fields)
                    max_rel_error = r.max_rel_error, features = r.features, node = r.node,
                    confirmed_gflops = r.confirmed_gflops, second = r.second, task = r.task,
                    speed = r.unit and r.speed or nil, unit = r.unit,
+                   gbps = r.vs_yardstick and r.gbps or nil,  -- a CUDA task's rate beside its ratio
                    -- measured once for several kernels of the step's batch (evaluate.lua)
                    shared = r.shared, shared_with = r.shared_with}
     for k, v in pairs(fields.extra or {}) do extra[k] = v end

@@ -177,8 +177,11 @@ function wiring.rooflines_text(machine)
 end
 
 -- The problem the prompts describe: the task (name = nil: matmul), its sizes, compiler
--- level, threads and vector ISA.
+-- level, threads and vector ISA; for a CUDA task (--task=cuda:NAME) its name as `cuda`
+-- (the session adds the GPU's name, `gpu`, which its prompt states).
 function wiring.task(opts, config)
+  local cuda = require("cuda_eval").task_name(opts.task)
+  if cuda then return {name = opts.task, cuda = cuda, size = opts.task_size} end
   return {name = wiring.task_name(opts), size = wiring.task_name(opts) and opts.task_size or nil,
           M = opts.size, N = opts.size, K = opts.size, opt = config.opt,
           threads = opts.threads > 0 and opts.threads or nil, isa = prompts.isa(opts.isa)}

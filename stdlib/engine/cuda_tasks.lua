@@ -126,12 +126,13 @@ end
 
 -- libtorch's op for the task at a size (a name or a table), on the GPU in single precision
 -- and timed as the kernels are (bench.cuda_yardstick): its record, with the speed its
--- median call implies (gflops, gbps) when it ran. opts: warmup, calls.
+-- median call implies (gflops, gbps) when it ran. opts: warmup, calls, and bench (the
+-- engine's bench module unless a test stands in for it).
 function M.yardstick(name, size, opts)
   local spec = M.get(name)
   local r = M.resolve(spec, size or "test")
   opts = opts or {}
-  local y = bench.cuda_yardstick(spec.reference, r.size, {warmup = opts.warmup, calls = opts.calls})
+  local y = (opts.bench or bench).cuda_yardstick(spec.reference, r.size, {warmup = opts.warmup, calls = opts.calls})
   y.task, y.size = spec.name, r.size
   if y.status == "ok" then
     local seconds = y.median_ms / 1000
@@ -140,13 +141,14 @@ function M.yardstick(name, size, opts)
   return y
 end
 
-local machine
+local machines = setmetatable({}, {__mode = "k"})  -- bench.cuda() per bench module, read once
 -- A kernel judged on the task: bench.cuda_judge's record (bench.cuda_run's, judged in the
 -- engine against the reference libtorch computes from the run's inputs: status
 -- "verification_error" when an output misses it, max_error and wrong beside), then
 -- "rejected" when its speed is impossible (M.impossible), with the speed by the median
 -- call (gflops for a compute-bound task, gbps for a memory-bound one).
--- opts: task, size (default "test"), warmup, calls, seed, timeout, and yardstick (a
+-- opts: task, size (default "test"), warmup, calls, seed, timeout, bench (as for
+-- M.yardstick), and yardstick (a
 -- record of M.yardstick at the same size: an ok kernel then gets vs_yardstick, the
 -- yardstick's median call over its own, above 1 when faster than libtorch).
 function M.evaluate(source, opts)
@@ -163,15 +165,16 @@ function M.evaluate(source, opts)
   end
   local launch = r.launch
   for _, k in ipairs{"warmup", "calls", "seed", "timeout"} do launch[k] = opts[k] end
-  local rec = bench.cuda_judge(source, launch, {reference = spec.reference, size = r.size, atol = r.atol, rtol = r.rtol})
+  local b = opts.bench or bench
+  local rec = b.cuda_judge(source, launch, {reference = spec.reference, size = r.size, atol = r.atol, rtol = r.rtol})
   rec.task, rec.size = spec.name, r.size
   if rec.status ~= "ok" and rec.status ~= "verification_error" then return rec end
   local seconds = rec.median_ms / 1000
   rec.gflops = r.flops / seconds / 1e9
   rec.gbps = r.bytes / seconds / 1e9
   if rec.status ~= "ok" then return rec end
-  machine = machine or bench.cuda()
-  local impossible = M.impossible(rec.gflops, rec.gbps, machine)
+  machines[b] = machines[b] or b.cuda()
+  local impossible = M.impossible(rec.gflops, rec.gbps, machines[b])
   if impossible then rec.status, rec.log = "rejected", impossible; return rec end
   if y and y.status == "ok" then rec.vs_yardstick = y.median_ms / rec.median_ms end
   return rec
