@@ -113,6 +113,9 @@ nlohmann::json cuda_compile(const std::string& source, const std::vector<std::st
 // cuda_run compiles and runs one launch (cuda/launch.hpp) as cuda::run describes; a
 // malformed launch throws std::invalid_argument before any process is asked.
 nlohmann::json cuda_run(const std::string& source, const nlohmann::json& launch, double timeout = 60);
+// cuda_sandbox asks a CUDA request's child (confined as every one is) to try the calls its
+// filter refuses: {"fork": "EPERM", ...}, "allowed" where one went through.
+nlohmann::json cuda_sandbox();
 
 // Options sent to another node (wire/options.hpp's options_to_json) stay unresolved:
 // threads 0 and march "native" mean that node's cores and CPU.

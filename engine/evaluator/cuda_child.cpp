@@ -17,6 +17,7 @@
 
 #include "cuda/cuda.hpp"
 #include "cuda/launch.hpp"
+#include "evaluator/cuda_sandbox.hpp"
 #include "evaluator/verdict.hpp"
 #include "files/clock.hpp"
 #include "task/keystream.hpp"
@@ -64,7 +65,12 @@ void close_all_but(std::vector<int> keep) {
   json reply;
   try {
     const std::string op = req.at("op");
-    if (op == "cuda_probe") {
+    if (!confine_cuda_child()) {
+      reply = {{"status", "runtime_error"}, {"log", "the CUDA child's seccomp filter could not be installed"},
+               {"available", false}, {"reason", "the CUDA child's seccomp filter could not be installed"}};
+    } else if (op == "cuda_sandbox") {
+      reply = cuda_sandbox_probe();
+    } else if (op == "cuda_probe") {
       reply = cuda::probe();
     } else if (op == "cuda_run") {
       auto read_inputs = [in](int, size_t, float* dst, size_t count) { return read_all(in, dst, count * sizeof(float)); };

@@ -166,7 +166,7 @@ json Zygote::handle(const json& req) {
   // written into its tree after the sweep at start-up.
   files::sweep_orphans(files::temp_base(), "engine-zygote");
   const std::string op = req.at("op");
-  if (op == "cuda_probe" || op == "cuda_compile" || op == "cuda_run") return cuda_in_child(req);
+  if (op == "cuda_probe" || op == "cuda_compile" || op == "cuda_run" || op == "cuda_sandbox") return cuda_in_child(req);
   const ResolvedOptions opts = ResolvedOptions::from_json(req.at("options"));  // the one decoding
   task_ = &task_for(opts.problem, opts.warmup + opts.max_runs + kSpareCalls, opts.threads);
   std::vector<Job> jobs;

@@ -331,6 +331,14 @@ static int bench_cuda(lua_State* L) {
   return 1;
 }
 
+// bench.cuda_sandbox(): what a CUDA request's child, confined as every one is, gets when it
+// tries the calls its seccomp filter refuses: {fork = "EPERM", execve = "EPERM", ...}
+// ("allowed" where one went through). Needs no GPU.
+static int bench_cuda_sandbox(lua_State* L) {
+  push_json(L, bench::cuda_sandbox());
+  return 1;
+}
+
 // bench.cuda_compile(source, {entries = {"name", ...}, timeout = 60}): the CUDA C++ source
 // compiled in memory by NVRTC for GPU 0 and loaded by the driver, in a child of the
 // evaluation process: {status = ok | compile_error | load_error | unavailable |
@@ -632,7 +640,7 @@ int open_bench(lua_State* L) {
                     HOST_FN("backends", bench_backends), HOST_FN("check_options", bench_check_options),
                     HOST_FN("symbol_allowed", bench_symbol_allowed),
                     HOST_FN("allowed_symbols", bench_allowed_symbols), HOST_FN("tasks", bench_tasks),
-                    HOST_FN("task", bench_task), HOST_FN("cuda", bench_cuda),
+                    HOST_FN("task", bench_task), HOST_FN("cuda", bench_cuda), HOST_FN("cuda_sandbox", bench_cuda_sandbox),
                     HOST_FN("cuda_compile", bench_cuda_compile), HOST_FN("cuda_run", bench_cuda_run),
                     HOST_FN("cuda_reference", bench_cuda_reference), HOST_FN("cuda_check", bench_cuda_check),
                     HOST_FN("cuda_judge", bench_cuda_judge), HOST_FN("cuda_yardstick", bench_cuda_yardstick),

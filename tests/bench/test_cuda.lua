@@ -160,4 +160,17 @@ t.test("bad arguments name the problem", function()
   t.raises(function() bench.cuda_compile(add, {timeout = 0}) end, "timeout must be more than 0")
 end)
 
+t.test("a CUDA request's child refuses processes, programs, the network and other processes", function()
+  -- The filter is installed before the driver loads, on every machine: what it refuses
+  -- does not depend on a GPU. On the GPU node the tests above ran under it.
+  local r = bench.cuda_sandbox()
+  for _, call in ipairs{"fork", "execve", "socket_inet", "kill_parent", "ptrace_parent", "process_vm_readv",
+                        "unshare"} do
+    t.eq(r[call], "EPERM", call)
+  end
+  -- what the driver may need stays: its own signals, local sockets
+  t.eq(r.kill_self, "allowed")
+  t.eq(r.socket_unix, "allowed")
+end)
+
 t.run()
