@@ -70,8 +70,11 @@ end
 -- the run so that a resumed run rewards on the same scale; the GPU's record beside it.
 function Session:open_cuda()
   local run = self.run
+  -- --warmup and --runs when given; else the judge's own (2 and 20: GPU calls are short)
+  local given = self.opts._given or {}
   local b = cli.try("--task=" .. self.task.name, cuda_eval.bench, self.deps.bench, self.task.cuda, self.task.size,
-                    {yardstick = run:get("cuda_yardstick")})
+                    {yardstick = run:get("cuda_yardstick"), warmup = given.warmup and self.opts.warmup or nil,
+                     calls = given.runs and self.opts.runs or nil})
   self.deps = setmetatable({bench = b}, {__index = self.deps})
   self.task.gpu = b.gpu.device
   if run:get("cuda_yardstick") == nil then run:set("cuda_yardstick", b.yardstick) end

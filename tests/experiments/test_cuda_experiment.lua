@@ -89,6 +89,7 @@ t.test("experiment 1 on a CUDA task: its prompt, device code, rewards against li
   -- the judge ran each kernel with code at the task's launch for that size
   t.eq(#gpu.judged, 3 + 1)  -- three with the entry, then the best one re-measured
   t.eq(gpu.judged[1].launch.grid, {16})
+  t.eq({gpu.judged[1].launch.warmup, gpu.judged[1].launch.calls}, {nil, nil})  -- the judge's own
   t.eq(gpu.judged[1].check.reference, "softmax_rows")
   local run = store.open(summaries[1].dir, {log_file = false})
   local got = {}
@@ -118,12 +119,13 @@ t.test("a resumed CUDA run keeps the yardstick it started with", function()
   local out, gpu = t.tmpdir(), gpu_bench()
   local function run_to(steps, resume)
     local extra = {"--out=" .. out, "--steps=" .. steps, "--G=5", "--prompts_per_step=1", "--lr=0", "--beta=0",
-                   "--profile=paper"}
+                   "--profile=paper", "--warmup=1", "--runs=5"}
     if resume then extra[#extra + 1] = "--resume" end
     return exp1.run(parse(exp1, "experiment1", extra), {policy = cuda_policy({}), bench = gpu, train = fakes.train()})
   end
   run_to(1)
   t.eq(gpu.yardsticks, 1)
+  t.eq({gpu.judged[1].launch.warmup, gpu.judged[1].launch.calls}, {1, 5})  -- --warmup and --runs given
   local summaries = run_to(2, true)
   t.eq(gpu.yardsticks, 1)  -- not measured again: the run's rewards keep one scale
   t.eq(#metrics_of(summaries[1].dir), 2)
