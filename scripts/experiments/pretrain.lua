@@ -1,6 +1,8 @@
 -- Pretrains the default small model from scratch: a synthetic corpus of matmul kernels
--- (kernelgen.lua) paired with the experiments' prompts, a byte-level BPE tokenizer trained
--- on it, and a Qwen2-architecture model trained on it with the SFT primitive.
+-- (kernelgen.lua; with --task_share the suite's other tasks, with --cuda_share CUDA
+-- kernels of kernelgen/cuda.lua) paired with the experiments' prompts, a byte-level BPE
+-- tokenizer trained on it, and a Qwen2-architecture model trained on it with the SFT
+-- primitive.
 --
 --   engine pretrain.lua --device=cuda                 # what made models/small (see its README)
 --   engine pretrain.lua --steps=200 --hidden=64 --out=runs/pt-small --export=models/mine
@@ -39,6 +41,9 @@ M.spec = {
     {"defect_rate", 0.15, "share of kernels with a deliberate defect", min = 0, max = 1},
     {"task_share", 0.0, "share of the corpus from the suite's other training tasks "
      .. "(kernelgen.tasks: its covered tasks in turn); the rest is matmul", min = 0, max = 1},
+    {"cuda_share", 0.0, "share of the corpus from the CUDA tasks' training split (kernelgen.cuda: "
+     .. "their covered tasks in turn, prompts naming an H100, H200 or A100); with --task_share at "
+     .. "most 1", min = 0, max = 1},
     {"isa", {"avx512", "avx2"}, "vector ISAs the corpus's prompts name, in equal shares; each "
      .. "answer uses its prompt's ISA (or no SIMD), so the model writes for the machine it "
      .. "runs on", choices = {"avx512", "avx2"}},
@@ -73,6 +78,11 @@ M.spec = {
   },
   -- the model's shape: attention heads split the hidden size, key/value heads the heads
   check = function(o)
+    -- the rest of the corpus is matmul: the two shares cannot take more than all of it
+    if (o.task_share or 0) + (o.cuda_share or 0) > 1 + 1e-9 then
+      return string.format("--task_share=%g and --cuda_share=%g add up to more than 1 (the rest of "
+                           .. "the corpus is matmul)", o.task_share, o.cuda_share)
+    end
     if o.hidden % o.heads ~= 0 then
       return string.format("--hidden=%d must be a multiple of --heads=%d", o.hidden, o.heads)
     end
@@ -83,14 +93,20 @@ M.spec = {
 }
 
 -- The settings that define the model: a run resumes only with the same ones.
-local identity_keys = {"seed", "examples", "defect_rate", "task_share", "isa", "max_len", "vocab_size",
-                       "tokenizer_examples", "pattern", "hidden", "layers", "heads", "kv_heads",
-                       "intermediate", "steps", "batch", "lr", "warmup", "min_lr",
+local identity_keys = {"seed", "examples", "defect_rate", "task_share", "cuda_share", "isa", "max_len",
+                       "vocab_size", "tokenizer_examples", "pattern", "hidden", "layers", "heads",
+                       "kv_heads", "intermediate", "steps", "batch", "lr", "warmup", "min_lr",
                        "weight_decay"}
+
+-- Options added later, left out of the identity at the value that reproduces the runs made
+-- before them, so that those runs still resume.
+local introduced = {cuda_share = 0}
 
 local function identity(opts)
   local id = {}
-  for _, k in ipairs(identity_keys) do id[k] = opts[k] end
+  for _, k in ipairs(identity_keys) do
+    if introduced[k] == nil or opts[k] ~= introduced[k] then id[k] = opts[k] end
+  end
   return id
 end
 
@@ -129,10 +145,17 @@ M.interleave = interleave
 
 function M.build_corpus(opts)
   local n_tasks = math.floor(opts.examples * (opts.task_share or 0) + 0.5)
-  local examples = kernelgen.corpus(opts.examples - n_tasks, {seed = opts.seed, isa = M.isa_mix(opts),
-                                                              defect_rate = opts.defect_rate})
+  -- rounding both shares up must not take more than the corpus
+  local n_cuda = math.min(math.floor(opts.examples * (opts.cuda_share or 0) + 0.5), opts.examples - n_tasks)
+  local examples = kernelgen.corpus(opts.examples - n_tasks - n_cuda, {seed = opts.seed, isa = M.isa_mix(opts),
+                                                                       defect_rate = opts.defect_rate})
   if n_tasks > 0 then
     examples = interleave(examples, require("kernelgen.tasks").corpus(n_tasks, {seed = opts.seed, isa = M.isa_mix(opts)}))
+  end
+  -- spread evenly, so the tokenizer's first examples hold CUDA ones in proportion (the very
+  -- first among them)
+  if n_cuda > 0 then
+    examples = interleave(examples, require("kernelgen.cuda").corpus(n_cuda, {seed = opts.seed}))
   end
   local pairs_ = {}
   for i, ex in ipairs(examples) do
@@ -182,9 +205,36 @@ local function batch_of(corpus, step, opts, cache)
   return out
 end
 
--- What the corpus was, in the README's words: matmul alone, or with the suite's tasks.
+-- The README's words for a corpus with CUDA examples: matmul, the suite's tasks if any,
+-- and the CUDA tasks' training split.
+local function cuda_corpus_words(opts)
+  local share, cuda = opts.task_share or 0, opts.cuda_share
+  local kc = require "kernelgen.cuda"
+  local words = {string.format("synthetic corpus of kernels: %.0f%% double-precision matmul in C", 100 * (1 - share - cuda)),
+                 "(`scripts/pretraining/kernelgen.lua`),"}
+  if share > 0 then
+    words[#words + 1] = string.format("%.0f%% the task suite's other training tasks in C (`kernelgen/tasks.lua`:", 100 * share)
+    words[#words + 1] = "BLAS 1-3, stencils, SpMV, scans, transposition),"
+  end
+  for _, l in ipairs{
+    string.format("and %.0f%% single-precision CUDA device code for the CUDA tasks' training split", 100 * cuda),
+    "(`kernelgen/cuda.lua`, in variants of reduction, load width and tiling:",
+    table.concat(kc.tasks, ", ") .. ";",
+    "none of the held-out tasks), its prompts naming an " .. table.concat(kc.gpus, ", ", 1, #kc.gpus - 1),
+    "or " .. kc.gpus[#kc.gpus] .. ",",
+    "each paired with the prompt it answers in the experiments' ChatML format: Experiment 1's",
+    "fixed prompts, SQD's write/improve/advance/repair prompts for every stage of its task's",
+    "ladder, and the CUDA tasks' prompt with its sizes and signature. It writes varied, mostly",
+    "compilable kernels that compose loop orders, cache",
+  } do words[#words + 1] = l end
+  return words, "these tasks"
+end
+
+-- What the corpus was, in the README's words: matmul alone, or with the suite's tasks (and
+-- the CUDA tasks').
 local function corpus_words(opts)
   local share = opts.task_share or 0
+  if (opts.cuda_share or 0) > 0 then return cuda_corpus_words(opts) end
   if share == 0 then
     return {
       "synthetic corpus of double-precision matmul kernels (`scripts/pretraining/kernelgen.lua`),",

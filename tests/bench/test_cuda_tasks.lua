@@ -2,7 +2,8 @@
 -- reference that libtorch computes as the task's statement says (checked here against a
 -- plain Lua version of each op); the check takes a float-rounded reference and refuses a
 -- bf16-rounded one, NaN and perturbed values. On the GPU node (ENGINE_EXPECT_CUDA=1) each
--- task's straightforward kernel verifies ok and a wrong one does not, and the hack classes
+-- task's straightforward kernel verifies ok and a wrong one does not, so does every kernel
+-- the pretraining corpus holds for a train task (kernelgen.cuda), and the hack classes
 -- peers report (results cached across calls, stale memory, lower precision, work left
 -- running, a kernel that never ends) earn no reward; elsewhere a task's evaluation is
 -- unavailable, with the machine's reason.
@@ -243,6 +244,25 @@ if info.available then
     local wrong = cuda_tasks.evaluate(add, {task = "vector_add", size = "test"})
     t.eq(wrong.status, "verification_error")
     t.contains(wrong.log, "miss the reference")
+  end)
+
+  -- The pretraining corpus's CUDA answers must be right: every variant, and a few drawn
+  -- ones (other names, indentation, literals), at the test size (float4 paths: cols % 4 == 0)
+  -- and the held-out one (odd sizes: the scalar paths and tails).
+  t.test("every kernelgen.cuda kernel verifies ok at the test and held-out sizes", function()
+    local kc = require "kernelgen.cuda"
+    local kernelgen = require "kernelgen"
+    for _, name in ipairs(kc.tasks) do
+      local list = kc.variants(name)
+      for seed = 1, 3 do list[#list + 1] = kc.kernel(kernelgen.rng(name .. seed), name) end
+      for i, k in ipairs(list) do
+        for _, size in ipairs({"test", "heldout"}) do
+          local rec = cuda_tasks.evaluate(k.code, {task = name, size = size, calls = 3})
+          t.eq(rec.status, "ok", string.format("%s [%s]%s at size %s: %s", name, k.variant,
+                                              i > #kc.choices(name) and " (drawn)" or "", size, tostring(rec.log)))
+        end
+      end
+    end
   end)
 
   -- The GPU hack classes peers report, each against a task's test size.
