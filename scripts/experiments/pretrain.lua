@@ -256,8 +256,9 @@ local function corpus_words(opts)
 end
 
 function M.model_readme(opts, figures)
+  local name = (opts.export or "small"):gsub("/+$", ""):match("([^/]+)$")
   local lines = {
-    "# small: the engine's default kernel-writing model",
+    "# " .. name .. (name == "small" and ": the engine's default kernel-writing model" or ": a kernel-writing model"),
     "",
     "A Qwen2-architecture causal language model trained from random initialisation on a",
   }

@@ -67,8 +67,20 @@ function M.unavailable(b)
   return nil
 end
 
+-- libtorch's op for `name` at `size`, timed on the GPU as the kernels are
+-- (cuda_tasks.yardstick); an error naming the op where it could not be timed.
+function M.yardstick(b, name, size)
+  local spec = cuda_tasks.get(name)
+  local y = cuda_tasks.yardstick(spec.name, size, {bench = b})
+  if y.status ~= "ok" then
+    error(string.format("libtorch's %s could not be timed (%s): %s", spec.reference, tostring(y.status),
+                        tostring(y.log or y.message or "")), 0)
+  end
+  return y
+end
+
 -- The stand-in for `name` at `size` (a name of its spec's sizes). b: the engine's bench
--- module (or a test's). opts: yardstick (a stored record: a resumed run keeps its scale),
+-- module (or a test's). opts: yardstick (M.yardstick's record, measured here when absent),
 -- warmup, calls, timeout (the judge's; nil: its defaults). Refused with the reason where
 -- the machine has no usable GPU, or libtorch's op cannot be timed.
 function M.bench(b, name, size, opts)
@@ -77,14 +89,7 @@ function M.bench(b, name, size, opts)
   local why = M.unavailable(b)
   if why then error(why, 0) end
   local gpu = b.cuda()
-  local y = opts.yardstick
-  if not y then
-    y = cuda_tasks.yardstick(spec.name, size, {bench = b})
-    if y.status ~= "ok" then
-      error(string.format("libtorch's %s could not be timed (%s): %s", spec.reference, tostring(y.status),
-                          tostring(y.log or y.message or "")), 0)
-    end
-  end
+  local y = opts.yardstick or M.yardstick(b, spec.name, size)
   local judge = {warmup = opts.warmup, calls = opts.calls, timeout = opts.timeout}
   local self = {gpu = gpu, yardstick = y, task = spec.name, size = size}
   function self.evaluate_batch(sources)

@@ -66,14 +66,19 @@ function session.new(run, opts, config, deps, pol)
 end
 
 -- A CUDA task (--task=cuda:NAME): its kernels judged on the GPU by cuda_eval's stand-in
--- for the benchmark, whose yardstick (libtorch's op, timed when the run starts) is kept in
--- the run so that a resumed run rewards on the same scale; the GPU's record beside it.
+-- for the benchmark. Its yardstick (libtorch's op) is timed once per sweep and GPU, as the
+-- CPU tasks' are (OUT/yardsticks.json: libtorch's median call moved 12% between two runs'
+-- own measurements on an H100), and kept in the run so that a resumed run rewards on the
+-- same scale; the GPU's record beside it.
 function Session:open_cuda()
-  local run = self.run
+  local run, what, task, size = self.run, "--task=" .. self.task.name, self.task.cuda, self.task.size
+  local y = run:get("cuda_yardstick") or self:shared_record(
+    {cuda = task, size = size, gpu = self.deps.bench.cuda().device},
+    function() return cli.try(what, cuda_eval.yardstick, self.deps.bench, task, size) end)
   -- --warmup and --runs when given; else the judge's own (2 and 20: GPU calls are short)
   local given = self.opts._given or {}
-  local b = cli.try("--task=" .. self.task.name, cuda_eval.bench, self.deps.bench, self.task.cuda, self.task.size,
-                    {yardstick = run:get("cuda_yardstick"), warmup = given.warmup and self.opts.warmup or nil,
+  local b = cli.try(what, cuda_eval.bench, self.deps.bench, task, size,
+                    {yardstick = y, warmup = given.warmup and self.opts.warmup or nil,
                      calls = given.runs and self.opts.runs or nil})
   self.deps = setmetatable({bench = b}, {__index = self.deps})
   self.task.gpu = b.gpu.device
@@ -150,13 +155,19 @@ local function read_yardsticks(path)
 end
 
 function Session:shared_yardstick(b)
+  return self:shared_record({problem = b.problem, threads = b.threads or false}, function() return self:yardstick(b) end)
+end
+
+-- The sweep's record under `key` (a table) in OUT/yardsticks.json: the one stored, else
+-- measure()'s (nil: not stored), written for the sweep's other configurations.
+function Session:shared_record(key, measure)
   local out = self.opts.out
-  if not out then return self:yardstick(b) end
+  if not out then return measure() end
   local path = out .. "/" .. session.yardsticks_file
-  local key = canonical({problem = b.problem, threads = b.threads or false})
+  key = canonical(key)
   local all = read_yardsticks(path)
   if all[key] then return all[key] end
-  local rec = self:yardstick(b)
+  local rec = measure()
   if not rec then return nil end
   rec.shared, rec.measured_by = session.yardsticks_file, (self.run:dir():match("([^/]+)/*$"))
   all = read_yardsticks(path)  -- another engine of the sweep may have written one meanwhile

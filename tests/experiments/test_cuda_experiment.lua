@@ -79,19 +79,19 @@ end
 t.test("experiment 1 on a CUDA task: its prompt, device code, rewards against libtorch's op", function()
   local out, seen, gpu = t.tmpdir(), {}, gpu_bench()
   local opts = parse(exp1, "experiment1", {"--out=" .. out, "--steps=1", "--G=5", "--prompts_per_step=1",
-                                           "--lr=5e-7", "--beta=0", "--profile=paper"})
+                                           "--lr=0,5e-7", "--beta=0", "--profile=paper"})
   local summaries = exp1.run(opts, {policy = cuda_policy(seen), bench = gpu, train = fakes.train()})
-  t.eq(#summaries, 1)
+  t.eq(#summaries, 2)
   t.contains(seen[1], spec.signature)
   t.contains(seen[1], "Stand-in GPU")
   t.contains(seen[1], "rows = 16")  -- the test size, stated
   t.ok(not seen[1]:find("matmul_optimized", 1, true), "no word of the CPU matmul")
   -- the judge ran each kernel with code at the task's launch for that size
-  t.eq(#gpu.judged, 3 + 1)  -- three with the entry, then the best one re-measured
+  t.eq(#gpu.judged, 2 * (3 + 1))  -- per run three with the entry, then the best one re-measured
   t.eq(gpu.judged[1].launch.grid, {16})
   t.eq({gpu.judged[1].launch.warmup, gpu.judged[1].launch.calls}, {nil, nil})  -- the judge's own
   t.eq(gpu.judged[1].check.reference, "softmax_rows")
-  local run = store.open(summaries[1].dir, {log_file = false})
+  local run = store.open(summaries[2].dir, {log_file = false})
   local got = {}
   for _, s in ipairs(run:samples{}) do got[#got + 1] = {s.status, s.reward} end
   t.eq(got, {{"ok", 200.0}, {"ok", 50.0}, {"verification_error", -10}, {"format_violation", -100},
@@ -102,7 +102,9 @@ t.test("experiment 1 on a CUDA task: its prompt, device code, rewards against li
   t.near(first.extra.speed, 200.0, 1e-9)
   t.eq(run:get("cuda_yardstick").median_ms, 0.05)
   t.eq(run:get("gpu").device, "Stand-in GPU")
-  local m = metrics_of(summaries[1].dir)
+  -- the sweep's other configuration divided by the same measurement of libtorch's op
+  t.eq(gpu.yardsticks, 1)
+  local m = metrics_of(summaries[2].dir)
   t.near(m[#m].max_vs_yardstick, 2.0, 1e-9)  -- the best kernel, twice libtorch's speed
   -- the report: the GPU, libtorch's op and the best kernel against it, the kernel as CUDA
   local report = dofile(engine.scripts[1] .. "/report.lua")
