@@ -48,6 +48,7 @@ struct Driver {
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
   CUresult (*cuMemsetD32)(CUdeviceptr, unsigned, size_t);
+  CUresult (*cuMemsetD16)(CUdeviceptr, unsigned short, size_t);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              CUstream, void**, void**);
   CUresult (*cuStreamCreate)(CUstream*, unsigned);

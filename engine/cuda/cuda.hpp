@@ -28,9 +28,10 @@ nlohmann::json probe();
 // (`log` is probe's reason). `entries` lists those found.
 nlohmann::json compile(const std::string& source, const std::vector<std::string>& entries);
 
-// Fills input buffer `arg` of call `call` (warm-up calls first, from 0) with `count`
-// values; false when they cannot be had. The values come from outside this process.
-using InputReader = std::function<bool(int call, size_t arg, float* dst, size_t count)>;
+// Fills input buffer `arg` of call `call` (warm-up calls first, from 0) with its `bytes`
+// (floats, or bfloat16 for a bf16 buffer); false when they cannot be had. The values come
+// from outside this process.
+using InputReader = std::function<bool(int call, size_t arg, void* dst, size_t bytes)>;
 
 // Compiles `source` and runs `launch` (cuda/launch.hpp's fields) on device 0, each call's
 // inputs from `read_inputs`: compile's record, and when it ran {times_ms, wall_ms (per

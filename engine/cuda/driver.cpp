@@ -37,6 +37,7 @@ std::string load_driver(Driver& d) {
   find(lib, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD, missing);
   find(lib, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH, missing);
   find(lib, "cuMemsetD32_v2", d.cuMemsetD32, missing);
+  find(lib, "cuMemsetD16_v2", d.cuMemsetD16, missing);
   find(lib, "cuLaunchKernel", d.cuLaunchKernel, missing);
   find(lib, "cuStreamCreate", d.cuStreamCreate, missing);
   find(lib, "cuEventCreate", d.cuEventCreate, missing);

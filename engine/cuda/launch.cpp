@@ -29,9 +29,10 @@ LaunchArg arg(const json& a, size_t i) {
   LaunchArg out{};
   for (const char* buffer : {"input", "output"}) {
     if (!a.contains(buffer)) continue;
-    if (a.at(buffer) != "f32") bad(where + ": buffers are \"f32\" (single precision) so far");
+    if (a.at(buffer) != "f32" && a.at(buffer) != "bf16") bad(where + ": a buffer holds \"f32\" or \"bf16\"");
     if (!a.contains("count") || a.size() != 2) bad(where + ": a buffer is {" + buffer + " = \"f32\", count = n}");
     out.kind = std::string(buffer) == "input" ? LaunchArg::input : LaunchArg::output;
+    out.bf16 = a.at(buffer) == "bf16";
     out.count = positive(a.at("count"), where + ".count", 1u << 30);
     return out;
   }
@@ -81,7 +82,7 @@ Launch parse_launch(const json& j) {
   size_t bytes = 0, outputs = 0;
   for (size_t i = 0; i < j.at("args").size(); ++i) {
     l.args.push_back(arg(j.at("args")[i], i));
-    bytes += l.args.back().count * sizeof(float);
+    bytes += l.args.back().bytes();
     if (l.args.back().kind == LaunchArg::output) outputs += l.args.back().count;
   }
   if (outputs == 0) bad("the launch has no output buffer: nothing could be verified");

@@ -15,8 +15,10 @@ namespace cuda {
 
 struct LaunchArg {
   enum Kind { input, output, int32, float32 } kind;
-  size_t count = 0;  // elements of a buffer (f32)
-  double value = 0;  // a scalar's value
+  size_t count = 0;   // elements of a buffer
+  bool bf16 = false;  // a buffer of bfloat16 (2 bytes an element: a float's upper half), else f32
+  double value = 0;   // a scalar's value
+  size_t bytes() const { return count * (bf16 ? 2 : 4); }
 };
 
 struct Launch {
@@ -30,7 +32,7 @@ struct Launch {
 };
 
 // {entry, grid = {x[, y, z]}, block = {...}, shared_bytes, args = {{input = "f32", count},
-// {output = "f32", count}, {int = n}, {float = x}}, warmup, calls, seed}; anything else,
+// {output = "f32", count} (or "bf16"), {int = n}, {float = x}}, warmup, calls, seed}; anything else,
 // or a value out of range, throws std::invalid_argument naming it.
 Launch parse_launch(const nlohmann::json& j);
 

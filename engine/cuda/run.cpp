@@ -3,6 +3,8 @@
 // the harness's own stream around the launch and bounded by the wall clock, the whole
 // device synchronised before anything is read.
 #include <chrono>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@ using nlohmann::json;
 using detail::CUresult;
 
 constexpr unsigned kQuietNaN = 0x7FC00000u;  // a float NaN's bits: what an output holds until written
+constexpr unsigned short kQuietNaN16 = 0x7FC0;  // the same NaN as bfloat16
 
 struct Failure {
   std::string status, log;
@@ -53,7 +56,7 @@ json run_loaded(const detail::Driver& d, detail::CUmodule module, const Launch& 
   for (size_t i = 0; i < l.args.size(); ++i) {
     const LaunchArg& a = l.args[i];
     if (a.kind == LaunchArg::input || a.kind == LaunchArg::output) {
-      check(d, d.cuMemAlloc(&buffers.ptrs[i], a.count * sizeof(float)), "runtime_error",
+      check(d, d.cuMemAlloc(&buffers.ptrs[i], a.bytes()), "runtime_error",
             "allocating argument " + std::to_string(i + 1));
       params[i] = &buffers.ptrs[i];
     } else if (a.kind == LaunchArg::int32) {
@@ -66,19 +69,20 @@ json run_loaded(const detail::Driver& d, detail::CUmodule module, const Launch& 
   }
 
   std::vector<double> times, walls;
-  std::vector<float> values;
+  std::vector<char> values;
   const int total = l.warmup + l.calls;
   for (int call = 0; call < total; ++call) {
     for (size_t i = 0; i < l.args.size(); ++i) {
       const LaunchArg& a = l.args[i];
       if (a.kind == LaunchArg::input) {
-        values.resize(a.count);
-        if (!read_inputs(call, i, values.data(), a.count))
+        values.resize(a.bytes());
+        if (!read_inputs(call, i, values.data(), a.bytes()))
           throw Failure{"runtime_error", "the harness's inputs for call " + std::to_string(call + 1) + " did not come"};
-        check(d, d.cuMemcpyHtoD(buffers.ptrs[i], values.data(), a.count * sizeof(float)), "runtime_error",
+        check(d, d.cuMemcpyHtoD(buffers.ptrs[i], values.data(), a.bytes()), "runtime_error",
               "copying input " + std::to_string(i + 1));
       } else if (a.kind == LaunchArg::output) {
-        check(d, d.cuMemsetD32(buffers.ptrs[i], kQuietNaN, a.count), "runtime_error",
+        check(d, a.bf16 ? d.cuMemsetD16(buffers.ptrs[i], kQuietNaN16, a.count) : d.cuMemsetD32(buffers.ptrs[i], kQuietNaN, a.count),
+              "runtime_error",
               "filling output " + std::to_string(i + 1));
       }
     }
@@ -104,8 +108,18 @@ json run_loaded(const detail::Driver& d, detail::CUmodule module, const Launch& 
   for (size_t i = 0; i < l.args.size(); ++i) {
     if (l.args[i].kind != LaunchArg::output) continue;
     std::vector<float> host(l.args[i].count);
-    check(d, d.cuMemcpyDtoH(host.data(), buffers.ptrs[i], host.size() * sizeof(float)), "runtime_error",
-          "reading output " + std::to_string(i + 1));
+    if (l.args[i].bf16) {  // each bfloat16 is a float's upper half: widened exactly
+      std::vector<unsigned short> half(l.args[i].count);
+      check(d, d.cuMemcpyDtoH(half.data(), buffers.ptrs[i], l.args[i].bytes()), "runtime_error",
+            "reading output " + std::to_string(i + 1));
+      for (size_t k = 0; k < half.size(); ++k) {
+        const uint32_t bits = uint32_t{half[k]} << 16;
+        std::memcpy(&host[k], &bits, sizeof bits);
+      }
+    } else {
+      check(d, d.cuMemcpyDtoH(host.data(), buffers.ptrs[i], host.size() * sizeof(float)), "runtime_error",
+            "reading output " + std::to_string(i + 1));
+    }
     outputs.push_back(float_blob(host.data(), host.size()));
   }
   return {{"times_ms", times}, {"wall_ms", walls}, {"outputs", outputs}, {"verified_call", total - 1}};

@@ -22,6 +22,8 @@ struct Op {
   std::function<std::vector<std::vector<long long>>(const Size&)> input_shapes;
   // libtorch's fused op where it has one (the yardstick); fn otherwise
   std::function<std::vector<Tensor>(const Size&, const std::vector<Tensor>&)> fused = nullptr;
+  // the yardstick's dtype, the task's buffers' (the reference is in double whatever it is)
+  torch::Dtype dtype = torch::kFloat32;
 };
 
 long long var(const Size& s, const char* name) { return s.at(name); }
@@ -74,6 +76,13 @@ const std::vector<Op>& table() {
        [](const Size& s) {
          return std::vector<std::vector<long long>>{{var(s, "m"), var(s, "k")}, {var(s, "k"), var(s, "n")}};
        }},
+      {"matmul_bf16", "a[m, k], b[k, n] -> c[m, n] = a b, bfloat16 buffers (the reference exact from their values)",
+       {"m", "n", "k"},
+       [](const Size&, const std::vector<Tensor>& in) { return std::vector<Tensor>{torch::matmul(in[0], in[1])}; },
+       [](const Size& s) {
+         return std::vector<std::vector<long long>>{{var(s, "m"), var(s, "k")}, {var(s, "k"), var(s, "n")}};
+       },
+       nullptr, torch::kBFloat16},
       {"conv2d_3x3", "x[cin, h, w], w[cout, cin, 3, 3] -> y[cout, h, w], stride 1, zero padding 1 (a correlation)",
        {"cin", "cout", "h", "w"},
        [](const Size&, const std::vector<Tensor>& in) {
@@ -163,7 +172,8 @@ Timing time_op(const std::string& name, const Size& size, int warmup, int calls)
   const auto on_gpu = torch::TensorOptions().dtype(torch::kFloat32).device(torch::kCUDA, 0);
   auto fresh = [&] {
     std::vector<Tensor> in;
-    for (const auto& s : shapes) in.push_back(torch::rand(std::vector<int64_t>(s.begin(), s.end()), on_gpu) * 2 - 1);
+    for (const auto& s : shapes)
+      in.push_back((torch::rand(std::vector<int64_t>(s.begin(), s.end()), on_gpu) * 2 - 1).to(op.dtype));
     return in;
   };
   std::vector<Tensor> first = fresh();  // libtorch holds the device before the clock's driver calls

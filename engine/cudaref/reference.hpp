@@ -20,7 +20,7 @@ std::vector<std::string> ops();
 // problem: an unknown op, a missing size variable, an input of the wrong length.
 Buffers compute(const std::string& op, const Size& size, const Buffers& inputs);
 
-// libtorch's own op on device 0 in single precision, eager, timed as a CUDA task's
+// libtorch's own op on device 0 in single precision (bfloat16 for a bf16 task's op), eager, timed as a CUDA task's
 // yardstick the way a kernel is timed (cuda::EventClock): fresh inputs for every call,
 // uniform in [-1, 1) and drawn on the GPU before the call starts, TF32 off for the call
 // (single precision asked, single precision measured). Per timed call: the events' and

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -73,7 +74,7 @@ void close_all_but(std::vector<int> keep) {
     } else if (op == "cuda_probe") {
       reply = cuda::probe();
     } else if (op == "cuda_run") {
-      auto read_inputs = [in](int, size_t, float* dst, size_t count) { return read_all(in, dst, count * sizeof(float)); };
+      auto read_inputs = [in](int, size_t, void* dst, size_t bytes) { return read_all(in, dst, bytes); };
       reply = cuda::run(req.at("source").get<std::string>(), req.at("launch"), read_inputs);
     } else {
       reply = cuda::compile(req.at("source").get<std::string>(), req.value("entries", std::vector<std::string>{}));
@@ -88,6 +89,18 @@ void close_all_but(std::vector<int> keep) {
     at += static_cast<size_t>(n);
   }
   _exit(0);
+}
+
+// `v` rounded to the nearest bfloat16 (ties to even; v is finite): its bits, and its value.
+float to_bf16(float v, uint16_t& bits) {
+  uint32_t u;
+  std::memcpy(&u, &v, sizeof u);
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  bits = static_cast<uint16_t>(u >> 16);
+  u = uint32_t{bits} << 16;
+  float r;
+  std::memcpy(&r, &u, sizeof r);
+  return r;
 }
 
 json failed(const json& req, const std::string& why) {
@@ -136,7 +149,13 @@ class InputFeed {
       std::vector<float> values(a.count);
       // 24 bits a value, below 1: each is a float exactly, in [-1, 1)
       for (size_t i = 0; i < a.count; ++i) values[i] = static_cast<float>(std::floor(unit[i] * 8388608.0) / 8388608.0);
-      chunk_.assign(reinterpret_cast<const char*>(values.data()), a.count * sizeof(float));
+      if (a.bf16) {  // rounded to bfloat16, and the rounded values kept for the reference
+        std::vector<uint16_t> half(a.count);
+        for (size_t i = 0; i < a.count; ++i) values[i] = to_bf16(values[i], half[i]);
+        chunk_.assign(reinterpret_cast<const char*>(half.data()), a.count * sizeof(uint16_t));
+      } else {
+        chunk_.assign(reinterpret_cast<const char*>(values.data()), a.count * sizeof(float));
+      }
       at_ = 0;
       if (call_ == total - 1) last_.push_back(std::move(values));
       return true;

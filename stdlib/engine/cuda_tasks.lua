@@ -104,8 +104,10 @@ function M.resolve(spec, size, where)
   if spec.launch.shared_bytes then launch.shared_bytes = int(spec.launch.shared_bytes, "launch.shared_bytes") end
   for i, a in ipairs(spec.args) do
     local what = "args[" .. i .. "]"
-    if a.input then launch.args[i] = {input = "f32", count = int(a.count, what .. ".count")}
-    elseif a.output then launch.args[i] = {output = "f32", count = int(a.count, what .. ".count")}
+    local dtype = a.dtype or "f32"
+    if dtype ~= "f32" and dtype ~= "bf16" then error(where .. ": " .. what .. ".dtype must be \"f32\" or \"bf16\"", 0) end
+    if a.input then launch.args[i] = {input = dtype, count = int(a.count, what .. ".count")}
+    elseif a.output then launch.args[i] = {output = dtype, count = int(a.count, what .. ".count")}
     elseif a.int then launch.args[i] = {int = int(a.int, what .. ".int")}
     else error(where .. ": " .. what .. " must be {input =, count =}, {output =, count =} or {int =}", 0) end
   end
@@ -115,13 +117,27 @@ function M.resolve(spec, size, where)
           rtol = tasks.evaluate_expr(spec.tolerance.rtol or 0, size, where .. ": tolerance.rtol")}
 end
 
+-- Tensor cores' bfloat16 rate over the single-precision peak the driver's attributes give
+-- (bench.cuda()): 16 on an A100 (312 against 19.5 TFLOPS), 14.8 on an H100 SXM (989
+-- against 67), by NVIDIA's data sheets. The driver tells neither tensor-core rate.
+M.bf16_over_fp32 = 16
+
+-- Whether a spec's buffers hold bfloat16 (its compute bound is the tensor cores').
+function M.is_bf16(spec)
+  for _, a in ipairs(spec.args) do if a.dtype == "bf16" then return true end end
+  return false
+end
+
 -- Why a kernel's speed cannot be a measurement, or nil: more than 4 times the GPU's
--- nominal single-precision peak or DRAM bandwidth (bench.cuda()'s peak_fp32_gflops and
--- peak_gbps): the CPU harness's rule (bench.impossible_rate), with the GPU's peaks.
-function M.impossible(gflops, gbps, machine)
+-- nominal single-precision peak (bf16: M.bf16_over_fp32 times it) or DRAM bandwidth
+-- (bench.cuda()'s peak_fp32_gflops and peak_gbps): the CPU harness's rule
+-- (bench.impossible_rate), with the GPU's peaks.
+function M.impossible(gflops, gbps, machine, bf16)
+  local scale = bf16 and M.bf16_over_fp32 or 1
   return bench.impossible_rate(gflops, gbps, {
-    gflops = machine.peak_fp32_gflops or 0, gbps = machine.peak_gbps or 0,
-    gflops_name = "the GPU's single-precision peak", gbps_name = "the GPU's memory bandwidth"})
+    gflops = (machine.peak_fp32_gflops or 0) * scale, gbps = machine.peak_gbps or 0,
+    gflops_name = bf16 and "the GPU's estimated bfloat16 tensor-core peak" or "the GPU's single-precision peak",
+    gbps_name = "the GPU's memory bandwidth"})
 end
 
 -- libtorch's op for the task at a size (a name or a table), on the GPU in single precision
@@ -174,7 +190,7 @@ function M.evaluate(source, opts)
   rec.gbps = r.bytes / seconds / 1e9
   if rec.status ~= "ok" then return rec end
   machines[b] = machines[b] or b.cuda()
-  local impossible = M.impossible(rec.gflops, rec.gbps, machines[b])
+  local impossible = M.impossible(rec.gflops, rec.gbps, machines[b], M.is_bf16(spec))
   if impossible then rec.status, rec.log = "rejected", impossible; return rec end
   if y and y.status == "ok" then rec.vs_yardstick = y.median_ms / rec.median_ms end
   return rec

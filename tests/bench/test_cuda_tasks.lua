@@ -28,6 +28,12 @@ local function bf16(x)  -- round to 8 significant bits (bf16's), by rounding hal
   local m, e = math.frexp(x)
   return math.floor(m * 256 + 0.5) / 256 * 2 ^ e
 end
+local function bf16_truncated(x)  -- 8 significant bits, the rest dropped
+  if x == 0 then return 0 end
+  local m, e = math.frexp(x)
+  local q = m * 256
+  return (q < 0 and math.ceil(q) or math.floor(q)) / 256 * 2 ^ e
+end
 
 -- Plain Lua versions of the ops, in double precision.
 local plain = {}
@@ -98,6 +104,8 @@ function plain.matmul(s, a, b)
   end end
   return {c}
 end
+plain.matmul_bf16 = plain.matmul
+
 function plain.conv2d_3x3(s, x, wt)
   local y = {}
   for o = 0, s.cout - 1 do for i = 0, s.h - 1 do for j = 0, s.w - 1 do
@@ -123,7 +131,7 @@ local function inputs_and_reference(spec)
   return r, inputs, bench.cuda_reference(spec.reference, r.size, inputs)
 end
 
-t.test("ten tasks in the spirit of KernelBench level 1, each with every size and a reference op", function()
+t.test("eleven tasks in the spirit of KernelBench level 1, each with every size and a reference op", function()
   t.ok(#specs >= 10, #specs .. " tasks")
   local splits = {}
   for _, spec in ipairs(specs) do
@@ -152,17 +160,24 @@ end)
 t.test("the check takes float-rounded outputs and refuses bf16, NaN and perturbed ones", function()
   for _, spec in ipairs(specs) do
     local r, _, ref = inputs_and_reference(spec)
-    local rounded, half, nan, off = {}, {}, {}, {}
+    local rounded, half, nan, off, cut = {}, {}, {}, {}, {}
     for o, out in ipairs(ref) do
-      rounded[o], half[o], nan[o], off[o] = {}, {}, {}, {}
-      for i, v in ipairs(out) do rounded[o][i], half[o][i], nan[o][i], off[o][i] = f32(v), bf16(v), v, v end
+      rounded[o], half[o], nan[o], off[o], cut[o] = {}, {}, {}, {}, {}
+      for i, v in ipairs(out) do
+        rounded[o][i], half[o][i], nan[o][i], off[o][i], cut[o][i] = f32(v), bf16(v), v, v, bf16_truncated(v)
+      end
     end
     nan[1][#nan[1]] = 0 / 0
-    off[1][1] = off[1][1] + 2 * r.atol + 1e-3 * (1 + math.abs(off[1][1]))
+    off[1][1] = off[1][1] + 2 * r.atol + (2 * r.rtol + 1e-3) * (1 + math.abs(off[1][1]))
     t.ok(bench.cuda_check(rounded, ref, r.atol, r.rtol).ok, spec.name .. ": float rounding passes")
     t.eq(bench.cuda_check(nan, ref, r.atol, r.rtol).wrong, 1, spec.name .. ": NaN")
     t.eq(bench.cuda_check(off, ref, r.atol, r.rtol).wrong, 1, spec.name .. ": one value off")
-    t.eq(bench.cuda_check(half, ref, r.atol, r.rtol).ok, false, spec.name .. ": bf16 misses")
+    if cuda_tasks.is_bf16(spec) then  -- bf16 buffers: rounding to the nearest is the answer, truncating is not
+      t.ok(bench.cuda_check(half, ref, r.atol, r.rtol).ok, spec.name .. ": bf16 rounding passes")
+      t.eq(bench.cuda_check(cut, ref, r.atol, r.rtol).ok, false, spec.name .. ": bf16 truncation misses")
+    else
+      t.eq(bench.cuda_check(half, ref, r.atol, r.rtol).ok, false, spec.name .. ": bf16 misses")
+    end
   end
 end)
 
@@ -318,6 +333,16 @@ extern "C" __global__ void matmul(const float *a, const float *b, float *c, int 
     local bf16 = judge(rounded_matmul("0xFFFF0000",
                                       "rounded(s + rounded(a[row * k + p]) * rounded(b[p * n + col]))"), "matmul")
     t.eq(bf16.status, "verification_error", bf16.log)
+  end)
+
+  t.test("hostile: a bf16 matmul that truncates, or accumulates in bf16, earns no reward", function()
+    local spec = cuda_tasks.get("matmul_bf16")
+    local function variant(from, to) return (spec.straightforward:gsub(from, to, 1)) end
+    local truncated = judge(variant("u %+= 0x7fffu %+ %(%(u >> 16%) & 1u%);", ""), "matmul_bf16")
+    t.eq(truncated.status, "verification_error", truncated.log)
+    local low = judge(variant("s %+= ([^;]+);", "s = __uint_as_float(__float_as_uint(s + %1) & 0xFFFF0000u);"),
+                      "matmul_bf16")
+    t.eq(low.status, "verification_error", low.log)
   end)
 
   t.test("hostile: TF32 inputs in a single-precision matmul earn no reward", function()
