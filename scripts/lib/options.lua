@@ -81,7 +81,8 @@ options.shared = {
   {"configs", "", "which configurations to run: indices '1,4' or conditions 'opt=O3,lr=5e-7'"},
   {"resume", false, "continue the runs in --out where they stopped"},
   {"model", nil, "policy checkpoint directory, Hugging Face format [default: "
-   .. wiring.default_model .. ", with the small profile]", type = "string"},
+   .. wiring.default_model .. ", with the small profile; for a CUDA task " .. wiring.default_cuda_model .. "]",
+   type = "string"},
   {"device", "auto", "where the policy runs: auto (CUDA when present, else cpu), cpu, cuda, "
    .. "cuda:N", check = options.check_device},
   {"dtype", "fp32", "policy weights: fp32, bf16, fp16", choices = {"fp32", "bf16", "fp16"}},

@@ -19,6 +19,8 @@ local wiring = {}
 -- (models/small/README.md says how scripts/experiments/pretrain.lua made it).
 wiring.default_model_name = "small"
 wiring.default_model = engine.models .. "/" .. wiring.default_model_name
+-- A CUDA task's (--task=cuda:NAME): the same shape, trained on CUDA device code too.
+wiring.default_cuda_model = engine.models .. "/small-cuda"
 
 -- The primitives: the caller's, else the engine's modules.
 function wiring.deps(deps)
@@ -42,7 +44,8 @@ end
 -- The model directory, with a clear error when it is missing or its config.json is not
 -- JSON.
 function wiring.model_dir(opts, deps)
-  local dir = opts.model or wiring.default_model
+  local cuda = require("cuda_eval").task_name(opts.task)
+  local dir = opts.model or (cuda and wiring.default_cuda_model or wiring.default_model)
   if not deps.injected and not sys.exists(dir .. "/config.json") then
     if opts.model then
       cli.fail(string.format("--model=%s: no Hugging Face checkpoint there (config.json "

@@ -163,6 +163,14 @@ t.test("CUDA task options: the task, its size and the reward are checked", funct
            "CUDA tasks run in experiment1.lua")
 end)
 
+t.test("without --model a CUDA task's run takes the shipped CUDA-capable model", function()
+  local wiring = require "wiring"
+  t.eq(wiring.model_dir({task = "cuda:softmax_rows"}, {injected = false}), engine.models .. "/small-cuda")
+  t.eq(wiring.model_dir({task = "axpy"}, {injected = false}), wiring.default_model)
+  t.eq(wiring.model_dir({task = "cuda:softmax_rows", model = wiring.default_model}, {injected = false}),
+       wiring.default_model)
+end)
+
 t.test("the judge's statuses map onto Eq. 3's; an unknown one is an error, not a penalty", function()
   local b = gpu_bench()
   local cb = cuda_eval.bench(b, "softmax_rows", "test")

@@ -7,7 +7,7 @@ local cuda_tasks = require "engine.cuda_tasks"
 local extract = require "extract"
 local prompts = require "prompts"
 
-local dir = engine.models .. "/small-cuda"
+local dir = require("wiring").default_cuda_model
 local pol = policy.load(dir, {device = "cpu"})
 
 local function sample(messages, n)
