@@ -10,7 +10,7 @@
 --
 --   build/engine perf/bench/yardstick_bench.lua [--size=256] [--rounds=10]
 local args = require "engine.args"
-local results = require "results"
+local stats = require "stats"
 
 local opts = args.parse(arg, {
   description = "The DGEMM yardstick against a plain C program, and x reference between configurations",
@@ -20,7 +20,7 @@ local opts = args.parse(arg, {
     {"calls", 20, "timed calls per measurement", min = 3},
   },
 })
-local median = results.median
+local median = stats.median
 local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)") or "./"
 local m = bench.machine()
 print(string.format("machine: %s, %d cores, %s", m.model, m.cores, m.simd))

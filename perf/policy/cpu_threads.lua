@@ -42,7 +42,7 @@ local function round(threads, seed)
   return {sample_s = sample_s, steps = steps, tokens = tokens, step_s = sys.now() - t0}
 end
 
-local median = require("results").median
+local median = require("stats").median
 
 local configs = {{name = "default", threads = policy.default_threads()},
                  {name = "all cores", threads = sys.cpu_count()}}

@@ -50,6 +50,7 @@ local options = require "options"
 local prompts = require "prompts"
 local results = require "results"
 local reward = require "reward"
+local seed_results = require "seed_results"
 local sqd = require "sqd"
 local stages = require "stages"
 local tasks = require "engine.tasks"
@@ -258,7 +259,7 @@ local function sqd_prompts(base, o)
   for t, v in ipairs(variants) do
     local suffix = o.task_list and ("/" .. v.name) or ""
     local pools, seed = sqd.load_pools(run, "pool" .. suffix, "seed_id" .. suffix)
-    local rng = sqd.rng(results.seed_of(base) * 7919 + 1000 + (t - 1) * 1000003)
+    local rng = sqd.rng(seed_results.seed_of(base) * 7919 + 1000 + (t - 1) * 1000003)
     local ladder = stages.for_task(v.name ~= "matmul" and v.name or nil)
     for _, pick in ipairs(sqd.plan(pools, seed, {rng = rng, stages = ladder})) do
       out[#out + 1] = entry("train", v, sqd.prompt(pick, v.task), pick.stage,
@@ -448,7 +449,7 @@ local function compare_run(cfg, base, opts, deps, env)
   if cfg.config.opt ~= base.config.opt then
     cli.fail(cfg.dir .. " and its lr = 0 run " .. base.dir .. " compile at different levels")
   end
-  local seed = results.seed_of(cfg)
+  local seed = seed_results.seed_of(cfg)
   local o = run_opts(base, opts)
   local sample_seed = seed * 1000003
   local drawn = base.heldout
@@ -545,13 +546,15 @@ function M.compare(dir, opts, deps, on_row)
   local env = {machine = machine, limits = {}, baselines = {}}
   local raw = {prompts = opts.prompts or "heldout", parts = part_names, machine = machine, seeds = {}}
   local rows, by_group = {}, {}
-  for _, group in ipairs(results.groups(exp)) do
+  for _, group in ipairs(seed_results.groups(exp)) do
     -- the lr = 0 runs of the same swept values (the O3 learner against the O3 baseline)
-    local base_group = results.baseline_group(exp, group)
+    local base_group = seed_results.baseline_group(exp, group)
     local bases = {}
-    for _, cfg in ipairs(base_group and base_group.runs or {}) do bases[results.seed_of(cfg)] = cfg end
+    for _, cfg in ipairs(base_group and base_group.runs or {}) do
+      bases[seed_results.seed_of(cfg)] = cfg
+    end
     for _, cfg in ipairs(group.runs) do
-      local seed = results.seed_of(cfg)
+      local seed = seed_results.seed_of(cfg)
       if base_group and (not wanted or wanted[seed]) then
         local base = bases[seed]
         if not base then cli.fail(cfg.dir .. ": no lr = 0 run of seed " .. seed .. " to compare with") end
@@ -576,11 +579,11 @@ end
 local function gain_text(name, values, pattern, scale)
   local scaled = {}
   for i, v in ipairs(values or {}) do scaled[i] = v * (scale or 1) end
-  local iv = results.interval(scaled)
+  local iv = seed_results.interval(scaled)
   if iv.n == 0 then return name .. " gain: no value" end
-  return string.format("%s gain %s (%s; %s)", name, results.pm(iv, pattern),
-                       results.verdict(iv, "learned better", "learned worse", "no difference shown"),
-                       results.exact_tests_text(scaled))
+  return string.format("%s gain %s (%s; %s)", name, seed_results.pm(iv, pattern),
+                       seed_results.verdict(iv, "learned better", "learned worse", "no difference shown"),
+                       seed_results.exact_tests_text(scaled))
 end
 
 -- The three figures' gains of one scope (overall or a part), in words.
@@ -592,7 +595,8 @@ end
 
 -- One figure's gains as JSON: the per-seed values, their interval and the exact tests.
 local function gain_json(values)
-  return {values = values, interval = results.interval(values), tests = results.exact_tests_text(values)}
+  return {values = values, interval = seed_results.interval(values),
+          tests = seed_results.exact_tests_text(values)}
 end
 
 -- Per learning configuration: its gains, their intervals and tests, and the lines that say
@@ -603,7 +607,7 @@ local function summarize(by_group, part_names)
     local g = by_group[key]
     lines[#lines + 1] = string.format("- `%s`, %d seeds:", key, #g.seeds)
     lines[#lines + 1] = "  - overall: " .. scope_text(g)
-    local s = {seeds = g.seeds, reward = g.reward, ok = g.ok, interval = results.interval(g.reward),
+    local s = {seeds = g.seeds, reward = g.reward, ok = g.ok, interval = seed_results.interval(g.reward),
                overall = {}, parts = {}}
     for _, f in ipairs(M.figures) do s.overall[f] = gain_json(g[f]) end
     for _, name in ipairs(part_names) do

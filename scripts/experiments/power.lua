@@ -14,6 +14,7 @@
 
 local cli = require "cli"
 local results = require "results"
+local seed_results = require "seed_results"
 local stats = require "stats"
 
 local M = {}
@@ -50,8 +51,8 @@ local function pilot_gains(opts)
   if not dir then cli.fail("give pilot gains: --values=a,b,... or a run directory") end
   local exp = cli.try(nil, results.load, (dir:gsub("/+$", "")))
   local out = {}
-  for _, g in ipairs(results.groups(exp)) do
-    local f = results.group_figures(exp, g)
+  for _, g in ipairs(seed_results.groups(exp)) do
+    local f = seed_results.group_figures(exp, g)
     if f.base then for _, v in pairs(f.values.reward_gain) do out[#out + 1] = v end end
   end
   if #out == 0 then cli.fail(dir .. " has no learning runs paired with lr = 0 runs by seed") end
@@ -68,7 +69,7 @@ function M.run(opts)
   if not sd or sd <= 0 then cli.fail("the pilots give no spread: give at least two different gains, or --sd") end
   local lines = {
     string.format("pilots (%s): %d gains, mean %+.2f, sd %.2f, 95%% interval %s; %s", source, #gains, iv.mean,
-                  iv.sd or 0, results.pm(iv, "%+.2f"), results.exact_tests_text(gains)),
+                  iv.sd or 0, seed_results.pm(iv, "%+.2f"), seed_results.exact_tests_text(gains)),
     string.format("planning: effect %+.2f, sd %.2f (d = %.2f), alpha %.4g two-sided for the exact tests (t: the 95%% "
                   .. "interval), %d simulated experiments per n", effect, sd, effect / sd, alpha, opts.trials),
     "",

@@ -47,6 +47,7 @@ local cli = require "cli"
 local cuda_results = require "cuda_results"
 local figures = require "figures"
 local results = require "results"
+local seed_results = require "seed_results"
 local turn_results = require "turn_results"
 
 local M = {}
@@ -154,7 +155,7 @@ function M.main(argv)
   local titles = {experiment2 = "Experiment 2 (SQD)", experiment3 = "Experiment 3 (multi-turn refinement)"}
   local title = titles[exp.kind] or "Experiment 1 (fixed prompts)"
   local xlabel = results.x_label(exp)
-  local groups = results.groups(exp)
+  local groups = seed_results.groups(exp)
 
   local missing  -- why the figures were not drawn
   local function plot(file, field, what)
@@ -162,7 +163,7 @@ function M.main(argv)
     if exp.seeded then  -- one line per configuration: the mean over its seeds, and a band
       for i, g in ipairs(groups) do
         series[i] = {name = g.name .. (#g.runs > 1 and string.format(" (%d seeds)", #g.runs) or ""),
-                     points = results.band_series(g, field), band = #g.runs > 1}
+                     points = seed_results.band_series(g, field), band = #g.runs > 1}
       end
     else
       for i, cfg in ipairs(exp.configs) do
@@ -201,8 +202,8 @@ function M.main(argv)
         "Each figure is the mean ± the half-width of its 95% interval over the seeds (Student t, "
         .. "n - 1 degrees of freedom); the gains are per-seed differences from the lr = 0 run of "
         .. "the same seed. The figures draw the mean with a band of that interval.", "",
-        results.table2_seeds(exp))
-    local gains = results.gains_text(exp)
+        seed_results.table2_seeds(exp))
+    local gains = seed_results.gains_text(exp)
     if gains then
       add("Learning against lr = 0 (95% interval of the per-seed differences, paired by seed):", "",
           gains)
@@ -226,11 +227,11 @@ function M.main(argv)
   end
   local heldout, heldout_said = M.heldout_section(dir)
   if heldout then add("## Held out (the protocol's primary metric)", "", heldout) end
-  local peak_warnings = results.peak_warnings(exp)
+  local peak_warnings = seed_results.peak_warnings(exp)
   if peak_warnings then add(peak_warnings) end
   local noise = results.noise_text(exp)
   if noise then add("## Timing noise", "", noise) end
-  local per_task = results.tasks_table(exp)
+  local per_task = seed_results.tasks_table(exp)
   if per_task then
     add("## Per task (a mixture)", "",
         "A kernel's speed and reward count as a percentage of its task's roofline (the measured "
@@ -268,7 +269,7 @@ function M.main(argv)
     print("figures not drawn: " .. missing .. "; to get them, " .. figures.install_hint
           .. " and run again: " .. rerun)
   end
-  for _, line in ipairs(results.verdict_lines(exp)) do print(line) end
+  for _, line in ipairs(seed_results.verdict_lines(exp)) do print(line) end
   for _, line in ipairs(heldout_said or {}) do print((line:gsub("^%- ", ""):gsub("`", ""))) end
   for line in (turn_results.turns_text(exp) or ""):gmatch("[^\n]+") do print((line:gsub("^%- ", ""):gsub("`", ""))) end
 end
@@ -279,7 +280,7 @@ function M.compare(a_dir, b_dir, opts)
   local b = cli.try(nil, results.load, b_dir)
   M.check_one_experiment(a)
   M.check_one_experiment(b)
-  local text, matched = results.compare(a, b)
+  local text, matched = seed_results.compare(a, b)
   local out = opts.out ~= "" and opts.out or (a_dir .. "/report")
   sys.mkdir(out)
   local f = assert(io.open(out .. "/compare.md", "w"))

@@ -25,7 +25,9 @@ local cli = require "cli"
 local kernelgen = require "kernelgen"
 local results = require "results"
 local runs = require "runs"
+local seed_results = require "seed_results"
 local stages = require "stages"
+local stats = require "stats"
 local wiring = require "wiring"
 
 local M = {}
@@ -172,10 +174,10 @@ local function candidates(run, opts, exps)
                        first = s.gflops, techniques = s.extra.techniques, combo = s.extra.combo}
   end
   for _, exp in ipairs(exps) do
-    for _, g in ipairs(results.groups(exp)) do
+    for _, g in ipairs(seed_results.groups(exp)) do
       for _, cfg in ipairs(g.runs) do
         if cfg.best then
-          local seed = #g.runs > 1 and (" seed " .. results.seed_of(cfg)) or ""
+          local seed = #g.runs > 1 and (" seed " .. seed_results.seed_of(cfg)) or ""
           list[#list + 1] = {name = (exp.kind or "run") .. " " .. g.name .. seed,
                              source = exp.kind or "run", group = g.name, dir = cfg.dir,
                              code = cfg.best.code, first = cfg.best.gflops,
@@ -187,7 +189,7 @@ local function candidates(run, opts, exps)
   return list
 end
 
-local median = results.median
+local median = stats.median
 
 -- Every candidate once a round, OpenBLAS once a round; a kernel that fails a round is
 -- reported with its status (a best kernel that does not reproduce is a finding).

@@ -5,6 +5,7 @@
 
 local outputs = require "outputs"
 local results = require "results"
+local seed_results = require "seed_results"
 local stats = require "stats"
 local wiring = require "wiring"
 
@@ -87,7 +88,7 @@ local function cell(by_seed)
   local values = list_of(by_seed)
   local iv = stats.interval(values)
   if iv.n == 0 then return "-" end
-  return results.pm(iv, "%.2f") .. string.format(" (%d)", iv.n)
+  return seed_results.pm(iv, "%.2f") .. string.format(" (%d)", iv.n)
 end
 
 -- The table of the four policies for one learning configuration.
@@ -137,7 +138,7 @@ local function difference_table(per, scopes)
             or string.format("%d of %d positive, p = %.3g | p = %.3g%s", sign.positive, sign.n, sign.p, perm.p,
                              perm.exact and "" or " (sampled)")
           lines[#lines + 1] = string.format("| %s − %s | %s | %s (points) | %s | %s | %s |", d[1], d[2], scope,
-            f.name, table.concat(shown, ", "), results.pm(stats.interval(values), "%+.2f"), tests)
+            f.name, table.concat(shown, ", "), seed_results.pm(stats.interval(values), "%+.2f"), tests)
         end
       end
     end

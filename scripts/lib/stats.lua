@@ -1,6 +1,6 @@
 -- Statistics over seeds: intervals, exact tests of paired differences, and the power of
--- a planned number of seeds. Pure functions of numbers; results.lua and the protocol's
--- tools read runs and call these.
+-- a planned number of seeds. Pure functions of numbers; seed_results.lua and the
+-- protocol's tools read runs and call these.
 --
 --   local stats = require "stats"
 --   stats.interval({1.2, 3.4, 2.2})          -- {n, mean, sd, half, lo, hi}: Student t, 95%

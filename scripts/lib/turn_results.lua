@@ -1,7 +1,7 @@
 -- Experiment 3's figures and tables: episodes of several turns against the single-turn
 -- control, which evaluates as many kernels a step (experiment3.lua). Each step's record
--- holds per_turn figures; the comparisons are paired by seed, as results.lua's gains over
--- lr = 0 are. Reads results.load's entries; the tables are markdown, as results.lua's.
+-- holds per_turn figures; the comparisons are paired by seed, as seed_results.lua's gains
+-- over lr = 0 are. Reads results.load's entries; the tables are markdown, as results.lua's.
 --
 --   local turn_results = require "turn_results"
 --   local exp = require("results").load("runs/experiment3")
@@ -9,10 +9,11 @@
 --   turn_results.turns_text(exp)          -- the paired differences in words, or nil
 
 local results = require "results"
+local seed_results = require "seed_results"
 
 local turn_results = {}
 
-local md_row, md_head, seeds_text = results.md_row, results.md_head, results.seeds_text
+local md_row, md_head, seeds_text = results.md_row, results.md_head, seed_results.seeds_text
 
 -- One run's figures over its steps: the mean reward of all its kernels, its best kernel,
 -- the kernels of a step, and per turn the mean reward and the share that verified.
@@ -41,7 +42,7 @@ end
 -- The single-turn group (turns = 1) with the same other swept values as `group`, if any.
 function turn_results.control_group(exp, group)
   if (group.config.turns or 1) == 1 then return nil end
-  for _, other in ipairs(results.groups(exp)) do
+  for _, other in ipairs(seed_results.groups(exp)) do
     if other.config.turns == 1 then
       local same = true
       for k, v in pairs(group.config) do if k ~= "turns" and other.config[k] ~= v then same = false end end
@@ -55,7 +56,9 @@ end
 -- A figure of a group's runs by seed: {[seed] = fn(turn_run_figures)}.
 local function turn_values(group, fn)
   local values = {}
-  for _, cfg in ipairs(group.runs) do values[results.seed_of(cfg)] = fn(turn_results.turn_run_figures(cfg)) end
+  for _, cfg in ipairs(group.runs) do
+    values[seed_results.seed_of(cfg)] = fn(turn_results.turn_run_figures(cfg))
+  end
   return values
 end
 
@@ -79,7 +82,7 @@ function turn_results.turn_group_figures(exp, group)
     f.values.vs_mean = seed_differences(f.values.mean, turn_values(f.control, function(r) return r.mean end))
     f.values.vs_best = seed_differences(f.values.best, turn_values(f.control, function(r) return r.best end))
   end
-  for field, values in pairs(f.values) do f.iv[field] = results.interval(values) end
+  for field, values in pairs(f.values) do f.iv[field] = seed_results.interval(values) end
   f.per_step = turn_results.turn_run_figures(group.runs[1]).per_step
   return f
 end
@@ -92,16 +95,17 @@ function turn_results.turns_table(exp)
   local rows = md_head{{"configuration", "---"}, {"turns", "---:"}, {"kernels a step", "---:"},
                        {"mean reward", "---:"}, {"best GFLOPS", "---:"}, {"mean reward - single-turn", "---:"},
                        {"best GFLOPS - single-turn", "---:"}, {"seeds", "---:"}}
-  for _, g in ipairs(results.groups(exp)) do
+  for _, g in ipairs(seed_results.groups(exp)) do
     local f = turn_results.turn_group_figures(exp, g)
     local vs_mean, vs_best = "-", "-"
     if f.control then
-      vs_mean, vs_best = results.pm(f.iv.vs_mean, "%+.2f"), results.pm(f.iv.vs_best, "%+.2f")
+      vs_mean, vs_best = seed_results.pm(f.iv.vs_mean, "%+.2f"), seed_results.pm(f.iv.vs_best, "%+.2f")
     elseif g.config.turns == 1 then
       vs_mean, vs_best = "(control)", "(control)"
     end
     rows[#rows + 1] = md_row{g.name, tostring(g.config.turns or 1), tostring(f.per_step or "-"),
-                             results.pm(f.iv.mean), results.pm(f.iv.best), vs_mean, vs_best, seeds_text(g)}
+                             seed_results.pm(f.iv.mean), seed_results.pm(f.iv.best), vs_mean, vs_best,
+                             seeds_text(g)}
   end
   return table.concat(rows, "\n") .. "\n"
 end
@@ -112,7 +116,7 @@ function turn_results.per_turn_table(exp)
   if exp.kind ~= "experiment3" then return nil end
   local rows = md_head{{"configuration", "---"}, {"turn", "---:"}, {"kernels", "---:"}, {"mean reward", "---:"},
                        {"verified (%)", "---:"}, {"seeds", "---:"}}
-  for _, g in ipairs(results.groups(exp)) do
+  for _, g in ipairs(seed_results.groups(exp)) do
     local figures = {}
     for i, cfg in ipairs(g.runs) do figures[i] = turn_results.turn_run_figures(cfg) end
     for t = 1, #figures[1].turns do
@@ -124,8 +128,9 @@ function turn_results.per_turn_table(exp)
           kernels = kernels + turn.kernels
         end
       end
-      rows[#rows + 1] = md_row{g.name, tostring(t), tostring(kernels), results.pm(results.interval(rewards)),
-                               results.pm(results.interval(verified), "%.1f"), seeds_text(g)}
+      rows[#rows + 1] = md_row{g.name, tostring(t), tostring(kernels),
+                               seed_results.pm(seed_results.interval(rewards)),
+                               seed_results.pm(seed_results.interval(verified), "%.1f"), seeds_text(g)}
     end
   end
   return table.concat(rows, "\n") .. "\n"
@@ -139,21 +144,22 @@ function turn_results.turns_text(exp)
   if exp.kind ~= "experiment3" then return nil end
   local lines = {}
   local function said(iv, values, better, worse, same)
-    return results.verdict(iv, better, worse, same) .. " (" .. results.exact_tests_text(values) .. ")"
+    return seed_results.verdict(iv, better, worse, same) .. " (" .. seed_results.exact_tests_text(values)
+      .. ")"
   end
-  for _, g in ipairs(results.groups(exp)) do
+  for _, g in ipairs(seed_results.groups(exp)) do
     if (g.config.turns or 1) > 1 then
       local f = turn_results.turn_group_figures(exp, g)
       local line = string.format("- `%s`: last turn - turn 1 mean reward %s, %s", g.name,
-                                 results.pm(f.iv.gain_in_episode, "%+.2f"),
+                                 seed_results.pm(f.iv.gain_in_episode, "%+.2f"),
                                  said(f.iv.gain_in_episode, f.values.gain_in_episode, "later turns earn more",
                                       "later turns earn less", "no change across turns shown"))
       if f.control then
         line = line .. string.format("; against `%s` (%d paired seeds): mean reward %s, %s; best GFLOPS %s, %s",
-                                     f.control.name, f.iv.vs_mean.n, results.pm(f.iv.vs_mean, "%+.2f"),
+                                     f.control.name, f.iv.vs_mean.n, seed_results.pm(f.iv.vs_mean, "%+.2f"),
                                      said(f.iv.vs_mean, f.values.vs_mean, "multi-turn is higher",
                                           "multi-turn is lower", "not distinguishable from single-turn"),
-                                     results.pm(f.iv.vs_best, "%+.2f"),
+                                     seed_results.pm(f.iv.vs_best, "%+.2f"),
                                      said(f.iv.vs_best, f.values.vs_best, "multi-turn is higher",
                                           "multi-turn is lower", "not distinguishable from single-turn"))
       end

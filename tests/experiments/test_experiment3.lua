@@ -13,6 +13,7 @@ local fakes = require "fakes"
 local primitives = require "primitives"
 local prompts = require "prompts"
 local results = require "results"
+local seed_results = require "seed_results"
 local turn_results = require "turn_results"
 
 local exp3 = dofile(engine.scripts[1] .. "/experiment3.lua")
@@ -263,7 +264,7 @@ t.test("the report: turns against single-turn over seeds, and per turn", functio
   local said = turn_results.turns_text(exp)
   t.contains(said, "- `lr=5e-07,opt=O3,turns=2`: last turn - turn 1 mean reward ")
   t.contains(said, "against `lr=5e-07,opt=O3,turns=1` (2 paired seeds): mean reward ")
-  local f = turn_results.turn_group_figures(exp, results.groups(exp)[2])
+  local f = turn_results.turn_group_figures(exp, seed_results.groups(exp)[2])
   t.eq(f.control.name, "lr=5e-07,opt=O3,turns=1")
   t.eq(f.iv.vs_mean.n, 2)
   t.eq(turn_results.turns_table({kind = "experiment1", configs = {}}), nil, "other experiments: no such table")

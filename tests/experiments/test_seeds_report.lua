@@ -8,6 +8,7 @@ package.path = here .. "/?.lua;" .. package.path
 
 local t = require "engine.test"
 local results = require "results"
+local seed_results = require "seed_results"
 local primitives = require "primitives"
 
 local function close(a, b, tol, what)
@@ -44,22 +45,22 @@ end
 local function read(path) return assert(io.open(path)):read("a") end
 
 t.test("the 95% interval is Student's t with n - 1 degrees of freedom", function()
-  local iv = results.interval({1, 2, 3})
+  local iv = seed_results.interval({1, 2, 3})
   t.eq(iv.n, 3)
   close(iv.mean, 2)
   close(iv.half, 4.303 * 1 / math.sqrt(3), 1e-3, "t(0.975, 2) * sd / sqrt(n)")
   close(iv.lo, 2 - iv.half)
-  local two = results.interval({10, 14})
+  local two = seed_results.interval({10, 14})
   close(two.half, 12.706 * math.sqrt(8) / math.sqrt(2), 1e-2, "n = 2: t(0.975, 1) = 12.706")
-  t.eq(results.interval({5}).half, nil, "one value: no interval")
-  close(results.interval({5}).mean, 5)
-  t.eq(results.interval({}).mean, nil)
-  close(results.t_quantile(10), 2.228, 1e-3)
-  close(results.t_quantile(30), 2.042, 1e-3)
-  close(results.t_quantile(45), 2.021, 1e-3, "between 40 and 60: the smaller df's")
-  close(results.t_quantile(10000), 1.980, 1e-3)
+  t.eq(seed_results.interval({5}).half, nil, "one value: no interval")
+  close(seed_results.interval({5}).mean, 5)
+  t.eq(seed_results.interval({}).mean, nil)
+  close(seed_results.t_quantile(10), 2.228, 1e-3)
+  close(seed_results.t_quantile(30), 2.042, 1e-3)
+  close(seed_results.t_quantile(45), 2.021, 1e-3, "between 40 and 60: the smaller df's")
+  close(seed_results.t_quantile(10000), 1.980, 1e-3)
   -- Welch: two groups of 3 with sd 1 have 4 degrees of freedom
-  local d = results.difference({20, 21, 22}, {10, 11, 12})
+  local d = seed_results.difference({20, 21, 22}, {10, 11, 12})
   close(d.mean, 10)
   close(d.half, 2.776 * math.sqrt(2 / 3), 1e-3)
 end)
@@ -98,12 +99,12 @@ t.test("Table II over seeds: mean ± half-width, gains paired by seed, their ver
                                .. "(baseline) | 2.00 ± %.2f | (baseline) | 12 | 3 (1,2,3) |",
                                h, h / 10, h))
   -- lr = 5e-7: per-seed gains 10, 11, 9 (GFLOPS) and 10, 10, 11 (reward)
-  local g = results.interval({10, 11, 9})
-  local r = results.interval({10, 10, 11})
+  local g = seed_results.interval({10, 11, 9})
+  local r = seed_results.interval({10, 10, 11})
   t.contains(md, string.format("| beta=0,lr=5e-07,opt=O3 | 21.00 ± %.2f | 21.0%% | 2.10 ± %.2fx | "
                                .. "1.91x (+10.00 ± %.2f GFLOPS) | 12.33 ± %.2f | +%.2f ± %.2f | 12 | "
                                .. "3 (1,2,3) |", h, h / 10, g.half,
-                               results.interval({11, 12, 14}).half, r.mean, r.half))
+                               seed_results.interval({11, 12, 14}).half, r.mean, r.half))
   t.contains(md, string.format("- `beta=0,lr=5e-07,opt=O3` against `beta=0,lr=0,opt=O3` (3 paired "
                                .. "seeds): learning gain +10.00 ± %.2f GFLOPS, the interval [%+.2f, "
                                .. "%+.2f] excludes 0: better than lr = 0 beyond seed noise (sign test "
@@ -203,7 +204,7 @@ t.test("report.lua A B: each figure in both and the difference with its interval
   local md = read(a .. "/cmp/compare.md")
   t.contains(out, md)
   local h = 4.3027 / math.sqrt(3)
-  local d = results.difference({20, 21, 22}, {10, 11, 12})
+  local d = seed_results.difference({20, 21, 22}, {10, 11, 12})
   t.contains(md, "| configuration | figure | A | B | A - B | 95% interval of A - B |")
   t.contains(md, string.format("| lr=5e-07,opt=O3 | best GFLOPS | 21.00 ± %.2f | 11.00 ± %.2f | "
                                .. "+10.00 ± %.2f | the interval [%+.2f, %+.2f] excludes 0: A is higher |",
@@ -235,7 +236,7 @@ t.test("a held-out comparison beside the runs adds the protocol's primary metric
   t.ok(ok, out)
   local md = read(root .. "/report/report.md")
   t.contains(md, "## Held out (the protocol's primary metric)")
-  local iv = results.interval({11, 12, 13})
+  local iv = seed_results.interval({11, 12, 13})
   t.contains(md, string.format("| beta=0,lr=5e-07,opt=O3 | 3 | +12.00 ± %.2f | [%+.2f, %+.2f] | +11.00, +12.00, +13.00 | "
                                .. "3 of 3, p = 0.25 | 0.25 |", iv.half, iv.lo, iv.hi))
   t.contains(md, "exploratory: 3 seeds, where the protocol asks 10 before a claim")

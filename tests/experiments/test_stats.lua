@@ -2,7 +2,7 @@
 -- on hand-counted cases, and the power simulation against what theory says of it.
 local t = require "engine.test"
 local stats = require "stats"
-local results = require "results"
+local seed_results = require "seed_results"
 
 t.test("the sign test is the exact binomial tail, two-sided, zeros dropped", function()
   local s = stats.sign_test({1, 2, 3, 4, 5, 6})
@@ -30,7 +30,7 @@ t.test("the permutation test counts the sign flips whose sum reaches the observe
   local a, b = stats.permutation_test(xs), stats.permutation_test(xs)
   t.ok(not a.exact); t.eq(a.p, b.p, "reproducible")
   t.ok(a.p < 1e-4, "all 18 positive: " .. a.p)
-  t.eq(results.interval, stats.interval, "the report's intervals are the same functions")
+  t.eq(seed_results.interval, stats.interval, "the report's intervals are the same functions")
 end)
 
 t.test("power: the false-positive rate at no effect, and the seeds a known effect needs", function()

@@ -134,7 +134,8 @@ t.test("experiment 1 on a mixture: each group its task's, rewards a share of eac
   run:close()
   -- the report has a row per task
   local results = require "results"
-  local tbl = results.tasks_table(results.load(out))
+  local seed_results = require "seed_results"
+  local tbl = seed_results.tasks_table(results.load(out))
   for _, name in ipairs({"axpy", "dot", "matmul"}) do
     t.ok(tbl:find("| " .. name .. " | 2 | 100% |", 1, true), name .. "'s row: " .. tbl)
     t.ok(refs[name].library, name .. "'s yardstick is named for the report")
