@@ -133,6 +133,7 @@ Attrs Parser::attributes() {
         if (v <= 0 || (v & (v - 1))) error_at(nloc, "requested alignment is not a positive power of 2");
         a.aligned = v;
       } else if (name == "vector_size") {
+        if (args.empty()) error_at(nloc, "wrong number of arguments specified for 'vector_size' attribute");
         a.vector_size = eval(args[0]);
       } else if (name == "always_inline") {
         a.always_inline = true;

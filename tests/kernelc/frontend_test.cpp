@@ -41,6 +41,13 @@ TEST_CASE("kernelc syntax errors name line and column", "[kernelc]") {
   CHECK(s.diagnostics == "kernel.c:2:14: error: expected ';' before '}' token");
 }
 
+TEST_CASE("kernelc: an attribute that needs an argument and has none is an error, as in gcc", "[kernelc]") {
+  // found by the fuzz target: vector_size without its parentheses read a size that was not there
+  auto r = check("typedef double v4 __attribute__((vector_size*32), aligned(8)));\n");
+  CHECK(r.status == kernelc::Status::compile_error);
+  CHECK(r.diagnostics == "kernel.c:1:34: error: wrong number of arguments specified for 'vector_size' attribute");
+}
+
 TEST_CASE("kernelc undeclared identifiers", "[kernelc]") {
   CHECK(diag(std::string(kSig) + " {\n  C[0] = y;\n}") == "kernel.c:2:10: error: 'y' undeclared (first use in this function)");
 }
