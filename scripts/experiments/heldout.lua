@@ -535,6 +535,12 @@ end
 function M.compare(dir, opts, deps, on_row)
   deps = wiring.deps(deps)
   local exp = cli.try(nil, results.load, (dir:gsub("/+$", "")))
+  for _, cfg in ipairs(exp.configs) do  -- its prompts and parts are the CPU tasks'
+    local task = cfg.identity and cfg.identity.task
+    if require("cuda_eval").task_name(task) then
+      cli.fail(cfg.dir .. " ran on the CUDA task " .. task .. ": heldout.lua compares policies on CPU tasks only")
+    end
+  end
   local wanted
   if (opts.seeds or "") ~= "" then
     wanted = {}

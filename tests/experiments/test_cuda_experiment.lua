@@ -115,6 +115,10 @@ t.test("experiment 1 on a CUDA task: its prompt, device code, rewards against li
   t.contains(md, "```cuda\n/* fast */")
   t.ok(not md:find("Vector ISA", 1, true), "no CPU ISA for a CUDA prompt")
   t.ok(sys.exists(out .. "/report/best_kernel.cu"), "the best kernel saved as .cu")
+  -- the held-out comparison speaks of CPU tasks: a CUDA run is refused, by name
+  local heldout = dofile(engine.scripts[1] .. "/heldout.lua")
+  t.raises(function() heldout.compare(out, {}, {policy = cuda_policy({}), bench = gpu, train = fakes.train()}) end,
+           "ran on the CUDA task cuda:softmax_rows: heldout.lua compares policies on CPU tasks only")
 end)
 
 t.test("a resumed CUDA run keeps the yardstick it started with", function()
