@@ -25,6 +25,7 @@ local runs = require "runs"
 local M = {}
 
 M.spec = options.spec{
+  cuda_tasks = true,  -- --task=cuda:NAME (scripts/lib/cuda_eval.lua)
   description = "Experiment 1: GRPO on eight fixed prompts, raw GFLOPS reward, swept over "
     .. "compiler level x learning rate x beta.",
   options = {

@@ -190,7 +190,7 @@ end
 
 -- --task, --task_size and --task_dir: the task must exist, its size too (a spec's error
 -- is the user's to fix, said in one line).
-function options.check_task(opts)
+function options.check_task(opts, spec)
   if opts.task == nil then return end
   local tasks = require "engine.tasks"
   if opts.task_dir ~= nil and opts.task_dir ~= "" then
@@ -198,7 +198,7 @@ function options.check_task(opts)
     if not ok then cli.fail("--task_dir=" .. opts.task_dir .. ": " .. cli.clean_message(err)) end
   end
   if opts.tasks ~= nil and opts.tasks ~= "" then return options.check_mixture(opts, tasks) end
-  if opts.task:match("^cuda:") then return options.check_cuda_task(opts) end
+  if opts.task:match("^cuda:") then return options.check_cuda_task(opts, spec) end
   local ok, spec = pcall(tasks.get, opts.task)
   if not ok then cli.fail("--task=" .. opts.task .. ": " .. cli.clean_message(spec)) end
   if opts.task ~= "matmul" then
@@ -210,8 +210,13 @@ end
 
 -- --task=cuda:NAME: a CUDA task of stdlib/cuda_tasks at a size of its spec (train, or
 -- heldout for a held-out task, when --task_size is empty). Whether this machine can run it
--- is the session's to say (cuda_eval.bench), with the driver's reason.
-function options.check_cuda_task(opts)
+-- is the session's to say (cuda_eval.bench), with the driver's reason. Only a script whose
+-- spec says `cuda_tasks = true` (experiment1.lua) takes one.
+function options.check_cuda_task(opts, spec)
+  if not (spec and spec.cuda_tasks) then
+    cli.fail("--task=" .. opts.task .. ": CUDA tasks run in experiment1.lua (this script's prompts, stages and "
+             .. "checks are the CPU tasks')")
+  end
   local name = opts.task:sub(6)
   local ok, spec = pcall(require("engine.cuda_tasks").get, name)
   if not ok then
@@ -274,7 +279,7 @@ function options.parse(argv, spec)
   elseif help or not opts then
     opts = args.parse(argv, spec)  -- prints help or the error
   end
-  options.check_task(opts)
+  options.check_task(opts, spec)
   checks.check_bench_options(opts)
   options.resolve_seeds(opts)
   options.configure_cluster(opts)

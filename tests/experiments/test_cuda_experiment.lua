@@ -162,9 +162,10 @@ t.test("CUDA task options: the task, its size and the reward are checked", funct
            "--task_size=huge: softmax_rows has sizes heldout, test, train")
   t.raises(function() parse(exp1, "experiment1", {"--reward=kernelcompare"}) end, "a CUDA task takes gflops")
   t.eq(parse(exp1, "experiment1", {"--task_size="}).task_size, "train")
-  local opts = parse(exp2, "experiment2", {"--out=" .. t.tmpdir()})
-  t.raises(function() exp2.run(opts, {policy = cuda_policy({}), bench = gpu_bench(), train = fakes.train()}) end,
-           "CUDA tasks run in experiment1.lua")
+  t.raises(function() parse(exp2, "experiment2", {"--out=" .. t.tmpdir()}) end,
+           "--task=cuda:softmax_rows: CUDA tasks run in experiment1.lua")
+  local model_check = dofile(engine.scripts[1] .. "/model_check.lua")
+  t.raises(function() model_check.run({task = "cuda:softmax_rows", task_size = ""}) end, "CUDA tasks run in experiment1.lua")
 end)
 
 t.test("without --model a CUDA task's run takes the shipped CUDA-capable model", function()
