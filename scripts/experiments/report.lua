@@ -182,7 +182,8 @@ function M.main(argv)
 
   local md = {}
   local function add(...) for _, s in ipairs{...} do md[#md + 1] = s end end
-  local machine_text = cuda_results.task(exp) and "" or results.machine_text(exp)  -- no CPU ISA in a CUDA prompt
+  local cuda = cuda_results.section(exp)  -- nil unless the runs were on a CUDA task
+  local machine_text = cuda and "" or results.machine_text(exp)  -- no CPU ISA in a CUDA prompt
   if exp.seeded then
     add("# " .. title, "", "Runs: `" .. dir .. "`, " .. #exp.configs .. " runs: " .. #groups
         .. " configurations over seeds.", "", machine_text)
@@ -238,7 +239,6 @@ function M.main(argv)
         .. "memory bandwidth, or the FP64 peak of its threads). The final mean reward is the mean over the "
         .. "last quarter of the steps (iterations), with its 95% interval over the seeds.", "", per_task)
   end
-  local cuda = cuda_results.section(exp)
   if cuda then add("## Against libtorch (a CUDA task)", "", cuda)
   else add("## Techniques of the best kernels (Table III)", "", results.table3(exp)) end
   if exp.kind == "experiment2" then

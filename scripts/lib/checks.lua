@@ -137,8 +137,8 @@ function checks.check_cuda_task(opts, deps, experiment_name)
              .. "'s stages and feedback are CPU techniques)")
   end
   if (opts.async or 0) ~= 0 then cli.fail("--task=" .. opts.task .. ": CUDA tasks are judged synchronously (--async=0)") end
-  local why = cuda_eval.unavailable(deps.bench)
-  if why then cli.fail("--task=" .. opts.task .. ": " .. why) end
+  local gpu, why = cuda_eval.gpu(deps.bench)
+  if not gpu then cli.fail("--task=" .. opts.task .. ": " .. why) end
 end
 
 -- --async=1 overlaps sampling with evaluation: the kernels must then be timed on other

@@ -45,8 +45,7 @@ local function result_of(rec, y)
   if rec.times_ms then
     r.times = {}
     for i, ms in ipairs(rec.times_ms) do r.times[i] = ms / 1000 end
-    table.sort(r.times)
-    r.min = r.times[1]
+    if #r.times > 0 then r.min = math.min(table.unpack(r.times)) end
   end
   if rec.median_ms then r.median, r.median_ms, r.cov = rec.median_ms / 1000, rec.median_ms, rec.cov end
   r.gflops, r.gbps = rec.gflops, rec.gbps
@@ -59,12 +58,13 @@ local function result_of(rec, y)
   return r
 end
 
--- Why this machine cannot run CUDA tasks through `b` (the bench module), or nil.
-function M.unavailable(b)
-  if not b.cuda then return "this engine's bench has no CUDA (bench.cuda): it was built without it" end
+-- The GPU `b` (the bench module) runs CUDA tasks on: bench.cuda()'s record, asked once
+-- (each asking starts a child and the driver), or nil and why this machine cannot.
+function M.gpu(b)
+  if not b.cuda then return nil, "this engine's bench has no CUDA (bench.cuda): it was built without it" end
   local gpu = b.cuda()
-  if not gpu.available then return "CUDA tasks are unavailable on this machine: " .. tostring(gpu.reason) end
-  return nil
+  if not gpu.available then return nil, "CUDA tasks are unavailable on this machine: " .. tostring(gpu.reason) end
+  return gpu
 end
 
 -- libtorch's op for `name` at `size`, timed on the GPU as the kernels are
@@ -80,22 +80,23 @@ function M.yardstick(b, name, size)
 end
 
 -- The stand-in for `name` at `size` (a name of its spec's sizes). b: the engine's bench
--- module (or a test's). opts: yardstick (M.yardstick's record, measured here when absent),
--- warmup, calls, timeout (the judge's; nil: its defaults). Refused with the reason where
--- the machine has no usable GPU, or libtorch's op cannot be timed.
+-- module (or a test's). opts: gpu (M.gpu's record, asked here when absent), yardstick
+-- (M.yardstick's record, measured here when absent), warmup, calls, timeout (the judge's;
+-- nil: its defaults). Refused with the reason where the machine has no usable GPU, or
+-- libtorch's op cannot be timed.
 function M.bench(b, name, size, opts)
   opts = opts or {}
   local spec = cuda_tasks.get(name)
-  local why = M.unavailable(b)
-  if why then error(why, 0) end
-  local gpu = b.cuda()
+  local gpu, why = opts.gpu
+  if not gpu then gpu, why = M.gpu(b) end
+  if not gpu then error(why, 0) end
   local y = opts.yardstick or M.yardstick(b, spec.name, size)
   local judge = {warmup = opts.warmup, calls = opts.calls, timeout = opts.timeout}
   local self = {gpu = gpu, yardstick = y, task = spec.name, size = size}
   function self.evaluate_batch(sources)
     local out = {}
     for i, src in ipairs(sources) do
-      local rec = cuda_tasks.evaluate(src, {task = spec.name, size = size, yardstick = y, bench = b,
+      local rec = cuda_tasks.evaluate(src, {task = spec.name, size = size, yardstick = y, bench = b, machine = gpu,
                                             warmup = judge.warmup, calls = judge.calls, timeout = judge.timeout})
       out[i] = result_of(rec, y)
     end

@@ -16,14 +16,6 @@ function M.task(exp)
   return first and first.identity and cuda_eval.task_name(first.identity.task) or nil
 end
 
--- What a run stored of its GPU and yardstick (session.open_cuda).
-local function stored(cfg)
-  local run = store.open(cfg.dir, {read_only = true})
-  local y, gpu = run:get("cuda_yardstick"), run:get("gpu")
-  run:close()
-  return y, gpu
-end
-
 -- A sample's speed against libtorch at its confirmed rate (the lower of two measurements).
 local function vs_libtorch(sample)
   local speed = sample.extra and sample.extra.unit == cuda_eval.unit and sample.extra.speed
@@ -43,7 +35,7 @@ function M.section(exp)
   }
   local gpus = {}
   for _, cfg in ipairs(exp.configs) do
-    local y, gpu = stored(cfg)
+    local y, gpu = cfg.cuda_yardstick, cfg.gpu  -- what session.open_cuda stored
     if gpu and gpu.device then gpus[gpu.device .. (gpu.sm and (" (" .. gpu.sm .. ")") or "")] = true end
     local best = cfg.best
     local x = best and vs_libtorch(best)

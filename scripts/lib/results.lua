@@ -71,7 +71,8 @@ function results.load(dir)
       local cfg = {name = name, dir = path, identity = identity,
                    config = identity.config or {}, metrics = run:metrics(),
                    machine = run:get("machine"), nodes = run:get("nodes"),
-                   reference = run:get("reference"), control = run:get("control")}
+                   reference = run:get("reference"), control = run:get("control"),
+                   cuda_yardstick = run:get("cuda_yardstick"), gpu = run:get("gpu")}  -- a CUDA task's
       exp.kind = exp.kind or identity.experiment
       -- The best kernel is the best confirmed one (re-measured by a second evaluation;
       -- runs made before re-measuring have only first measurements).

@@ -72,18 +72,20 @@ end
 -- same scale; the GPU's record beside it.
 function Session:open_cuda()
   local run, what, task, size = self.run, "--task=" .. self.task.name, self.task.cuda, self.task.size
-  local y = run:get("cuda_yardstick") or self:shared_record(
-    {cuda = task, size = size, gpu = self.deps.bench.cuda().device},
+  local gpu, why = cuda_eval.gpu(self.deps.bench)
+  if not gpu then cli.fail(what .. ": " .. why) end
+  local stored = run:get("cuda_yardstick")
+  local y = stored or self:shared_record({cuda = task, size = size, gpu = gpu.device},
     function() return cli.try(what, cuda_eval.yardstick, self.deps.bench, task, size) end)
   -- --warmup and --runs when given; else the judge's own (2 and 20: GPU calls are short)
   local given = self.opts._given or {}
   local b = cli.try(what, cuda_eval.bench, self.deps.bench, task, size,
-                    {yardstick = y, warmup = given.warmup and self.opts.warmup or nil,
+                    {gpu = gpu, yardstick = y, warmup = given.warmup and self.opts.warmup or nil,
                      calls = given.runs and self.opts.runs or nil})
   self.deps = setmetatable({bench = b}, {__index = self.deps})
-  self.task.gpu = b.gpu.device
-  if run:get("cuda_yardstick") == nil then run:set("cuda_yardstick", b.yardstick) end
-  if run:get("gpu") == nil then run:set("gpu", b.gpu) end
+  self.task.gpu = gpu.device
+  if not stored then run:set("cuda_yardstick", y) end
+  if run:get("gpu") == nil then run:set("gpu", gpu) end
   log.info("CUDA task", {task = b.task, size = b.size, gpu = b.gpu.device,
                          libtorch_ms = string.format("%.4f", b.yardstick.median_ms)})
   return self

@@ -164,7 +164,7 @@ local machines = setmetatable({}, {__mode = "k"})  -- bench.cuda() per bench mod
 -- "rejected" when its speed is impossible (M.impossible), with the speed by the median
 -- call (gflops for a compute-bound task, gbps for a memory-bound one).
 -- opts: task, size (default "test"), warmup, calls, seed, timeout, bench (as for
--- M.yardstick), and yardstick (a
+-- M.yardstick), machine (bench.cuda()'s record, when the caller holds it), and yardstick (a
 -- record of M.yardstick at the same size: an ok kernel then gets vs_yardstick, the
 -- yardstick's median call over its own, above 1 when faster than libtorch).
 function M.evaluate(source, opts)
@@ -189,8 +189,12 @@ function M.evaluate(source, opts)
   rec.gflops = r.flops / seconds / 1e9
   rec.gbps = r.bytes / seconds / 1e9
   if rec.status ~= "ok" then return rec end
-  machines[b] = machines[b] or b.cuda()
-  local impossible = M.impossible(rec.gflops, rec.gbps, machines[b], M.is_bf16(spec))
+  local machine = opts.machine
+  if not machine then
+    machines[b] = machines[b] or b.cuda()
+    machine = machines[b]
+  end
+  local impossible = M.impossible(rec.gflops, rec.gbps, machine, M.is_bf16(spec))
   if impossible then rec.status, rec.log = "rejected", impossible; return rec end
   if y and y.status == "ok" then rec.vs_yardstick = y.median_ms / rec.median_ms end
   return rec

@@ -42,8 +42,9 @@ end
 
 -- A GPU's bench: libtorch's op takes 0.05 ms, a "fast" kernel 0.025, a "slow" one 0.1.
 local function gpu_bench()
-  local b = {judged = {}, yardsticks = 0}
+  local b = {judged = {}, yardsticks = 0, probes = 0}
   function b.cuda()
+    b.probes = b.probes + 1
     return {available = true, reason = "", device = "Stand-in GPU", peak_fp32_gflops = 1e5, peak_gbps = 1e4}
   end
   function b.cuda_yardstick(reference, size)
@@ -104,6 +105,9 @@ t.test("experiment 1 on a CUDA task: its prompt, device code, rewards against li
   t.eq(run:get("gpu").device, "Stand-in GPU")
   -- the sweep's other configuration divided by the same measurement of libtorch's op
   t.eq(gpu.yardsticks, 1)
+  -- the GPU asked once before the sweep and once per run: each asking starts a child and
+  -- the driver
+  t.eq(gpu.probes, 1 + 2)
   local m = metrics_of(summaries[2].dir)
   t.near(m[#m].max_vs_yardstick, 2.0, 1e-9)  -- the best kernel, twice libtorch's speed
   -- the report: the GPU, libtorch's op and the best kernel against it, the kernel as CUDA
@@ -143,7 +147,7 @@ t.test("a CUDA task is refused where it cannot run, before any run directory", f
   local machine = bench.cuda()
   if machine.available then
     -- a GPU machine: the engine's bench passes the check
-    t.eq(cuda_eval.unavailable(bench), nil)
+    t.eq(cuda_eval.gpu(bench).device, machine.device)
   else
     local err = t.raises(function()
       exp1.run(opts, {policy = cuda_policy({}), bench = bench, train = fakes.train()})
