@@ -126,16 +126,12 @@ function checks.check_memory(opts, dir, device)
                                                      .. "--max_tokens") or "lower --max_tokens"))
 end
 
--- --task=cuda:NAME: Experiment 1 only (SQD's stages and the turns' feedback speak of CPU
--- techniques), synchronous, and on a machine whose GPU the bench can use: refused before
--- any run directory is made, with the driver's reason.
-function checks.check_cuda_task(opts, deps, experiment_name)
+-- --task=cuda:NAME (which only experiment1.lua's options take: options.check_cuda_task):
+-- synchronous, and on a machine whose GPU the bench can use; refused before any run
+-- directory is made, with the driver's reason.
+function checks.check_cuda_task(opts, deps)
   local cuda_eval = require "cuda_eval"
   if not cuda_eval.task_name(opts.task) then return end
-  if experiment_name ~= "experiment1" then
-    cli.fail("--task=" .. opts.task .. ": CUDA tasks run in experiment1.lua (" .. experiment_name
-             .. "'s stages and feedback are CPU techniques)")
-  end
   if (opts.async or 0) ~= 0 then cli.fail("--task=" .. opts.task .. ": CUDA tasks are judged synchronously (--async=0)") end
   local gpu, why = cuda_eval.gpu(deps.bench)
   if not gpu then cli.fail("--task=" .. opts.task .. ": " .. why) end

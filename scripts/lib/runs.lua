@@ -183,7 +183,7 @@ end
 function runs.run_sweep(experiment_name, opts, configs, deps, body)
   deps = wiring.deps(deps)
   checks.check_async(opts, deps)
-  checks.check_cuda_task(opts, deps, experiment_name)
+  checks.check_cuda_task(opts, deps)
   opts.isa = prompts.isa(opts.isa, deps.bench)
   log.info("vector ISA", {isa = opts.isa, name = stages.isa(opts.isa).name})
   local dirs = {}
