@@ -111,6 +111,25 @@ function fakes.policy()
   return policy
 end
 
+-- policy.load(dir) -> pol whose completions cycle through `answers` (texts) for every
+-- prompt, each prompt appended to `seen`: a task's tests answer with that task's kernels.
+function fakes.answering_policy(answers, seen)
+  return {load = function()
+    return {sample = function(_, prompts, o)
+      local out = {}
+      for p, prompt in ipairs(prompts) do
+        seen[#seen + 1] = prompt
+        out[p] = {}
+        for i = 1, o.n do
+          out[p][i] = {text = answers[(i - 1) % #answers + 1], tokens = {i}, logprobs = {-0.5},
+                       finish_reason = "stop", skill = 0, prompt = prompt}
+        end
+      end
+      return out
+    end}
+  end}
+end
+
 -- GFLOPS of a labelled kernel: 1 + 10 per technique its label names.
 local function fake_gflops(code)
   local techniques = code:match("techniques:%s*([%w_ ]+)") or ""

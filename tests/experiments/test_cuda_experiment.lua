@@ -23,22 +23,7 @@ local function fenced(code) return "Here is the kernel:\n```cuda\n" .. code .. "
 local answers = {fenced(labelled("fast")), fenced(labelled("slow")), fenced(labelled("wrong")),
                  fenced('extern "C" __global__ void other(float *x) {}\n'), "I cannot do that."}
 
-local function cuda_policy(seen)
-  return {load = function()
-    return {sample = function(_, prompts, o)
-      local out = {}
-      for p, prompt in ipairs(prompts) do
-        seen[#seen + 1] = prompt
-        out[p] = {}
-        for i = 1, o.n do
-          out[p][i] = {text = answers[(i - 1) % #answers + 1], tokens = {i}, logprobs = {-0.5},
-                       finish_reason = "stop", skill = 0, prompt = prompt}
-        end
-      end
-      return out
-    end}
-  end}
-end
+local function cuda_policy(seen) return fakes.answering_policy(answers, seen) end
 
 -- A GPU's bench: libtorch's op takes 0.05 ms, a "fast" kernel 0.025, a "slow" one 0.1.
 local function gpu_bench()

@@ -17,21 +17,7 @@ local function fenced(code) return "Here it is:\n```c\n" .. code .. "```\n" end
 
 -- A policy whose completions cycle through the three test kernels, recording its prompts.
 local function task_policy(seen)
-  local answers = {kernels.plain, kernels.off_by_one, kernels.single}
-  return {load = function()
-    return {sample = function(_, prompts, o)
-      local out = {}
-      for p, prompt in ipairs(prompts) do
-        seen[#seen + 1] = prompt
-        out[p] = {}
-        for i = 1, o.n do
-          out[p][i] = {text = fenced(answers[(i - 1) % #answers + 1]), tokens = {i}, logprobs = {-0.5},
-                       finish_reason = "stop", skill = 0, prompt = prompt}
-        end
-      end
-      return out
-    end}
-  end}
+  return fakes.answering_policy({fenced(kernels.plain), fenced(kernels.off_by_one), fenced(kernels.single)}, seen)
 end
 
 local function parse(exp, name, extra)
