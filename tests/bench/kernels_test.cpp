@@ -108,11 +108,13 @@ TEST_CASE("counters are read from outside the kernel's process, threads included
   CHECK(r.counters.contains("page_faults"));
   CHECK(r.counters.contains("context_switches"));
   // Both OpenMP threads are counted (they start after the counters are opened): a call's
-  // CPU time is above one thread's share of the slowest call, at most two threads' of it.
+  // CPU time is above one thread's share of the slowest call, at most two threads' of it
+  // plus what they spin after it until they are stopped (up to about 1 ms each here; a
+  // bound of 1 ms in all failed about one run in ten).
   const double slowest_ms = 1e3 * *std::max_element(r.times.begin(), r.times.end());
   const double fastest_ms = 1e3 * r.min;
   CHECK(r.counters["task_clock_ms"].get<double>() > 1.1 * fastest_ms);
-  CHECK(r.counters["task_clock_ms"].get<double>() < 2.2 * slowest_ms + 1.0);
+  CHECK(r.counters["task_clock_ms"].get<double>() < 2.2 * slowest_ms + 3.0);
   for (const char* name : {"cycles", "instructions", "l1d_read_misses", "llc_misses"}) {
     if (hardware_counters_expected()) {
       CHECK(r.counters.contains(name));
