@@ -28,6 +28,7 @@ static void read_update_options(Options& o, lua_State* L, train::UpdateOptions& 
   o.get("max_grad_norm", u.max_grad_norm);
   o.get("micro_batch", u.micro_batch);
   o.get("grad_checkpoint", u.grad_checkpoint);
+  o.get("grad_checkpoint_layers", u.grad_checkpoint_layers);
   int64_t seed = 0;
   o.get("seed", seed);
   u.seed = static_cast<uint64_t>(seed);

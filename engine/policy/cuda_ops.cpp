@@ -152,6 +152,30 @@ torch::Tensor fused_swiglu(const torch::Tensor& gu) {
   return out;
 }
 
+torch::Tensor fused_swiglu_backward(const torch::Tensor& gu, const torch::Tensor& grad) {
+  if (!decode_kernels().fused_training || !bf16_cuda(gu) || !bf16_cuda(grad) || !gu.is_contiguous() ||
+      !grad.is_contiguous() || gu.size(-1) % 2 != 0 || grad.numel() * 2 != gu.numel())
+    return {};
+  torch::Tensor dgu = torch::empty_like(gu);
+  const int64_t inner = gu.size(-1) / 2;
+  swiglu_backward_launch(gu.data_ptr(), grad.data_ptr(), dgu.data_ptr(), gu.numel() / gu.size(-1), inner,
+                         stream_of(gu));
+  return dgu;
+}
+
+torch::Tensor fused_rope_rows(const torch::Tensor& x, const torch::Tensor& cos,
+                              const torch::Tensor& sin, bool backward) {
+  if (!decode_kernels().fused_training || !bf16_cuda(x) || !bf16_cuda(cos) || !bf16_cuda(sin) ||
+      x.dim() != 4 || !x.is_contiguous() || !cos.is_contiguous() || !sin.is_contiguous() ||
+      x.size(3) % 2 != 0 || cos.numel() != x.size(0) * x.size(1) * x.size(3) || sin.numel() != cos.numel())
+    return {};
+  torch::Tensor out = torch::empty_like(x);
+  const int64_t d = x.size(3);
+  rope_rows_launch(x.data_ptr(), cos.data_ptr(), sin.data_ptr(), out.data_ptr(), x.numel() / d,
+                   static_cast<int>(x.size(2)), static_cast<int>(d), backward, stream_of(x));
+  return out;
+}
+
 std::pair<torch::Tensor, torch::Tensor> fused_sample(const torch::Tensor& logits,
                                                      double temperature) {
   if (!decode_kernels().fused_sampler || !logits.is_cuda() || logits.dim() != 2 ||
@@ -209,6 +233,12 @@ torch::Tensor fused_rope_cache(const torch::Tensor&, const torch::Tensor&, const
 torch::Tensor fused_rms_norm(const torch::Tensor&, const torch::Tensor&, double) { return {}; }
 
 torch::Tensor fused_swiglu(const torch::Tensor&) { return {}; }
+
+torch::Tensor fused_swiglu_backward(const torch::Tensor&, const torch::Tensor&) { return {}; }
+
+torch::Tensor fused_rope_rows(const torch::Tensor&, const torch::Tensor&, const torch::Tensor&, bool) {
+  return {};
+}
 
 #endif
 

@@ -32,6 +32,14 @@ torch::Tensor fused_rms_norm(const torch::Tensor& x, const torch::Tensor& weight
 // silu(gate) * up for gu = [gate, up] along the last dimension (bf16), or undefined.
 torch::Tensor fused_swiglu(const torch::Tensor& gu);
 
+// A training step's kernels (DecodeKernels::fused_training), each undefined when not
+// covered: fused_swiglu's backward (gu as above, grad its output's gradient), and RoPE
+// over x [B, T, heads, d] (contiguous, bf16) with cos/sin [B, T, d] as
+// TransformerImpl::rope makes them, or with backward its transpose (x the gradient).
+torch::Tensor fused_swiglu_backward(const torch::Tensor& gu, const torch::Tensor& grad);
+torch::Tensor fused_rope_rows(const torch::Tensor& x, const torch::Tensor& cos,
+                              const torch::Tensor& sin, bool backward);
+
 // One token per row from softmax(logits / temperature) (logits [rows, vocab], bf16 or
 // fp32, on the GPU; temperature > 0) and its log-probability, drawn with the default CUDA
 // generator: {tokens int64 [rows], logprobs fp32 [rows]}, or undefined tensors when not
@@ -43,6 +51,7 @@ std::pair<torch::Tensor, torch::Tensor> fused_sample(const torch::Tensor& logits
 // to measure what each saves in the same process.
 struct DecodeKernels {
   bool fused_elementwise = true;  // fused_rope_cache, fused_rms_norm, fused_swiglu
+  bool fused_training = true;     // fused_swiglu (and its backward), fused_rope_rows in training
   bool fused_sampler = true;      // fused_sample
   bool pipelined_sampling = true;  // sampling inside the step's graph, one step ahead
   bool tensor_core_attention = true;  // fused_decode_attention on the tensor cores

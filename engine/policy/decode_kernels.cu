@@ -384,3 +384,69 @@ void swiglu_launch(const void* gu, void* out, int64_t rows, int64_t inner, void*
 }
 
 }  // namespace policy
+
+namespace policy {
+
+// Thread per output column i of one row: reads gate, up and the gradient once.
+__global__ void swiglu_backward_kernel(const uint16_t* __restrict__ gu, const uint16_t* __restrict__ grad,
+                                       uint16_t* __restrict__ dgu, int64_t rows, int64_t inner) {
+  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= rows * inner) return;
+  const int64_t r = idx / inner, i = idx % inner;
+  const float gate = bf16_to_float(gu[r * 2 * inner + i]), up = bf16_to_float(gu[r * 2 * inner + inner + i]);
+  const float g = bf16_to_float(grad[idx]);
+  const float sig = 1.f / (1.f + __expf(-gate));
+  const float silu = round_bf16(gate * sig);
+  const float d_silu = round_bf16(g * up);
+  dgu[r * 2 * inner + i] = float_to_bf16(d_silu * sig * (1.f + gate * (1.f - sig)));
+  dgu[r * 2 * inner + inner + i] = float_to_bf16(g * silu);
+}
+
+// Thread per pair (i, i + d/2) of one row: both outputs need both inputs.
+__global__ void rope_rows_kernel(const uint16_t* __restrict__ x, const uint16_t* __restrict__ cos,
+                                 const uint16_t* __restrict__ sin, uint16_t* __restrict__ out,
+                                 int64_t rows, int heads, int d, bool backward) {
+  const int half = d / 2;
+  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= rows * half) return;
+  const int64_t r = idx / half;
+  const int i = static_cast<int>(idx % half);
+  const int64_t at = r * d, p = (r / heads) * d;
+  const float a = bf16_to_float(x[at + i]), b = bf16_to_float(x[at + half + i]);
+  const float c1 = bf16_to_float(cos[p + i]), c2 = bf16_to_float(cos[p + half + i]);
+  const float s1 = bf16_to_float(sin[p + i]), s2 = bf16_to_float(sin[p + half + i]);
+  if (!backward) {
+    out[at + i] = float_to_bf16(round_bf16(a * c1) + b * s1);
+    out[at + half + i] = float_to_bf16(round_bf16(b * c2) + a * s2);
+  } else {
+    // out_i = x_i c_i + x_swap(i) s_i, so dx_j = g_j c_j + g_swap(j) s_swap(j).
+    out[at + i] = float_to_bf16(round_bf16(a * c1) + round_bf16(b * s2));
+    out[at + half + i] = float_to_bf16(round_bf16(b * c2) + round_bf16(a * s1));
+  }
+}
+
+void swiglu_backward_launch(const void* gu, const void* grad, void* dgu, int64_t rows,
+                            int64_t inner, void* stream) {
+  const int64_t n = rows * inner;
+  if (n <= 0) return;
+  const int threads = 256;
+  swiglu_backward_kernel<<<static_cast<unsigned>((n + threads - 1) / threads), threads, 0,
+                           static_cast<cudaStream_t>(stream)>>>(
+      static_cast<const uint16_t*>(gu), static_cast<const uint16_t*>(grad), static_cast<uint16_t*>(dgu), rows,
+      inner);
+  check_launch("swiglu_backward");
+}
+
+void rope_rows_launch(const void* x, const void* cos, const void* sin, void* out, int64_t rows,
+                      int heads, int head_dim, bool backward, void* stream) {
+  const int64_t n = rows * (head_dim / 2);
+  if (n <= 0) return;
+  const int threads = 256;
+  rope_rows_kernel<<<static_cast<unsigned>((n + threads - 1) / threads), threads, 0,
+                     static_cast<cudaStream_t>(stream)>>>(
+      static_cast<const uint16_t*>(x), static_cast<const uint16_t*>(cos), static_cast<const uint16_t*>(sin),
+      static_cast<uint16_t*>(out), rows, heads, head_dim, backward);
+  check_launch("rope_rows");
+}
+
+}  // namespace policy

@@ -19,9 +19,34 @@ LinearImpl::LinearImpl(int64_t in, int64_t out, bool has_bias, const torch::Tens
 }
 
 Tensor LinearImpl::forward(const Tensor& x) {
-  Tensor y = torch::linear(x, weight, bias);
-  if (adapter && adapter->enabled) y = y + adapter->delta(x);
-  return y;
+  if (!adapter || !adapter->enabled) return torch::linear(x, weight, bias);
+  auto shape = x.sizes().vec();
+  shape.back() = weight.size(0);
+  Tensor rows = x.reshape({-1, x.size(-1)});
+  return adapter->add_to(torch::linear(rows, weight, bias), rows).view(shape);
+}
+
+// y [rows, sum of outs], the fused output of `parts` for input x [rows, in], with the terms
+// of their enabled adapters added, in one go when the adapters can share it.
+static Tensor with_adapters(Tensor y, const Tensor& x, std::initializer_list<Linear> parts) {
+  std::vector<Adapter*> group;
+  Adapter* first = nullptr;
+  for (const auto& p : parts) {
+    Adapter* a = p->adapter && p->adapter->enabled ? p->adapter.get() : nullptr;
+    group.push_back(a);
+    if (!first) first = a;
+  }
+  if (!first) return y;
+  if (Tensor out = first->add_group_to(y, x, group); out.defined()) return out;
+  std::vector<Tensor> columns;
+  int64_t at = 0, i = 0;
+  for (const auto& p : parts) {
+    const int64_t n = p->weight.size(0);
+    Tensor part = y.narrow(1, at, n);
+    columns.push_back(group[i] ? group[i]->add_to(part.contiguous(), x) : part);
+    at += n, ++i;
+  }
+  return torch::cat(columns, 1);
 }
 
 EmbeddingImpl::EmbeddingImpl(int64_t n, int64_t dim, const torch::TensorOptions& o) {
@@ -91,6 +116,32 @@ static Tensor apply_rope(const Tensor& x, const Tensor& cos, const Tensor& sin) 
   return torch::addcmul(x * cos, swapped, sin);
 }
 
+// A training step's own kernels (cuda_ops.hpp): CUDA, bf16, contiguous, switched on.
+static bool training_kernels_cover(const Tensor& t) {
+  return decode_kernels().fused_training && decode_kernels().fused_elementwise && t.is_cuda() &&
+         t.scalar_type() == torch::kBFloat16 && t.is_contiguous();
+}
+
+// RoPE in training as one kernel forward and one backward, where autograd's path runs the
+// swap's copy, two multiplies and their backward. x [B,T,heads,d]; cos/sin [B,T,d].
+struct RopeFunction : torch::autograd::Function<RopeFunction> {
+  static Tensor forward(torch::autograd::AutogradContext* ctx, Tensor x, Tensor cos, Tensor sin) {
+    ctx->save_for_backward({cos, sin});
+    return fused_rope_rows(x, cos, sin, false);
+  }
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    auto saved = ctx->get_saved_variables();
+    return {fused_rope_rows(grads[0].contiguous(), saved[0], saved[1], true), Tensor(), Tensor()};
+  }
+};
+
+static Tensor train_rope(const Tensor& x, const Tensor& cos, const Tensor& sin) {
+  if (training_kernels_cover(x) && training_kernels_cover(cos) && training_kernels_cover(sin))
+    return RopeFunction::apply(x, cos, sin);
+  return apply_rope(x, cos.unsqueeze(2), sin.unsqueeze(2));
+}
+
 static void fuse_linears(std::vector<Linear> parts, Tensor& weight, Tensor& bias) {
   torch::NoGradGuard no_grad;
   std::vector<Tensor> ws, bs;
@@ -120,10 +171,20 @@ Tensor AttentionImpl::attend(const Tensor& x, const Tensor& cos, const Tensor& s
   Tensor q, k, v;
   Tensor c = cos.unsqueeze(2), s = sin.unsqueeze(2);
   if (qkv_weight.defined()) {
-    Tensor qkv = torch::linear(x, qkv_weight, qkv_bias).view({B, T, heads + 2 * kv_heads, head_dim});
+    Tensor rows = x.reshape({B * T, x.size(-1)});
+    Tensor qkv = with_adapters(torch::linear(rows, qkv_weight, qkv_bias), rows, {q_proj, k_proj, v_proj})
+                     .view({B, T, heads + 2 * kv_heads, head_dim});
     // A decode step's own kernel rotates q and k and writes k and v into the cache itself.
     if (cache && decode_step(x))
       q = fused_rope_cache(qkv, cos, sin, cache->k[layer], cache->v[layer], cache->slot, cache->len);
+    if (!q.defined() && torch::GradMode::is_enabled()) {
+      // Training: split (its backward is one concatenation, where narrow's fills a zero
+      // tensor per part) and contiguous, so RoPE and attention run vectorised.
+      auto parts = qkv.split_with_sizes({heads, kv_heads, kv_heads}, 2);
+      q = train_rope(parts[0].contiguous(), cos, sin).transpose(1, 2);
+      k = train_rope(parts[1].contiguous(), cos, sin).transpose(1, 2);
+      v = parts[2].contiguous().transpose(1, 2);
+    }
     if (!q.defined()) {
       Tensor qk = apply_rope(qkv.narrow(2, 0, heads + kv_heads), c, s);
       q = qk.narrow(2, 0, heads).transpose(1, 2);
@@ -194,18 +255,40 @@ MLPImpl::MLPImpl(const ModelConfig& c, const torch::TensorOptions& o) {
   down_proj = register_module("down_proj", Linear(c.intermediate_size, c.hidden_size, c.mlp_bias, o));
 }
 
+// silu(gate) * up in training as one kernel forward and one backward (autograd's path:
+// SiLU and a multiply on the split halves, three kernels back and a concatenation).
+struct SwigluFunction : torch::autograd::Function<SwigluFunction> {
+  static Tensor forward(torch::autograd::AutogradContext* ctx, Tensor gu) {
+    ctx->save_for_backward({gu});
+    return fused_swiglu(gu);
+  }
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    return {fused_swiglu_backward(ctx->get_saved_variables()[0], grads[0].contiguous())};
+  }
+};
+
 void MLPImpl::fuse() { fuse_linears({gate_proj, up_proj}, gate_up_weight, gate_up_bias); }
 
 Tensor MLPImpl::forward(const Tensor& x) { return down_proj(activation(x)); }
 
 Tensor MLPImpl::activation(const Tensor& x) {
   if (gate_up_weight.defined()) {
-    Tensor gu = torch::linear(x, gate_up_weight, gate_up_bias);
+    auto shape = x.sizes().vec();
+    shape.back() = gate_up_weight.size(0);
+    Tensor rows = x.reshape({-1, x.size(-1)});
+    Tensor gu = with_adapters(torch::linear(rows, gate_up_weight, gate_up_bias), rows, {gate_proj, up_proj})
+                    .view(shape);
     if (decode_step(x)) {
       Tensor out = fused_swiglu(gu);
       if (out.defined()) return out;
     }
     const int64_t I = gu.size(-1) / 2;
+    if (torch::GradMode::is_enabled() && training_kernels_cover(gu)) return SwigluFunction::apply(gu);
+    if (torch::GradMode::is_enabled()) {
+      auto halves = gu.split(I, -1);  // backward: one concatenation
+      return torch::silu(halves[0]) * halves[1];
+    }
     return torch::silu(gu.narrow(-1, 0, I)).mul_(gu.narrow(-1, I, I));
   }
   return torch::silu(gate_proj(x)) * up_proj(x);
@@ -333,7 +416,8 @@ Tensor TransformerImpl::hidden(const Tensor& ids, const Tensor& pos, const Tenso
   if (recompute && !x.requires_grad()) x = x.detach().requires_grad_(true);
   for (size_t l = 0; l < layers->size(); ++l) {
     auto* block = layers[l]->as<BlockImpl>();
-    if (recompute)
+    bool again = recompute && (grad_checkpoint_layers == 0 || static_cast<int64_t>(l) < grad_checkpoint_layers);
+    if (again)
       x = CheckpointedBlock::apply(x, cos, sin, CheckpointedBlock::wrap(bias, x),
                                    reinterpret_cast<int64_t>(block), static_cast<int64_t>(l));
     else

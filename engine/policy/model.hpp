@@ -19,7 +19,18 @@ class Checkpoint;
 // A trainable addition to a projection's output, e.g. LoRA (engine/train/lora.hpp).
 struct Adapter {
   virtual ~Adapter() = default;
-  virtual torch::Tensor delta(const torch::Tensor& x) = 0;
+  // y + the adapter's term for input x, both [rows, features]. y is the projection's own
+  // fresh output, saved by no other op, so the adapter may add into it in place.
+  virtual torch::Tensor add_to(torch::Tensor y, const torch::Tensor& x) = 0;
+  // The same for projections fused into one GEMM that read the same x (q, k, v; gate, up):
+  // y [rows, sum of outs] gets the terms of `group` (this adapter among them, in column
+  // order) at once. Undefined when this kind of adapter cannot join the group: the caller
+  // then adds each term to its own columns.
+  virtual torch::Tensor add_group_to(torch::Tensor y, const torch::Tensor& x,
+                                     const std::vector<Adapter*>& group) {
+    (void)y, (void)x, (void)group;
+    return {};
+  }
   bool enabled = true;  // off: the base projection alone (the reference policy)
 };
 
@@ -143,6 +154,7 @@ struct TransformerImpl : torch::nn::Module {
   std::shared_ptr<Checkpoint> mapped;  // keeps in-place weights valid
   // Training: recompute each block in backward instead of keeping its activations.
   bool grad_checkpoint = false;
+  int64_t grad_checkpoint_layers = 0;  // only the first N blocks recomputed (0: all)
 };
 TORCH_MODULE(Transformer);
 

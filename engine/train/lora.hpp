@@ -22,7 +22,11 @@ using LoraOptions = LoraSettings;
 class LoraAdapter : public policy::Adapter {
  public:
   LoraAdapter(int64_t in, int64_t out, const LoraOptions& o, const torch::TensorOptions& t);
-  torch::Tensor delta(const torch::Tensor& x) override;
+  torch::Tensor add_to(torch::Tensor y, const torch::Tensor& x) override;
+  // Adapters of one scale, dropout and mode: x dropped out once (the group shares the
+  // mask), one GEMM by their A's stacked, one by their B's block-diagonal.
+  torch::Tensor add_group_to(torch::Tensor y, const torch::Tensor& x,
+                             const std::vector<policy::Adapter*>& group) override;
   std::vector<torch::Tensor> parameters() const { return {A, B}; }
   torch::Tensor A, B;  // [r, in], [out, r]
   double scale, dropout;

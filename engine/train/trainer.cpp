@@ -10,6 +10,7 @@
 #include "train/checkpoint.hpp"
 #include "train/lora.hpp"
 #include "train/objective.hpp"
+#include "train/token_logprobs.hpp"
 
 namespace fs = std::filesystem;
 using torch::Tensor;
@@ -66,14 +67,24 @@ Batch make_batch(const std::vector<const Row*>& rows, const torch::Device& devic
   return {ids.to(device), att.to(device), pos.to(device), tgt.to(device), mask.to(device)};
 }
 
+// Rows of the output projection's logits held at once (token_logprobs.hpp).
+constexpr int64_t kLogitChunk = 1024;
+
 // log pi(token) of every completion token under softmax(logits / temperature): [B, T].
 Tensor completion_logprobs(policy::Transformer& model, const Batch& b, double temperature) {
   Tensor hidden = model->forward_hidden(b.ids, b.attention);  // [B, L, H]
-  int64_t H = hidden.size(-1);
+  int64_t B = hidden.size(0), H = hidden.size(-1), T = b.targets.size(1);
   // Only the scored positions go through the output projection (the vocabulary is large).
   Tensor picked = hidden.gather(1, b.positions.unsqueeze(-1).expand({-1, -1, H}));
-  Tensor logp = torch::log_softmax(model->logits(picked).to(torch::kFloat32) / temperature, -1);
-  return logp.gather(-1, b.targets.unsqueeze(-1)).squeeze(-1);
+  auto& head = model->lm_head;
+  if (head && (head->bias.defined() || (head->adapter && head->adapter->enabled))) {
+    Tensor logp = torch::log_softmax(model->logits(picked).to(torch::kFloat32) / temperature, -1);
+    return logp.gather(-1, b.targets.unsqueeze(-1)).squeeze(-1);
+  }
+  const Tensor& weight = head ? head->weight : model->embed_tokens->weight;
+  return token_logprobs(picked.reshape({B * T, H}), weight, b.targets.reshape({B * T}), temperature,
+                        kLogitChunk)
+      .view({B, T});
 }
 
 Tensor old_logprobs(const std::vector<const Row*>& rows, int64_t T, const torch::Device& device) {
@@ -134,9 +145,10 @@ struct Trainer::Impl {
   void setup(std::shared_ptr<policy::Policy> p, const UpdateOptions& u) {
     pol = std::move(p);
     model = policy::TorchSide::model(*pol);
-    // Fused q/k/v and gate/up GEMMs (for decoding) bypass the projection modules, so
-    // neither their gradients nor LoRA adapters would be seen: train the modules.
-    model->unfuse();
+    // Full fine-tuning trains each projection's own weight, which a fused q/k/v or gate/up
+    // GEMM would bypass. Under LoRA the base is frozen and the fused GEMMs stay: the
+    // adapters of a fused group join it (policy::Adapter::add_group_to).
+    if (!u.lora) model->unfuse();
     device = policy::TorchSide::device(*pol);
     if (u.micro_batch <= 0) throw std::invalid_argument("train: micro_batch must be positive");
     if (u.lr < 0) throw std::invalid_argument("train: lr must not be negative");
@@ -150,6 +162,9 @@ struct Trainer::Impl {
       }
     }
     model->grad_checkpoint = u.grad_checkpoint;
+    if (u.grad_checkpoint_layers < 0)
+      throw std::invalid_argument("train: grad_checkpoint_layers must not be negative");
+    model->grad_checkpoint_layers = u.grad_checkpoint_layers;
     optim = std::make_unique<torch::optim::AdamW>(
         params, torch::optim::AdamWOptions(u.lr)
                     .betas({u.beta1, u.beta2})

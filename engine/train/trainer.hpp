@@ -36,6 +36,9 @@ struct UpdateOptions {
   double max_grad_norm = 1.0;  // 0: no clipping
   int micro_batch = 8;         // sequences per forward/backward; gradients accumulate
   bool grad_checkpoint = false;  // recompute each block in backward instead of storing it
+  // With grad_checkpoint, recompute only the first N blocks and keep the rest's
+  // activations (0: all): recomputation traded for memory, block by block.
+  int grad_checkpoint_layers = 0;
   std::optional<LoraSettings> lora;  // absent: full fine-tuning
   uint64_t seed = 0;           // adapter initialisation and dropout
 };

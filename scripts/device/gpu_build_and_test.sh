@@ -139,14 +139,18 @@ if has bench; then
   [ -n "${QUICK:-}" ] || bench decode $CFG --batch 64 --prompt 128 --tokens 256 --device cuda --dtype bf16 --graphs 0 2>&1 | tee -a "$OUT/bench.jsonl"
 fi
 
-# Training: one GRPO step at the 14B scale (bf16, LoRA r 32, gradient checkpointing), the
-# engine against the same step in plain PyTorch; the engine's exports loaded by
-# transformers and peft.
+# Training: one GRPO step at the 14B scale (bf16, LoRA r 32), the engine (every block
+# recomputed at micro-batch 8; none at 2 and 3) against the same step in plain and tuned
+# PyTorch (perf/train/results/README.md); the engine's exports loaded by transformers and peft.
 if has train; then
   CFG=perf/policy/configs/qwen2.5-coder-14b.json
-  LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/perf/train/train_bench" $CFG --device cuda --dtype bf16 \
-    --completions 64 --tokens 1024 --prompt 128 --micro 8 --lora 32 --steps 2 2>&1 | tee "$OUT/train.jsonl"
-  python3 scripts/device/grpo_step_bench.py $CFG 64 1024 128 8 32 2 2>&1 | grep -v Warning | tee -a "$OUT/train.jsonl"
+  for a in "--micro 8" "--micro 2 --checkpoint 0" "--micro 3 --checkpoint 0"; do
+    LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/perf/train/train_bench" $CFG --device cuda --dtype bf16 \
+      --completions 64 --tokens 1024 --prompt 128 --lora 32 --steps 2 $a 2>&1 | tee -a "$OUT/train.jsonl"
+  done
+  for a in "--micro 8" "--micro 2 --tuned --checkpoint none" "--micro 3 --tuned --checkpoint none"; do
+    python3 scripts/device/grpo_step_bench.py $CFG --steps 2 $a 2>&1 | grep -v Warning | tee -a "$OUT/train.jsonl"
+  done
 fi
 if has export; then
   WORK=/tmp/export-check && rm -rf $WORK && mkdir -p $WORK

@@ -248,7 +248,7 @@ function fakes.train()
   -- (train.sft_trainers), so train.trainers stays the GRPO ones.
   train.sft_trainers = {}
   local sft_options = {lr = true, weight_decay = true, eps = true, max_grad_norm = true, micro_batch = true,
-                       grad_checkpoint = true, seed = true, betas = true, lora = true}
+                       grad_checkpoint = true, grad_checkpoint_layers = true, seed = true, betas = true, lora = true}
   function train.sft(pol, opts)
     assert(pol and pol.sample, "train.sft: needs a policy")
     for k in pairs(opts) do assert(sft_options[k], "train.sft: unknown option '" .. tostring(k) .. "'") end

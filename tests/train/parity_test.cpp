@@ -137,12 +137,15 @@ TEST_CASE("SFT loss and gradients match the PyTorch reference", "[train][parity]
 TEST_CASE("gradient checkpointing gives the same gradients as keeping activations", "[train][checkpointing]") {
   json ref = reference();
   auto groups = groups_of(ref);
-  auto gradients_with = [&](bool recompute, bool lora) {
+  // layers: -1 keeps every block's activations, 0 recomputes all, N the first N.
+  auto gradients_with = [&](int layers, bool lora) {
     train::GrpoOptions opts;
     opts.beta = 0.04;
     opts.micro_batch = 3;
-    opts.grad_checkpoint = recompute;
-    if (lora) opts.lora = train::LoraSettings{4, 8, 0.1, {"q_proj", "up_proj", "down_proj"}};
+    opts.grad_checkpoint = layers >= 0;
+    opts.grad_checkpoint_layers = std::max(layers, 0);
+    // q, k, v: a fused group (one dropout for the three); up without gate: each on its own.
+    if (lora) opts.lora = train::LoraSettings{4, 8, 0.1, {"q_proj", "k_proj", "v_proj", "up_proj", "down_proj"}};
     opts.seed = 5;
     auto pol = load_policy();
     auto trainer = train::Trainer::grpo(pol, opts);
@@ -158,13 +161,57 @@ TEST_CASE("gradient checkpointing gives the same gradients as keeping activation
           grads.push_back(t.grad().clone());
     return std::make_pair(st.loss, grads);
   };
-  for (bool lora : {false, true}) {
-    auto [loss_a, a] = gradients_with(false, lora);
-    auto [loss_b, b] = gradients_with(true, lora);
-    INFO((lora ? "lora" : "full"));
-    CHECK(loss_a == Approx(loss_b).epsilon(1e-6));
-    REQUIRE(a.size() == b.size());
-    REQUIRE(!a.empty());
-    for (size_t i = 0; i < a.size(); ++i) CHECK(torch::allclose(a[i], b[i], 1e-5, 1e-7));
+  for (bool lora : {false, true})
+    for (int layers : {0, 1}) {
+      auto [loss_a, a] = gradients_with(-1, lora);
+      auto [loss_b, b] = gradients_with(layers, lora);
+      INFO((lora ? "lora" : "full") << ", blocks recomputed: " << (layers ? "the first" : "all"));
+      CHECK(loss_a == Approx(loss_b).epsilon(1e-6));
+      REQUIRE(a.size() == b.size());
+      REQUIRE(!a.empty());
+      for (size_t i = 0; i < a.size(); ++i) CHECK(torch::allclose(a[i], b[i], 1e-5, 1e-7));
+    }
+}
+
+TEST_CASE("LoRA on fused projections gives the gradients of each projection's own adapter", "[train][lora]") {
+  json ref = reference();
+  auto groups = groups_of(ref);
+  // Without dropout the fused groups (q/k/v, gate/up: one GEMM by the stacked A's, one by
+  // the block-diagonal B's) must compute exactly what the adapters compute one by one.
+  auto gradients_with = [&](bool fused) {
+    train::GrpoOptions opts;
+    opts.micro_batch = 3;
+    opts.lora = train::LoraSettings{4, 8, 0.0};
+    auto pol = load_policy();
+    auto trainer = train::Trainer::grpo(pol, opts);
+    load_perturbed(*pol);
+    auto model = policy::TorchSide::model(*pol);
+    auto* block = model->layers[0]->as<policy::BlockImpl>();
+    REQUIRE(block->self_attn->qkv_weight.defined() == true);  // LoRA keeps the fused GEMMs
+    if (!fused) model->unfuse();
+    std::vector<torch::Tensor> grads;
+    std::vector<std::shared_ptr<train::LoraAdapter>> adapters;
+    for (auto& m : model->modules())
+      if (auto lin = std::dynamic_pointer_cast<policy::LinearImpl>(m); lin && lin->adapter)
+        adapters.push_back(std::static_pointer_cast<train::LoraAdapter>(lin->adapter));
+    REQUIRE(adapters.size() == 14);
+    {
+      torch::NoGradGuard no_grad;  // B starts at zero: give every term a size
+      torch::manual_seed(3);
+      for (auto& a : adapters) a->B.uniform_(-0.5, 0.5);
+    }
+    auto st = trainer->gradients(groups);
+    for (auto& a : adapters)
+      for (auto& t : a->parameters()) grads.push_back(t.grad().clone());
+    return std::make_pair(st.loss, grads);
+  };
+  auto [loss_fused, fused] = gradients_with(true);
+  auto [loss_apart, apart] = gradients_with(false);
+  CHECK(loss_fused == Approx(loss_apart).epsilon(1e-6));
+  REQUIRE(fused.size() == apart.size());
+  for (size_t i = 0; i < fused.size(); ++i) {
+    INFO("tensor " << i);
+    CHECK(fused[i].abs().max().item<double>() > 0);
+    CHECK(torch::allclose(fused[i], apart[i], 1e-5, 1e-7));
   }
 }
