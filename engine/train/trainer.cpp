@@ -67,8 +67,12 @@ Batch make_batch(const std::vector<const Row*>& rows, const torch::Device& devic
   return {ids.to(device), att.to(device), pos.to(device), tgt.to(device), mask.to(device)};
 }
 
-// Rows of the output projection's logits held at once (token_logprobs.hpp).
+// Rows of the output projection's logits held at once (token_logprobs.hpp), and the size
+// of the whole logits from which chunks are taken: they recompute the logits in backward
+// (2 H V FLOPs a token more, 8% of the default model's update), which is worth it where the
+// logits' memory decides the micro-batch (the 14B model's 152k vocabulary), not below.
 constexpr int64_t kLogitChunk = 1024;
+constexpr int64_t kChunkedFrom = int64_t(1) << 26;  // 64M logits: 256 MB in fp32
 
 // log pi(token) of every completion token under softmax(logits / temperature): [B, T].
 Tensor completion_logprobs(policy::Transformer& model, const Batch& b, double temperature) {
@@ -77,7 +81,8 @@ Tensor completion_logprobs(policy::Transformer& model, const Batch& b, double te
   // Only the scored positions go through the output projection (the vocabulary is large).
   Tensor picked = hidden.gather(1, b.positions.unsqueeze(-1).expand({-1, -1, H}));
   auto& head = model->lm_head;
-  if (head && (head->bias.defined() || (head->adapter && head->adapter->enabled))) {
+  if (B * T * model->cfg.vocab_size < kChunkedFrom ||
+      (head && (head->bias.defined() || (head->adapter && head->adapter->enabled)))) {
     Tensor logp = torch::log_softmax(model->logits(picked).to(torch::kFloat32) / temperature, -1);
     return logp.gather(-1, b.targets.unsqueeze(-1)).squeeze(-1);
   }

@@ -207,7 +207,7 @@ TEST_CASE("LoRA on fused projections gives the gradients of each projection's ow
   };
   auto [loss_fused, fused] = gradients_with(true);
   auto [loss_apart, apart] = gradients_with(false);
-  CHECK(loss_fused == Approx(loss_apart).epsilon(1e-6));
+  CHECK(loss_fused == Approx(loss_apart).epsilon(1e-5));  // fp32 sums in another order
   REQUIRE(fused.size() == apart.size());
   for (size_t i = 0; i < fused.size(); ++i) {
     INFO("tensor " << i);
