@@ -30,7 +30,7 @@ class LoraAdapter : public policy::Adapter {
   std::vector<torch::Tensor> parameters() const { return {A, B}; }
   torch::Tensor A, B;  // [r, in], [out, r]
   double scale, dropout;
-  bool training = true;
+  bool training = false;  // dropout only inside a trainer's pass, never when sampling
 };
 
 class Lora {

@@ -355,12 +355,27 @@ static GrpoBatch prepare(const Trainer::Impl& m, const std::vector<Group>& group
   return gb;
 }
 
+// The adapters' dropout for the duration of a pass (forward and backward, recomputed
+// blocks included), and off again after it, whatever ends the pass: the policy samples
+// and scores with the adapters as they are, as a model in eval mode does.
+struct AdapterDropout {
+  explicit AdapterDropout(Lora* l) : lora(l) {
+    if (lora) lora->set_training(true);
+  }
+  ~AdapterDropout() {
+    if (lora) lora->set_training(false);
+  }
+  AdapterDropout(const AdapterDropout&) = delete;
+  AdapterDropout& operator=(const AdapterDropout&) = delete;
+  Lora* lora;
+};
+
 static PassTotals run_pass(Trainer::Impl& m, GrpoBatch& gb) {
   PassTotals out;
   const size_t mb = static_cast<size_t>(m.o.micro_batch);
   const size_t n_micro = std::max<size_t>(1, gb.ref_cache.size());
   const double total_rows = static_cast<double>(std::max<int64_t>(1, gb.stats.sequences));
-  if (m.lora) m.lora->set_training(true);
+  AdapterDropout dropout_on(m.lora.get());
   m.model->train();
   for (size_t i = 0; i < gb.active.size(); i += mb) {
     if (!m.runs(i / mb)) continue;
@@ -407,7 +422,7 @@ static StepStats sft_pass(Trainer::Impl& m, const std::vector<Example>& examples
   }
   st.sequences = static_cast<int64_t>(rows.size());
   if (rows.empty()) throw std::invalid_argument("sft: no examples");
-  if (m.lora) m.lora->set_training(true);
+  AdapterDropout dropout_on(m.lora.get());
   m.model->train();
   const size_t mb = static_cast<size_t>(m.o.micro_batch);
   for (size_t i = 0; i < rows.size(); i += mb) {

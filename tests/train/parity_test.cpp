@@ -215,3 +215,20 @@ TEST_CASE("LoRA on fused projections gives the gradients of each projection's ow
     CHECK(torch::allclose(fused[i], apart[i], 1e-5, 1e-7));
   }
 }
+
+TEST_CASE("a LoRA policy samples and scores without its adapters' dropout", "[train][lora]") {
+  json ref = reference();
+  train::GrpoOptions opts;
+  opts.lr = 1e-2;
+  opts.micro_batch = 3;
+  opts.lora = train::LoraSettings{4, 8, 0.5};
+  auto pol = load_policy();
+  auto trainer = train::Trainer::grpo(pol, opts);
+  trainer->step(groups_of(ref));  // B leaves zero: the adapters' terms now count
+  const auto& g = ref["groups"][0];
+  auto prompt = g["prompt"].get<std::vector<int>>();
+  auto completion = g["completions"][0]["tokens"].get<std::vector<int>>();
+  auto once = pol->logprobs(prompt, completion), again = pol->logprobs(prompt, completion);
+  CHECK(once == again);  // with dropout on, two scorings would draw two masks
+  CHECK(once != load_policy()->logprobs(prompt, completion));
+}
