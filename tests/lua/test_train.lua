@@ -31,6 +31,21 @@ t.test("a GRPO step returns the statistics people plot", function()
   t.contains(tostring(trainer), "trainer(grpo, step 1)")
 end)
 
+t.test("recomputing only the first blocks is an option, and the same step as keeping all", function()
+  local prompts = {{5, 6, 7}, {9, 10}}
+  local out = sample(policy.load(model), 3)
+  local function loss_with(opts)
+    local pol = policy.load(model)
+    opts.lr, opts.micro_batch, opts.seed = 1e-3, 3, 7
+    return train.grpo(pol, opts):step(groups_of(prompts, out)).loss
+  end
+  local kept = loss_with{}
+  t.near(loss_with{grad_checkpoint = true, grad_checkpoint_layers = 1}, kept, 1e-6)
+  t.near(loss_with{grad_checkpoint = true}, kept, 1e-6)
+  t.raises(function() train.grpo(policy.load(model), {grad_checkpoint_layers = -1}) end,
+           "grad_checkpoint_layers must not be negative")
+end)
+
 t.test("trainer:step takes the sampled handles as they are, with or without the prompt", function()
   -- the same update from handles (ids never leave C++), from handles without the prompt,
   -- and from the tables a script could build: equal weights after each
