@@ -231,4 +231,15 @@ TEST_CASE("a LoRA policy samples and scores without its adapters' dropout", "[tr
   auto once = pol->logprobs(prompt, completion), again = pol->logprobs(prompt, completion);
   CHECK(once == again);  // with dropout on, two scorings would draw two masks
   CHECK(once != load_policy()->logprobs(prompt, completion));
+  // Sampling goes through the fused q/k/v and gate/up groups with their adapters: the same
+  // seed draws the same tokens, and the log-probs it reports are the scoring's.
+  policy::SampleOptions so;
+  so.n = 2, so.max_tokens = 6, so.seed = 4, so.ignore_eos = true;
+  auto a = pol->sample({prompt}, so), b = pol->sample({prompt}, so);
+  REQUIRE(a[0].size() == 2);
+  for (int i = 0; i < 2; ++i) {
+    CHECK(a[0][i].tokens == b[0][i].tokens);
+    auto scored = pol->logprobs(prompt, a[0][i].tokens);
+    for (size_t k = 0; k < scored.size(); ++k) CHECK(scored[k] == Approx(a[0][i].logprobs[k]).margin(1e-4));
+  }
 }
