@@ -8,6 +8,7 @@
 
 #include "policy/decode_attention.hpp"
 #include "policy/decode_kernels.hpp"
+#include "policy/train_kernels.hpp"
 #endif
 
 namespace policy {

@@ -47,8 +47,9 @@ torch::Tensor fused_rope_rows(const torch::Tensor& x, const torch::Tensor& cos,
 std::pair<torch::Tensor, torch::Tensor> fused_sample(const torch::Tensor& logits,
                                                      double temperature);
 
-// Which of the decode step's own kernels run (all by default); a benchmark turns them off
-// to measure what each saves in the same process.
+// Which of the model's own kernels run (all by default): the decode step's and, in
+// fused_training, a training step's; a benchmark turns them off to measure what each saves
+// in the same process.
 struct DecodeKernels {
   bool fused_elementwise = true;  // fused_rope_cache, fused_rms_norm, fused_swiglu
   bool fused_training = true;     // fused_swiglu (and its backward), fused_rope_rows in training

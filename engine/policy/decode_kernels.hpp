@@ -39,19 +39,6 @@ void rms_norm_launch(const void* x, const void* w, void* out, int64_t rows, int 
 // out[r, i] = bf16(silu(gu[r, i])) * gu[r, inner + i] for gu [rows, 2 * inner] contiguous.
 void swiglu_launch(const void* gu, void* out, int64_t rows, int64_t inner, void* stream);
 
-// The backward of swiglu_launch, rounded as autograd's mul and silu_backward round: for
-// the output's gradient g [rows, inner], dgu[r, i] = bf16(bf16(g * up) * silu'(gate)) and
-// dgu[r, inner + i] = bf16(g * bf16(silu(gate))), dgu [rows, 2 * inner] contiguous.
-void swiglu_backward_launch(const void* gu, const void* grad, void* dgu, int64_t rows,
-                            int64_t inner, void* stream);
-
-// RoPE of a training step over rows of d values: x [rows, d] contiguous, row r at
-// position r / heads of cos and sin [positions, d] (sin with rotate_half's sign folded in).
-// Forward: out = bf16(bf16(x * cos) + [x2, x1] * sin); backward (x is then the output's
-// gradient): out = bf16(bf16(x * cos) + swap(bf16(x * sin))), as autograd rounds.
-void rope_rows_launch(const void* x, const void* cos, const void* sin, void* out, int64_t rows,
-                      int heads, int head_dim, bool backward, void* stream);
-
 // One token per row drawn from softmax(logits / temperature), and its log-probability:
 // the Gumbel-max race (argmax of logit / T - log E, E ~ Exp(1) from Philox), which is an
 // exact draw, in one pass over each row that also takes the row's log-sum-exp. A row is
