@@ -119,9 +119,10 @@ function fakes.answering_policy(answers, seen)
       local out = {}
       for p, prompt in ipairs(prompts) do
         seen[#seen + 1] = prompt
+        local these = type(answers) == "function" and answers(prompt) or answers
         out[p] = {}
         for i = 1, o.n do
-          out[p][i] = {text = answers[(i - 1) % #answers + 1], tokens = {i}, logprobs = {-0.5},
+          out[p][i] = {text = these[(i - 1) % #these + 1], tokens = {i}, logprobs = {-0.5},
                        finish_reason = "stop", skill = 0, prompt = prompt}
         end
       end

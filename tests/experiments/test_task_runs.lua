@@ -66,29 +66,19 @@ t.test("experiment 2 on a task of the suite climbs the task's own ladder", funct
   run:close()
 end)
 
--- A policy for a mixture: each prompt answered with its task's plain test kernel.
+-- A policy for a mixture: each prompt answered with its task's plain test kernel; `seen`
+-- gets the task of each prompt.
 local function mixture_policy(seen)
-  local names = {"axpy", "dot", "matmul"}
-  return {load = function()
-    return {sample = function(_, prompts, o)
-      local out = {}
-      for p, prompt in ipairs(prompts) do
-        local answer
-        for _, name in ipairs(names) do
-          if prompt:find(bench.task(name).prototype, 1, true) or (name == "matmul" and prompt:find("matmul_optimized")) then
-            answer = dofile(here .. "/../bench/tasks/" .. name .. ".lua").plain
-            seen[#seen + 1] = name
-          end
-        end
-        out[p] = {}
-        for i = 1, o.n do
-          out[p][i] = {text = fenced(assert(answer, "a prompt of no known task")), tokens = {i}, logprobs = {-0.5},
-                       finish_reason = "stop", skill = 0, prompt = prompt}
-        end
+  return fakes.answering_policy(function(prompt)
+    local answer
+    for _, name in ipairs{"axpy", "dot", "matmul"} do
+      if prompt:find(bench.task(name).prototype, 1, true) or (name == "matmul" and prompt:find("matmul_optimized")) then
+        answer = dofile(here .. "/../bench/tasks/" .. name .. ".lua").plain
+        seen[#seen + 1] = name
       end
-      return out
-    end}
-  end}
+    end
+    return {fenced(assert(answer, "a prompt of no known task"))}
+  end, {})
 end
 
 t.test("experiment 1 on a mixture: each group its task's, rewards a share of each task's roofline", function()
