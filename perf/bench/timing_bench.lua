@@ -103,7 +103,7 @@ end
 local statistics = {"old", "new", "new_median"}
 local function read_out(old, new)
   return {old = flops / mean(old.times) * 1e-9, new = flops / sorted(new.times)[1] * 1e-9,
-          new_median = flops / median(new.times) * 1e-9}
+          new_median = flops / median(new.times) * 1e-9, new_calls = #new.times}
 end
 
 -- The widest-vector example kernel this machine runs.
@@ -173,15 +173,22 @@ local function floor_kernel(src)
   assert(os.execute(string.format("gcc -shared -fPIC -O3 %s -fopenmp -o %s.so %s.c -lm", m.march, base, base)))
   return base .. ".so"
 end
--- One fresh floor process: GFLOPS by its median call and by its fastest.
-local function floor_run(so, nthreads)
+-- One fresh floor process: GFLOPS by its median call, by its fastest, and by the fastest
+-- of its first `first` calls (as many as an evaluation of the engine made).
+local function floor_run(so, nthreads, first)
   local p = io.popen(string.format("env OMP_NUM_THREADS=%d OMP_PROC_BIND=close OMP_PLACES=cores OMP_DYNAMIC=false "
                                    .. "%s/timing_floor %s %d %d", nthreads, work, so, n, opts.floor_calls))
   local out = p:read("a")
   p:close()
-  local med, fastest = out:match("^(%S+)%s+(%S+)")
+  local med, fastest, calls = out:match("^(%S+)%s+(%S+)\n([^\n]*)")
   assert(tonumber(med) and tonumber(fastest), "timing_floor: " .. out)
-  return flops / tonumber(med) * 1e-9, flops / tonumber(fastest) * 1e-9
+  local best_of_first = math.huge
+  local k = 0
+  for t in calls:gmatch("%S+") do
+    k = k + 1
+    if k <= (first or opts.floor_calls) then best_of_first = math.min(best_of_first, tonumber(t)) end
+  end
+  return flops / tonumber(med) * 1e-9, flops / tonumber(fastest) * 1e-9, flops / best_of_first * 1e-9
 end
 local function floor_median(so, nthreads)
   return (floor_run(so, nthreads))
@@ -245,7 +252,8 @@ local controls = {
 }
 for _, c in ipairs(controls) do
   local name, src, nthreads = table.unpack(c)
-  local by = {old = {}, new = {}, new_median = {}, two = {}, floor = {}, floor_fastest = {}}
+  local by = {old = {}, new = {}, new_median = {}, two = {}, floor = {}, floor_fastest = {}, floor_same = {},
+              calls = {}}
   local so = floor_kernel(src)
   for i = 1, opts.repeats do
     local g = evaluate(src, nthreads)
@@ -256,7 +264,9 @@ for _, c in ipairs(controls) do
     -- The floor in the same minutes: a fresh process after each round of the engine's, so
     -- that a drift of the node over the run reaches both (measured after all the rounds,
     -- the floor saw a few seconds where the engine saw the whole run).
-    by.floor[i], by.floor_fastest[i] = floor_run(so, nthreads)
+    -- The floor's fastest of as many calls as that evaluation made reads the same budget.
+    by.floor[i], by.floor_fastest[i], by.floor_same[i] = floor_run(so, nthreads, g.new_calls)
+    by.calls[i] = g.new_calls
   end
   local function cell(xs)
     return string.format("%5.1f%% (%.2f)", 100 * cov(xs), median(xs) / sorted(xs)[1])
@@ -264,11 +274,18 @@ for _, c in ipairs(controls) do
   print(string.format("   %-34s %16s %16s %16s %16s | %16s %16s   median %.1f GFLOPS (floor %.1f)", name,
                       cell(by.old), cell(by.new), cell(by.new_median), cell(by.two), cell(by.floor),
                       cell(by.floor_fastest), median(by.new), median(by.floor)))
-  -- The goal "at least as well as the floor", by the reward's statistic on both sides.
-  local r, lo, hi = cov_ratio(by.new, by.floor_fastest)
-  print(string.format("   %-34s new / floor (fastest) CoV %.2f, 95%% bootstrap [%.2f, %.2f]: %s", "", r, lo, hi,
-                      hi <= 1 and "steadier than the floor" or lo > 1 and "noisier than the floor beyond sampling error"
-                      or r <= 1 and "no noisier than the floor" or "not distinguishable from the floor"))
+  -- The goal "at least as well as the floor", by the reward's statistic on both sides: the
+  -- floor's fastest of its 40 calls, and of as many calls as the engine's evaluation made
+  -- (the same budget; the fastest of more calls is steadier whoever times them).
+  local function compare(label, floor)
+    local r, lo, hi = cov_ratio(by.new, floor)
+    print(string.format("   %-34s new / %s CoV %.2f, 95%% bootstrap [%.2f, %.2f]: %s", "", label, r, lo, hi,
+                        hi <= 1 and "steadier than the floor" or lo > 1 and "noisier than the floor beyond sampling error"
+                        or r <= 1 and "no noisier than the floor" or "not distinguishable from the floor"))
+  end
+  compare(string.format("floor (fastest of %d)", opts.floor_calls), by.floor_fastest)
+  compare(string.format("floor (fastest of the engine's %d-%d calls: %.1f%%)", sorted(by.calls)[1],
+                        sorted(by.calls)[#by.calls], 100 * cov(by.floor_same)), by.floor_same)
 end
 
 -- 3. Cost.

@@ -3,7 +3,8 @@
  * continue between calls and no inputs written by another process. Inputs are made
  * once per call set in this process (SETS sets, cycled, so no call sees the inputs of
  * the call before it); one untimed call; CALLS timed calls; prints the median call's
- * seconds and the fastest.
+ * seconds and the fastest, then every call's seconds in the order they ran (so that a
+ * reader can take the fastest of as many calls as an evaluation made).
  *
  *   gcc -O2 timing_floor.c -o timing_floor -ldl
  *   OMP_NUM_THREADS=T OMP_PROC_BIND=close OMP_PLACES=cores ./timing_floor kernel.so N CALLS
@@ -59,15 +60,16 @@ int main(int argc, char **argv) {
       b[k][i] = (double)(s >> 11) * 0x1.0p-53 * 2 - 1;
     }
   }
-  double *times = malloc(sizeof(double) * calls);
+  double *times = malloc(sizeof(double) * calls), *in_order = malloc(sizeof(double) * calls);
   kernel(a[0], b[0], c, n, n, n);
   for (int i = 0; i < calls; i++) {
     int k = (i + 1) % SETS;
     double t0 = now();
     kernel(a[k], b[k], c, n, n, n);
-    times[i] = now() - t0;
+    times[i] = in_order[i] = now() - t0;
   }
   qsort(times, calls, sizeof(double), by_value);
   printf("%.9g %.9g\n", times[calls / 2], times[0]);
+  for (int i = 0; i < calls; i++) printf("%.9g%c", in_order[i], i + 1 < calls ? ' ' : '\n');
   return 0;
 }
