@@ -65,6 +65,7 @@ Result compile(const std::string& source, const Options& opts) {
     gcc_jit_context_add_command_line_option(ctx, "-ffp-contract=fast");
     for (const std::string& m : opts.march) gcc_jit_context_add_command_line_option(ctx, m.c_str());
     if (getenv("KERNELC_DUMP_ASM")) gcc_jit_context_set_bool_option(ctx, GCC_JIT_BOOL_OPTION_DUMP_GENERATED_CODE, 1);
+    if (getenv("KERNELC_TIME_REPORT")) gcc_jit_context_add_command_line_option(ctx, "-ftime-report");  // to stderr
     if (!opts.remarks_file.empty())
       gcc_jit_context_add_command_line_option(ctx, bench::remarks_flag(opts.remarks_file).c_str());
     // Linked against what the kernel may call and nothing else: no start files, and no
