@@ -11,6 +11,7 @@
 local args = require "engine.args"
 local extract = require "extract"
 local prompts = require "prompts"
+local stats = require "stats"
 local wiring = require "wiring"
 
 local opts = args.parse(arg, {
@@ -55,13 +56,7 @@ if opts.compile_only ~= "" then
   return
 end
 
-local function median(xs)
-  local c = {}
-  for i, x in ipairs(xs) do c[i] = x end
-  table.sort(c)
-  local k = #c
-  return k % 2 == 1 and c[(k + 1) // 2] or (c[k // 2] + c[k // 2 + 1]) / 2
-end
+local median = stats.median
 local function sum(xs)
   local s = 0
   for _, x in ipairs(xs) do s = s + x end
@@ -168,6 +163,7 @@ local object
 for _, file in ipairs(files) do
   if ok[file] then object = file .. ".o" break end
 end
+assert(object, "no kernel compiled: nothing to link")
 local ways = {
   {name = "gcc's defaults (start files, libc)", cmd = "gcc -shared -o %s.so %s -lgomp -lm"},
   {name = "-nostdlib -lgomp -lm -lgcc", cmd = "gcc -shared -nostdlib -o %s.so %s -lgomp -lm -lgcc"},

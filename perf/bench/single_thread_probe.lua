@@ -21,7 +21,9 @@ local n = opts.size
 local flops = 2.0 * n * n * n
 local m = bench.machine()
 local file = m.simd == "avx512" and "k04_avx512_rows.c" or "k06_avx2_4x8.c"
-local src = assert(io.open(engine.root .. "/tests/data/kernels/" .. file)):read("a")
+local f = assert(io.open(engine.root .. "/tests/data/kernels/" .. file))
+local src = f:read("a")
+f:close()
 if opts.model ~= "" then
   local held = policy.load(opts.model, {device = policy.cuda_available() and "cuda" or "cpu"})
   held:sample({"void matmul_optimized("}, {n = 4, max_tokens = 16, seed = 1})
@@ -31,7 +33,7 @@ local work = os.tmpname()
 os.remove(work)
 assert(os.execute("mkdir -p " .. work))
 assert(os.execute(string.format("gcc -O2 %s/perf/bench/timing_floor.c -o %s/timing_floor -ldl", engine.root, work)))
-local f = assert(io.open(work .. "/k.c", "w"))
+f = assert(io.open(work .. "/k.c", "w"))
 f:write(src)
 f:close()
 assert(os.execute(string.format("gcc -shared -fPIC -O3 %s -fopenmp -o %s/k.so %s/k.c -lm", m.march, work, work)))
