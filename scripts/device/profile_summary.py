@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Summary of a Kineto trace of decode steps (`policy_bench decode --profile TRACE.json`):
-the device time per step by kernel, the sum of kernel time against the wall time of the
-window, and where the device sat idle (gaps between kernels).
+"""Summary of a Kineto trace of decode steps (`policy_bench decode --profile TRACE.json`)
+or training steps (`train_bench --profile`): the device time per step by kernel, the sum
+of kernel time against the wall time of the window, where the device sat idle (gaps
+between kernels), and whose the idle was: a gap before a kernel whose launch call began
+after the device had gone idle is the host's (the device waited for the launch), any
+other gap the device's own (a dependency, a synchronisation, a copy).
 
   profile_summary.py TRACE.json [steps] [top]
 """
@@ -74,3 +77,33 @@ for e in events:
 print("host runtime calls (us/step, calls/step):")
 for n, (t, c) in sorted(runtime.items(), key=lambda kv: -kv[1][0])[:8]:
     print(f"  {t / steps:8.1f} {c / steps:6.1f}  {n}")
+
+# Whose idle: link each kernel to its launch call by correlation id.
+launch = {}
+for e in events:
+    if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver"):
+        c = (e.get("args") or {}).get("correlation")
+        if c is not None:
+            launch[c] = e
+host_idle = other_idle = 0.0
+host_gaps = 0
+queued = []
+end = dev[0]["ts"]
+for e in dev:
+    g = e["ts"] - end
+    rt = launch.get((e.get("args") or {}).get("correlation"))
+    if rt is not None:
+        queued.append(e["ts"] - (rt["ts"] + rt["dur"]))
+    if g > 0:
+        if rt is not None and rt["ts"] >= end:
+            host_idle += g
+            host_gaps += 1
+        else:
+            other_idle += g
+    end = max(end, e["ts"] + e["dur"])
+queued.sort()
+if queued:
+    q = lambda f: queued[min(len(queued) - 1, int(f * len(queued)))]
+    print(f"idle waiting for the host's launch {host_idle / steps / 1e3:.3f} ms/step ({host_gaps / steps:.0f} gaps), "
+          f"other idle {other_idle / steps / 1e3:.3f} ms/step; a kernel's start after its launch call returned: "
+          f"median {q(0.5):.1f} us, 10th percentile {q(0.1):.1f} us ({len(queued)} kernels linked)")
