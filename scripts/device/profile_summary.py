@@ -107,3 +107,41 @@ if queued:
     print(f"idle waiting for the host's launch {host_idle / steps / 1e3:.3f} ms/step ({host_gaps / steps:.0f} gaps), "
           f"other idle {other_idle / steps / 1e3:.3f} ms/step; a kernel's start after its launch call returned: "
           f"median {q(0.5):.1f} us, 10th percentile {q(0.1):.1f} us ({len(queued)} kernels linked)")
+
+# Which framework operations issue the device's operations: each device op is linked to the
+# CPU-side op (aten::...) that launched it by its external id; the innermost op counts.
+issuer = {}
+for e in events:
+    if e.get("ph") == "X" and e.get("cat") == "cpu_op":
+        x = (e.get("args") or {}).get("External id")
+        if x is not None:
+            prev = issuer.get(x)
+            if prev is None or e.get("dur", 0) < prev.get("dur", 0):
+                issuer[x] = e
+# The backward node an op ran under (autograd's evaluate_function), else the forward.
+context = {}
+by_thread = collections.defaultdict(list)
+for e in events:
+    if e.get("ph") == "X" and e.get("cat") == "cpu_op":
+        by_thread[e.get("tid")].append(e)
+for ops in by_thread.values():
+    ops.sort(key=lambda e: (e["ts"], -e.get("dur", 0)))
+    open_ops = []
+    for e in ops:
+        while open_ops and open_ops[-1]["ts"] + open_ops[-1].get("dur", 0) < e["ts"]:
+            open_ops.pop()
+        node = next((o["name"].split(": ")[-1] for o in reversed(open_ops)
+                     if o["name"].startswith("autograd::engine::evaluate_function")), "forward")
+        context[id(e)] = node
+        open_ops.append(e)
+by_issuer = collections.defaultdict(lambda: [0, 0.0])
+for e in dev:
+    x = (e.get("args") or {}).get("External id")
+    op_event = issuer.get(x) if x is not None else None
+    op = f"{context.get(id(op_event), '?')} / {op_event['name']}" if op_event else "(no framework op)"
+    k = f"{op} -> {'memset' if e.get('cat') == 'gpu_memset' else 'copy' if e.get('cat') == 'gpu_memcpy' else kind(e['name'])}"
+    by_issuer[k][0] += 1
+    by_issuer[k][1] += e["dur"]
+print("device ops by the framework op that issued them, under its backward node or the forward (ops/step, device ms/step), top 30:")
+for k, (c, t) in sorted(by_issuer.items(), key=lambda kv: -kv[1][0])[:30]:
+    print(f"  {c / steps:7.0f} {t / steps / 1e3:8.3f}  {k[:130]}")
