@@ -122,17 +122,25 @@ static bool training_kernels_cover(const Tensor& t) {
          t.scalar_type() == torch::kBFloat16 && t.is_contiguous();
 }
 
+// What a training kernel returned: callers choose the kernel only where
+// training_kernels_cover says it runs, so an undefined result is a broken promise.
+static Tensor ran(Tensor t, const char* kernel) {
+  TORCH_CHECK(t.defined(), kernel, ": the training kernel did not cover an input training_kernels_cover accepted");
+  return t;
+}
+
 // RoPE in training as one kernel forward and one backward, where autograd's path runs the
 // swap's copy, two multiplies and their backward. x [B,T,heads,d]; cos/sin [B,T,d].
 struct RopeFunction : torch::autograd::Function<RopeFunction> {
   static Tensor forward(torch::autograd::AutogradContext* ctx, Tensor x, Tensor cos, Tensor sin) {
     ctx->save_for_backward({cos, sin});
-    return fused_rope_rows(x, cos, sin, false);
+    return ran(fused_rope_rows(x, cos, sin, false), "rope");
   }
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
                                                torch::autograd::tensor_list grads) {
     auto saved = ctx->get_saved_variables();
-    return {fused_rope_rows(grads[0].contiguous(), saved[0], saved[1], true), Tensor(), Tensor()};
+    return {ran(fused_rope_rows(grads[0].contiguous(), saved[0], saved[1], true), "rope backward"), Tensor(),
+            Tensor()};
   }
 };
 
@@ -260,11 +268,11 @@ MLPImpl::MLPImpl(const ModelConfig& c, const torch::TensorOptions& o) {
 struct SwigluFunction : torch::autograd::Function<SwigluFunction> {
   static Tensor forward(torch::autograd::AutogradContext* ctx, Tensor gu) {
     ctx->save_for_backward({gu});
-    return fused_swiglu(gu);
+    return ran(fused_swiglu(gu), "swiglu");
   }
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
                                                torch::autograd::tensor_list grads) {
-    return {fused_swiglu_backward(ctx->get_saved_variables()[0], grads[0].contiguous())};
+    return {ran(fused_swiglu_backward(ctx->get_saved_variables()[0], grads[0].contiguous()), "swiglu backward")};
   }
 };
 

@@ -16,11 +16,15 @@ LoraAdapter::LoraAdapter(int64_t in, int64_t out, const LoraOptions& o,
   B = torch::zeros({out, o.r}, t).requires_grad_(true);
 }
 
+// The adapter's input: x with dropout inside a trainer's pass, x itself otherwise.
+torch::Tensor LoraAdapter::dropped(const torch::Tensor& x) const {
+  return training && dropout > 0 ? torch::dropout(x, dropout, true) : x;
+}
+
 // The scale multiplies the r columns of x A^T rather than the out columns of the term, and
 // the GEMM by B accumulates into y (beta = 1): no pass over [rows, out] besides the GEMM's.
 torch::Tensor LoraAdapter::add_to(torch::Tensor y, const torch::Tensor& x) {
-  torch::Tensor h = training && dropout > 0 ? torch::dropout(x, dropout, true) : x;
-  return y.addmm_(torch::linear(h, A).mul(scale), B.t());
+  return y.addmm_(torch::linear(dropped(x), A).mul(scale), B.t());
 }
 
 torch::Tensor LoraAdapter::add_group_to(torch::Tensor y, const torch::Tensor& x,
@@ -32,8 +36,7 @@ torch::Tensor LoraAdapter::add_group_to(torch::Tensor y, const torch::Tensor& x,
     As.push_back(l->A);
     Bs.push_back(l->B);
   }
-  torch::Tensor h = training && dropout > 0 ? torch::dropout(x, dropout, true) : x;
-  return y.addmm_(torch::linear(h, torch::cat(As, 0)).mul(scale), torch::block_diag(Bs).t());
+  return y.addmm_(torch::linear(dropped(x), torch::cat(As, 0)).mul(scale), torch::block_diag(Bs).t());
 }
 
 Lora::Lora(policy::Transformer model, LoraOptions opts, uint64_t seed)

@@ -31,6 +31,9 @@ class LoraAdapter : public policy::Adapter {
   torch::Tensor A, B;  // [r, in], [out, r]
   double scale, dropout;
   bool training = false;  // dropout only inside a trainer's pass, never when sampling
+
+ private:
+  torch::Tensor dropped(const torch::Tensor& x) const;
 };
 
 class Lora {
