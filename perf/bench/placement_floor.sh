@@ -27,7 +27,7 @@ before=$(irqs)
 for ((r = 0; r < ROUNDS; r++)); do
   for c in $CPUS; do
     printf "%s " "$c" >> "$work/times"
-    OMP_NUM_THREADS=1 OMP_PROC_BIND=false taskset -c "$c" "$work/floor" "$work/k.so" "$N" 40 | awk '{print $1}' >> "$work/times"
+    OMP_NUM_THREADS=1 OMP_PROC_BIND=false taskset -c "$c" "$work/floor" "$work/k.so" "$N" 40 | awk 'NR == 1 {print $1}' >> "$work/times"
   done
 done
 after=$(irqs)
