@@ -69,8 +69,8 @@ Result compile(const std::string& source, const Options& opts) {
     if (!opts.remarks_file.empty())
       gcc_jit_context_add_command_line_option(ctx, bench::remarks_flag(opts.remarks_file).c_str());
     // Linked against what the kernel may call and nothing else: no start files, and no
-    // libc (the process loading the kernel has it; reading libc.so's symbols cost 5 of a
-    // link's 17 ms, the start files and default libraries 5 more, on every kernel).
+    // libc, which the process loading the kernel has (reading libc.so and the default
+    // libraries took a third of every link: perf/bench/compile_cost_bench.lua).
     gcc_jit_context_add_driver_option(ctx, "-nostdlib");
     if (opts.openmp) gcc_jit_context_add_driver_option(ctx, "-lgomp");
     gcc_jit_context_add_driver_option(ctx, "-lm");
