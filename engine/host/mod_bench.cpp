@@ -61,15 +61,20 @@
 // Tasks of the suite (stdlib/tasks/*.lua, docs/tasks.md): bench.tasks() lists them
 // ({name, family, split, file, ...}), bench.task(name) gives one spec, and
 //   bench.evaluate(src, {task = "axpy", size = "test"})   -- size: a name or {n = ...}
-// evaluates on one (problem = {task =, size =, seed =} says the same).
+// evaluates on one (problem = {task =, size =, seed =} says the same);
+// bench.task_inputs{task =, size =, seed =, call =} draws one call's inputs as an evaluation would.
+
+#include <cmath>
 
 #include "bench/bench.hpp"
 #include "compile/compiler.hpp"
 #include "bench/peak.hpp"
+#include "cuda/calls.hpp"
 #include "cuda/cuda.hpp"
 #include "cudaref/check.hpp"
 #include "cudaref/reference.hpp"
 #include "task/rate_bound.hpp"
+#include "task/task.hpp"
 #include "task/timing_stats.hpp"
 #include "parallel/bench_workers/cluster.hpp"
 #include "host/bind.hpp"
@@ -323,6 +328,40 @@ static int call_tasks(lua_State* L, const char* fn) {
 static int bench_tasks(lua_State* L) { return call_tasks(L, "list"); }
 static int bench_task(lua_State* L) { return call_tasks(L, "get"); }
 
+// bench.task_inputs{task = NAME, size = NAME or {...}, seed = n (none: a fresh key), call = 0}:
+// the inputs one call of an evaluation would draw, {name = {values}} per drawn buffer and
+// scalar (NaN as 0/0), drawn here as the evaluation's helper draws them. For tests of what
+// the draws cover; an evaluation never sees these (its key is its own).
+static int bench_task_inputs(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  nlohmann::json problem = to_json(L, 1, "bench.task_inputs");
+  int call = 0;
+  if (problem.contains("call")) {
+    if (!problem["call"].is_number_integer()) throw Error("bench.task_inputs: call must be an integer");
+    call = problem["call"].get<int>();
+    problem.erase("call");
+  }
+  problem = resolve_task(L, problem, "bench.task_inputs");
+  nlohmann::json values;
+  try {
+    values = bench::draw_task_inputs(problem, call);
+  } catch (const std::exception& e) {
+    throw Error(std::string("bench.task_inputs: ") + e.what());
+  }
+  lua_newtable(L);
+  for (auto it = values.begin(); it != values.end(); ++it) {
+    const auto& a = it.value();
+    lua_createtable(L, static_cast<int>(a.size()), 0);
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].is_number_integer()) lua_pushinteger(L, a[i].get<lua_Integer>());
+      else lua_pushnumber(L, a[i].is_null() ? std::nan("") : a[i].get<double>());
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+    lua_setfield(L, -2, it.key().c_str());
+  }
+  return 1;
+}
+
 // bench.cuda(): {available, reason, device, capability, sm, driver_version, nvrtc,
 // nvrtc_library} for GPU 0; on a machine without a GPU, its driver or NVRTC, available is
 // false and reason says which is missing.
@@ -331,11 +370,21 @@ static int bench_cuda(lua_State* L) {
   return 1;
 }
 
-// bench.cuda_sandbox(): what a CUDA request's child, confined as every one is, gets when it
-// tries the calls its seccomp filter refuses: {fork = "EPERM", execve = "EPERM", ...}
-// ("allowed" where one went through). Needs no GPU.
+// bench.cuda_sandbox({print_bytes = 0}): what a CUDA request's child, confined as every one
+// is, gets when it tries the calls its seccomp filter refuses: {fork = "EPERM", execve =
+// "EPERM", ...} ("allowed" where one went through), and what it printed (a line on stdout,
+// one on stderr, then print_bytes more), kept as a kernel's printf is: kernel_output (the
+// first 4 KiB), kernel_output_bytes. Needs no GPU.
 static int bench_cuda_sandbox(lua_State* L) {
-  push_json(L, bench::cuda_sandbox());
+  double print_bytes = 0;
+  if (!lua_isnoneornil(L, 1)) {
+    Options t(L, 1, "bench.cuda_sandbox");
+    t.get("print_bytes", print_bytes);
+    t.done();
+  }
+  if (!(print_bytes >= 0 && print_bytes <= (1 << 24)))
+    throw Error("bench.cuda_sandbox: print_bytes must be from 0 to 16 Mi");
+  push_json(L, bench::cuda_sandbox(static_cast<size_t>(print_bytes)));
   return 1;
 }
 
@@ -365,8 +414,11 @@ static int bench_cuda_compile(lua_State* L) {
 // timeout = 60}): the source compiled and launched on GPU 0 in a child of the evaluation
 // process (cuda::run): bench.cuda_compile's record, and when it ran {times_ms, wall_ms,
 // median_ms, cov, outputs = {each output buffer after the last call}, inputs = {each input
-// buffer of that call}, verified_call}. The inputs are drawn by the evaluation process
-// under a key the kernel's process never holds (a fixed `seed` makes them known).
+// buffer of that call}, checked_calls (every call, warm-up ones too), checked_per_call (the
+// output values of each earlier call kept for bench.cuda_judge's check), kernel_output (what
+// the kernel printed, its first 4 KiB), kernel_output_bytes}. The inputs are drawn by the
+// evaluation process under a key the kernel's process never holds (a fixed `seed` makes
+// them known).
 // The launch table at `idx`, its timeout taken out (60 s unless given).
 static nlohmann::json check_launch(lua_State* L, int idx, const std::string& where, double& timeout) {
   luaL_checktype(L, idx, LUA_TTABLE);
@@ -394,6 +446,8 @@ static int bench_cuda_run(lua_State* L) {
   double timeout;
   nlohmann::json launch = check_launch(L, 2, "bench.cuda_run", timeout);
   nlohmann::json rec = run_cuda("bench.cuda_run", src, launch, timeout);
+  rec.erase("call_outputs");  // the judge's (bench.cuda_judge)
+  rec.erase("input_key");
   for (const char* key : {"inputs", "outputs"})
     if (rec.contains(key)) cuda::blobs_to_numbers(rec[key]);
   push_json(L, rec);
@@ -500,8 +554,11 @@ static int bench_cuda_check(lua_State* L) {
 // bench.cuda_judge(source, launch, {reference = op, size = {...}, atol =, rtol = 0}):
 // bench.cuda_run's record judged here, where the buffers are: the reference computed by
 // cudaref from the inputs the run drew, each output checked (bench.cuda_check's rule);
-// "verification_error" with the first miss named when one misses, max_error and wrong
-// beside. The buffers are not returned: a task's run at its training size holds
+// then every earlier call (cuda/calls.hpp): its inputs drawn again under the run's key, its
+// reference computed, the values the evaluation process kept checked (all of them up to
+// 4 Mi values over the calls, else as many drawn at positions the kernel never learns);
+// "verification_error" with the first miss named (and its call) when one misses,
+// max_error and wrong beside. The buffers are not returned: a task's run at its training size holds
 // megabytes of them, which a script has no use for.
 static int bench_cuda_judge(lua_State* L) {
   const std::string where = "bench.cuda_judge";
@@ -536,11 +593,29 @@ static int bench_cuda_judge(lua_State* L) {
     rec["max_error"] = c.max_error;
     if (!c.ok) {
       rec["status"] = "verification_error";
-      rec["log"] = cudaref::describe(c, atol, rtol);
+      rec["log"] = "call " + std::to_string(rec.value("checked_calls", 0)) + " (the last): " +
+                   cudaref::describe(c, atol, rtol);
+    } else {
+      cuda::CallsCheck calls;
+      try {
+        calls = cuda::check_calls(
+            rec, cuda::parse_launch(launch),
+            [&](const cudaref::Buffers& inputs) { return cudaref::compute(op, vars, inputs); }, atol, rtol);
+      } catch (const std::invalid_argument& e) {
+        throw Error(where + ": " + e.what());
+      }
+      rec["max_error"] = std::max(c.max_error, calls.max_error);
+      if (!calls.ok) {
+        rec["status"] = "verification_error";
+        rec["wrong"] = calls.wrong;
+        rec["log"] = calls.log;
+      }
     }
   }
   rec.erase("inputs");
   rec.erase("outputs");
+  rec.erase("call_outputs");
+  rec.erase("input_key");
   push_json(L, rec);
   return 1;
 }
@@ -640,7 +715,7 @@ int open_bench(lua_State* L) {
                     HOST_FN("backends", bench_backends), HOST_FN("check_options", bench_check_options),
                     HOST_FN("symbol_allowed", bench_symbol_allowed),
                     HOST_FN("allowed_symbols", bench_allowed_symbols), HOST_FN("tasks", bench_tasks),
-                    HOST_FN("task", bench_task), HOST_FN("cuda", bench_cuda), HOST_FN("cuda_sandbox", bench_cuda_sandbox),
+                    HOST_FN("task", bench_task), HOST_FN("task_inputs", bench_task_inputs), HOST_FN("cuda", bench_cuda), HOST_FN("cuda_sandbox", bench_cuda_sandbox),
                     HOST_FN("cuda_compile", bench_cuda_compile), HOST_FN("cuda_run", bench_cuda_run),
                     HOST_FN("cuda_reference", bench_cuda_reference), HOST_FN("cuda_check", bench_cuda_check),
                     HOST_FN("cuda_judge", bench_cuda_judge), HOST_FN("cuda_yardstick", bench_cuda_yardstick),

@@ -367,6 +367,29 @@ std::unique_ptr<Task> make_generic_task(const json& p) {
   return std::make_unique<GenericTask>(std::move(spec), p, seed);
 }
 
+json draw_task_inputs(const json& p, int call) {
+  if (call < 0) throw std::invalid_argument("call must be 0 or more");
+  (void)make_generic_task(p);  // the same checks as an evaluation's
+  const TaskSpec spec = spec_from_json(p.at("spec"), p.value("size", json::object()));
+  Keystream key = p.contains("seed") ? Keystream::seeded(p["seed"].get<uint64_t>()) : Keystream::random();
+  json out = json::object();
+  for (size_t i = 0; i < spec.params.size(); ++i) {
+    const Param& par = spec.params[i];
+    if (!((par.pointer() && par.role != Role::out) || par.drawn)) continue;
+    std::vector<double> mem(slot_doubles(par));
+    draw_values(key, uint32_t(call), uint32_t(i), par.draw, par.count, mem.data());
+    json values = json::array();
+    if (par.type == "int*") {
+      const auto* ints = reinterpret_cast<const int32_t*>(mem.data());
+      for (int64_t k = 0; k < par.count; ++k) values.push_back(ints[k]);
+    } else {
+      for (int64_t k = 0; k < par.count; ++k) values.push_back(mem[size_t(k)]);
+    }
+    out[par.name] = std::move(values);
+  }
+  return out;
+}
+
 std::unique_ptr<Task> make_task(const json& p) {
   if (p.is_object() && p.contains("task")) return make_generic_task(p);
   return make_matmul(p);

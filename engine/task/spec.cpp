@@ -51,10 +51,10 @@ Draw read_draw(const json& j, const std::string& where, const Param& p) {
   Draw d;
   if (!j.is_object()) bad(where, "must be a table");
   d.dist = text(j, "dist", where);
-  static const std::set<std::string> known = {"uniform", "spd", "lower", "upper", "csr_row_ptr", "csr_col_idx"};
+  static const std::set<std::string> known = {"uniform", "spd", "dominant", "lower", "upper", "csr_row_ptr", "csr_col_idx"};
   if (!known.count(d.dist))
     bad(where + ".dist", "unknown distribution '" + d.dist +
-                             "' (known: uniform, spd, lower, upper, csr_row_ptr, csr_col_idx)");
+                             "' (known: uniform, spd, dominant, lower, upper, csr_row_ptr, csr_col_idx)");
   const bool ints = d.dist == "csr_row_ptr" || d.dist == "csr_col_idx";
   if (ints != (p.type == "int*"))
     bad(where + ".dist", "'" + d.dist + "' draws " + (ints ? "int" : "double") + " values, the parameter is " +
@@ -63,17 +63,18 @@ Draw read_draw(const json& j, const std::string& where, const Param& p) {
     d.lo = j.contains("lo") ? number(j, "lo", where, -1e300, 1e300) : -1;
     d.hi = j.contains("hi") ? number(j, "hi", where, -1e300, 1e300) : 1;
     if (!(d.lo < d.hi)) bad(where, "lo must be below hi");
-  } else if (d.dist == "spd" || d.dist == "lower" || d.dist == "upper") {
+  } else if (d.dist == "spd" || d.dist == "dominant" || d.dist == "lower" || d.dist == "upper") {
     d.n = integer(j, "n", where, 1, 1 << 16);
     if (p.count != d.n * d.n) bad(where + ".n", "an n x n matrix needs count = n * n");
   } else {
     d.rows = integer(j, "rows", where, 1, kMaxCount);
     d.per_row = integer(j, "per_row", where, 0, kMaxCount);
+    d.cols = integer(j, "cols", where, 1, kMaxCount);  // the row lengths depend on it
+    if (d.per_row > d.cols) bad(where + ".per_row", "more entries per row (on average) than columns");
     if (d.dist == "csr_row_ptr") {
       if (p.count != d.rows + 1) bad(where, "a row pointer of `rows` rows has rows + 1 entries");
+      if (d.rows * d.per_row > INT32_MAX) bad(where, "rows * per_row entries overflow an int row pointer");
     } else {
-      d.cols = integer(j, "cols", where, 1, kMaxCount);
-      if (d.per_row > d.cols) bad(where + ".per_row", "more entries per row than columns");
       if (p.count != d.rows * d.per_row) bad(where, "the column indices need rows * per_row entries");
     }
   }

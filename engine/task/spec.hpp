@@ -15,10 +15,10 @@ namespace bench {
 // How a buffer's (or a drawn scalar's) values are made for each call, from the call's
 // keystream. Every call draws afresh; only sizes and structure are known in advance.
 struct Draw {
-  std::string dist = "uniform";  // uniform | spd | lower | upper | csr_row_ptr | csr_col_idx
+  std::string dist = "uniform";  // uniform | spd | dominant | lower | upper | csr_row_ptr | csr_col_idx
   double lo = -1, hi = 1;        // uniform: values in [lo, hi)
   int64_t n = 0;                 // spd, lower, upper: the matrix order (row-major n x n)
-  int64_t rows = 0, cols = 0, per_row = 0;  // csr_*: a pattern of per_row entries in each row
+  int64_t rows = 0, cols = 0, per_row = 0;  // csr_*: rows * per_row entries, rows of varied lengths
 };
 
 enum class Role { in, out, inout };

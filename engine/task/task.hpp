@@ -133,4 +133,9 @@ std::unique_ptr<Task> make_task(const nlohmann::json& problem);
 std::unique_ptr<Task> make_matmul(const nlohmann::json& problem);
 std::unique_ptr<Task> make_generic_task(const nlohmann::json& problem);
 
+// The inputs of call `call` of a spec's problem (as make_generic_task takes it), drawn under
+// its seed or a fresh key: {name = [values]} for every drawn buffer and scalar. What the
+// tests of the suite's draws read; no evaluation uses it.
+nlohmann::json draw_task_inputs(const nlohmann::json& problem, int call);
+
 }  // namespace bench

@@ -131,8 +131,8 @@ local known_fields = {
   requires = true, builtin = true, notes = true, roofline = true, yardsticks = true,
 }
 local draws = {
-  uniform = {}, spd = { "n" }, lower = { "n" }, upper = { "n" },
-  csr_row_ptr = { "rows", "per_row" }, csr_col_idx = { "rows", "cols", "per_row" },
+  uniform = {}, spd = { "n" }, dominant = { "n" }, lower = { "n" }, upper = { "n" },
+  csr_row_ptr = { "rows", "cols", "per_row" }, csr_col_idx = { "rows", "cols", "per_row" },
 }
 
 local function check_draw(d, where)

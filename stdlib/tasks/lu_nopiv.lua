@@ -13,7 +13,7 @@ return {
   sizes = { heldout = { n = 701 }, test = { n = 37 } },
   args = {
     n = { value = "n" },
-    A = { count = "n*n", draw = { "spd", n = "n" } },
+    A = { count = "n*n", draw = { "dominant", n = "n" } },
     L = { count = "n*n" },
     U = { count = "n*n" },
   },
@@ -22,7 +22,7 @@ return {
   bound = {
     factor = "3*n",
     scale = "output",
-    why = "A's off-diagonal entries lie in [-1, 1) and its diagonal in [2n, 2n+1), so max|U| is a diagonal entry "
+    why = "A is not symmetric; its off-diagonal entries lie in [-1, 1) and its diagonal in [2n, 2n+1), so max|U| is a diagonal entry "
        .. "near 2n, U's off-diagonal entries stay below 2, the multipliers below 1/n and max|L| = 1. U_jj = A_jj "
        .. "minus j products whose sum is below 2: in any order (blocked updates included) the partial sums stay "
        .. "within [2n - 2, 2n + 3], so its error is below (n + 2) u max|U|; a multiplier is a quotient of such "

@@ -1,6 +1,7 @@
 -- The task suite: every spec reads, every task's plain kernel verifies, and its
 -- off-by-one, single-precision and hostile kernels get no reward. Each task has its
--- kernels in tests/bench/tasks/NAME.lua ({plain =, off_by_one =, single =}); a task
+-- kernels in tests/bench/tasks/NAME.lua ({plain =, off_by_one =, single =, hostile = {NAME = source}}: kernels
+-- assuming of the inputs what the statement does not promise); a task
 -- without them fails here.
 local t = require "engine.test"
 local tasks = require "engine.tasks"
@@ -192,6 +193,11 @@ for _, task in ipairs(tasks.list()) do
       add("read_before", read_before(spec, k.plain, resolved))
       add("repeat_detector", repeat_detector(spec, k.plain, resolved))
     end
+    -- kernels that assume of the inputs what the statement does not promise
+    local hostile = {}
+    for kind in pairs(k.hostile or {}) do hostile[#hostile + 1] = kind end
+    table.sort(hostile)
+    for _, kind in ipairs(hostile) do add("hostile_" .. kind, k.hostile[kind]) end
     local list = bench.evaluate_batch(sources, { task = task.name, size = "test", threads = 1, runs = 2, max_runs = 2 })
     local r = {}
     for i, kind in ipairs(kinds) do r[kind] = list[i] end
@@ -213,6 +219,7 @@ for _, task in ipairs(tasks.list()) do
       t.contains(r.write_input.message, "wrote to the read-only input", task.name)
     end
     if r.read_before then failed("read_before", "verification_error", "runtime_error") end
+    for _, kind in ipairs(hostile) do failed("hostile_" .. kind, "verification_error", "runtime_error") end
     if r.repeat_detector then t.eq(r.repeat_detector.status, "ok", task.name .. " saw inputs repeat: " .. r.repeat_detector.message) end
     for kind, rec in pairs(r) do
       if kind ~= "plain" and kind ~= "repeat_detector" then t.eq(rec.gflops, 0, task.name .. " " .. kind) end
