@@ -7,11 +7,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <iterator>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/bench.hpp"
@@ -202,6 +208,10 @@ int ranks_option(int argc, char** argv) {
 
 // engine --ranks=N: this process becomes rank 0 of N and starts the others, the same
 // command, as its children; they die with it. The destructor stops and waits for them.
+//
+// A follower that ends while rank 0 still needs it is named at once: gloo's collectives
+// then fail by themselves, but NCCL's wait for their timeout (minutes), so rank 0 ends
+// after a short grace either way. The run store keeps every committed step (--resume).
 class LocalRanks {
  public:
   LocalRanks(int n, char** argv) {
@@ -228,17 +238,64 @@ class LocalRanks {
       }
       children_.push_back(pid);
     }
+    for (size_t i = 0; i < children_.size(); ++i)
+      watchers_.emplace_back([this, i] { watch(static_cast<int>(i) + 1, children_[i]); });
     rendezvous::publish({0, n, 0, n, store});
   }
   ~LocalRanks() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    ended_.notify_all();
     replica::stop();
-    for (pid_t pid : children_) waitpid(pid, nullptr, 0);
+    for (size_t i = 0; i < children_.size(); ++i) {
+      int status = 0;
+      if (waitpid(children_[i], &status, 0) != children_[i]) continue;
+      // A follower that failed while rank 0 was already on its way out (gloo noticed the
+      // closed socket before the watcher saw the process end) is named here.
+      std::lock_guard<std::mutex> lock(mu_);
+      if (reported_.count(children_[i])) continue;
+      if (WIFSIGNALED(status)) report(static_cast<int>(i) + 1, children_[i], true, WTERMSIG(status));
+      else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+        report(static_cast<int>(i) + 1, children_[i], false, WEXITSTATUS(status));
+    }
+    for (auto& w : watchers_) w.join();
     files::remove_tree(dir_);
   }
 
  private:
+  static constexpr auto kGrace = std::chrono::seconds(10);
+
+  void watch(int rank, pid_t pid) {
+    siginfo_t info{};
+    int got;
+    do got = waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT);
+    while (got != 0 && errno == EINTR);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stopping_ || got != 0) return;
+    report(rank, pid, info.si_code != CLD_EXITED, info.si_status);
+    if (!ended_.wait_for(lock, kGrace, [this] { return stopping_; })) _exit(1);
+  }
+
+  void report(int rank, pid_t pid, bool killed, int code) {
+    reported_.insert(pid);
+    const std::string how = killed ? "was killed by signal " + std::to_string(code) + " (" + strsignal(code) + ")"
+                                   : "exited with status " + std::to_string(code);
+    std::fprintf(stderr,
+                 "engine: rank %d (pid %d) %s while rank 0 still needed it; rank 0 stops "
+                 "(a run continues from its last committed step with --resume)\n",
+                 rank, static_cast<int>(pid), how.c_str());
+    std::fflush(stderr);
+  }
+
   std::string dir_;
   std::vector<pid_t> children_;
+  std::vector<std::thread> watchers_;
+  std::mutex mu_;
+  std::set<pid_t> reported_;
+  std::condition_variable ended_;
+  bool stopping_ = false;
 };
 
 }  // namespace

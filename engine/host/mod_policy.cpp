@@ -89,7 +89,13 @@ static int policy_load(lua_State* L) {
   o.get("device", lo.device);
   o.get("dtype", lo.dtype, {"fp32", "bf16", "fp16"});
   o.get("threads", lo.threads);
+  std::optional<int64_t> random_weights;
+  o.get("random_weights", random_weights);
   o.done();
+  if (random_weights) {
+    if (*random_weights < 0) throw Error("policy.load: option 'random_weights' must be a seed >= 0");
+    lo.random_weights = *random_weights;
+  }
   push_object(L, replica::load_policy(dir, lo));
   return 1;
 }

@@ -2,6 +2,7 @@
 
 #if POLICY_CUDA
 #include <ATen/cuda/CUDAGeneratorImpl.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
 #include <mutex>
@@ -39,6 +40,7 @@ torch::Tensor fused_decode_attention(const torch::Tensor& q, const torch::Tensor
     return {};
   for (int64_t s : {q.stride(0), q.stride(1), k.stride(0), k.stride(1), k.stride(2)})
     if (s % 8 != 0) return {};
+  const c10::cuda::CUDAGuard on_device(q.device());  // launches go to the current device
   DecodeAttentionArgs a;
   if (bias.defined()) {
     if (bias.scalar_type() != torch::kFloat32 || bias.dim() != 4 || bias.size(0) != B ||
@@ -108,6 +110,7 @@ torch::Tensor fused_rope_cache(const torch::Tensor& qkv, const torch::Tensor& co
   } else if (column < 0 || column >= k_cache.size(2)) {
     return {};
   }
+  const c10::cuda::CUDAGuard on_device(qkv.device());  // launches go to the current device
   torch::Tensor q = torch::empty({B, H, 1, D}, qkv.options());
   RopeCacheArgs a;
   a.qkv = qkv.data_ptr();
@@ -134,6 +137,7 @@ torch::Tensor fused_rms_norm(const torch::Tensor& x, const torch::Tensor& weight
       !x.is_contiguous() || !weight.is_contiguous() || weight.dim() != 1 ||
       x.size(-1) != weight.size(0))
     return {};
+  const c10::cuda::CUDAGuard on_device(x.device());  // launches go to the current device
   torch::Tensor out = torch::empty_like(x);
   const int64_t dim = x.size(-1);
   rms_norm_launch(x.data_ptr(), weight.data_ptr(), out.data_ptr(), x.numel() / dim,
@@ -148,6 +152,7 @@ torch::Tensor fused_swiglu(const torch::Tensor& gu) {
   const int64_t inner = gu.size(-1) / 2;
   std::vector<int64_t> shape = gu.sizes().vec();
   shape.back() = inner;
+  const c10::cuda::CUDAGuard on_device(gu.device());  // launches go to the current device
   torch::Tensor out = torch::empty(shape, gu.options());
   swiglu_launch(gu.data_ptr(), out.data_ptr(), gu.numel() / gu.size(-1), inner, stream_of(gu));
   return out;
@@ -157,6 +162,7 @@ torch::Tensor fused_swiglu_backward(const torch::Tensor& gu, const torch::Tensor
   if (!decode_kernels().fused_training || !bf16_cuda(gu) || !bf16_cuda(grad) || !gu.is_contiguous() ||
       !grad.is_contiguous() || gu.size(-1) % 2 != 0 || grad.numel() * 2 != gu.numel())
     return {};
+  const c10::cuda::CUDAGuard on_device(gu.device());  // launches go to the current device
   torch::Tensor dgu = torch::empty_like(gu);
   const int64_t inner = gu.size(-1) / 2;
   swiglu_backward_launch(gu.data_ptr(), grad.data_ptr(), dgu.data_ptr(), gu.numel() / gu.size(-1), inner,
@@ -170,6 +176,7 @@ torch::Tensor fused_rope_rows(const torch::Tensor& x, const torch::Tensor& cos,
       x.dim() != 4 || !x.is_contiguous() || !cos.is_contiguous() || !sin.is_contiguous() ||
       x.size(3) % 2 != 0 || cos.numel() != x.size(0) * x.size(1) * x.size(3) || sin.numel() != cos.numel())
     return {};
+  const c10::cuda::CUDAGuard on_device(x.device());  // launches go to the current device
   torch::Tensor out = torch::empty_like(x);
   const int64_t d = x.size(3);
   rope_rows_launch(x.data_ptr(), cos.data_ptr(), sin.data_ptr(), out.data_ptr(), x.numel() / d,
@@ -183,6 +190,7 @@ std::pair<torch::Tensor, torch::Tensor> fused_sample(const torch::Tensor& logits
       logits.stride(1) != 1 || !(temperature > 0) || logits.size(1) < 1 ||
       (logits.scalar_type() != torch::kBFloat16 && logits.scalar_type() != torch::kFloat32))
     return {};
+  const c10::cuda::CUDAGuard on_device(logits.device());  // launches go to the current device
   SampleArgs a;
   a.logits = logits.data_ptr();
   a.logits_fp32 = logits.scalar_type() == torch::kFloat32;

@@ -21,6 +21,7 @@
 #include "policy/cuda_graph.hpp"
 #include "policy/cuda_ops.hpp"
 #include "policy/policy_impl.hpp"
+#include "policy/torch_side.hpp"
 
 namespace policy {
 
@@ -141,6 +142,7 @@ std::vector<std::vector<Completion>> Policy::sample(const std::vector<std::vecto
   for (auto& s : o.stop) stop_window = std::max(stop_window, s.size() + 2);
 
   c10::InferenceMode guard;
+  const OnDevice on_device(impl_->device);
   if (o.seed) torch::manual_seed(*o.seed);
   auto& m = impl_->model;
   const auto dev = impl_->device;

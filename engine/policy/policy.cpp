@@ -42,9 +42,14 @@ static std::unique_ptr<Policy::Impl> make_impl(const LoadOptions& o) {
 }
 
 std::unique_ptr<Policy> Policy::load(const std::string& dir, const LoadOptions& o) {
-  std::unique_ptr<Policy> p(new Policy());
-  p->impl_ = make_impl(o);
-  p->impl_->model = load_transformer(dir, p->impl_->device, p->impl_->dtype);
+  std::unique_ptr<Policy> p;
+  if (o.random_weights >= 0) {
+    p = random(load_config(dir), o, static_cast<uint64_t>(o.random_weights));
+  } else {
+    p.reset(new Policy());
+    p->impl_ = make_impl(o);
+    p->impl_->model = load_transformer(dir, p->impl_->device, p->impl_->dtype);
+  }
   p->dir_ = dir;
   if (auto loader = codec_loader()) p->codec_ = loader(dir);
   return p;
@@ -54,6 +59,7 @@ std::unique_ptr<Policy> Policy::random(const ModelConfig& cfg, const LoadOptions
   std::unique_ptr<Policy> p(new Policy());
   p->impl_ = make_impl(o);
   auto opts = torch::TensorOptions().dtype(p->impl_->dtype).device(p->impl_->device);
+  const OnDevice on_device(p->impl_->device);
   p->impl_->model = Transformer(cfg, opts);
   p->impl_->model->init_random(seed);
   p->impl_->model->fuse();
@@ -92,6 +98,7 @@ std::vector<float> Policy::logprobs(const std::vector<int>& prompt, const std::v
     throw std::invalid_argument("policy:logprobs: " + std::to_string(all.size()) +
                                 " tokens exceed the context of " + std::to_string(cfg.max_position));
   c10::InferenceMode guard;
+  const OnDevice on_device(impl_->device);
   auto i64 = torch::TensorOptions().dtype(torch::kInt64);
   Tensor ids = torch::tensor(all, i64).unsqueeze(0).to(impl_->device);
   const int64_t L = static_cast<int64_t>(prompt.size()), C = static_cast<int64_t>(completion.size());

@@ -31,6 +31,9 @@ struct LoadOptions {
   std::string dtype = "fp32";  // "fp32", "bf16", "fp16"
   int threads = 0;             // CPU intra-op threads; 0 = default_threads()
   bool cuda_graphs = true;     // replay recorded decode steps on CUDA (same results, faster)
+  // >= 0: the directory's config.json with random weights drawn from this seed, no
+  // safetensors read (benchmarks at a model's real size without its weights).
+  int64_t random_weights = -1;
 };
 
 struct SampleOptions {
@@ -66,8 +69,9 @@ struct SampleStats {
 
 class Policy {
  public:
-  // Reads config.json and the safetensors weights of dir; the codec comes from the
-  // registered codec loader when there is one (see codec.hpp).
+  // Reads config.json and the safetensors weights of dir (or draws the weights, see
+  // LoadOptions::random_weights); the codec comes from the registered codec loader when
+  // there is one (see codec.hpp).
   static std::unique_ptr<Policy> load(const std::string& dir, const LoadOptions& opts = {});
   // A model with random weights for a config (benchmarks): no checkpoint is read.
   static std::unique_ptr<Policy> random(const ModelConfig& cfg, const LoadOptions& opts,

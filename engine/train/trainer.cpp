@@ -264,6 +264,7 @@ static PassTotals run_pass(Trainer::Impl& m, GrpoBatch& gb);
 StepStats Trainer::gradients(const std::vector<Group>& groups) {
   Impl& m = *impl_;
   if (!m.grpo_mode) throw std::logic_error("train: an SFT trainer steps on examples, not groups");
+  const policy::OnDevice on_device(m.device);
   GrpoBatch gb = prepare(m, groups);
   PassTotals t = run_pass(m, gb);
   StepStats st = gb.stats;
@@ -277,6 +278,7 @@ StepStats Trainer::step(const std::vector<Group>& groups) {
   Impl& m = *impl_;
   if (!m.grpo_mode) throw std::logic_error("train: an SFT trainer steps on examples, not groups");
   auto t0 = std::chrono::steady_clock::now();
+  const policy::OnDevice on_device(m.device);
   GrpoBatch gb = prepare(m, groups);
   PassTotals sum;
   StepStats st = gb.stats;
@@ -413,6 +415,7 @@ static PassTotals run_pass(Trainer::Impl& m, GrpoBatch& gb) {
 }
 
 static StepStats sft_pass(Trainer::Impl& m, const std::vector<Example>& examples) {
+  const policy::OnDevice on_device(m.device);
   StepStats st;
   std::vector<Row> rows;
   for (const auto& e : examples) {
@@ -450,6 +453,7 @@ StepStats Trainer::step(const std::vector<Example>& examples) {
   Impl& m = *impl_;
   if (m.grpo_mode) throw std::logic_error("train: a GRPO trainer steps on groups, not examples");
   auto t0 = std::chrono::steady_clock::now();
+  const policy::OnDevice on_device(m.device);
   StepStats st = sft_pass(m, examples);
   st.grad_norm = m.clip_and_step();
   st.lr = m.o.lr;

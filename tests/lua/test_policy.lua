@@ -17,6 +17,25 @@ t.test("policy.load reads a checkpoint and describes it", function()
   t.ok(tostring(pol):find("qwen2"))
 end)
 
+t.test("random_weights draws a checkpoint's shape without reading its weights", function()
+  local dir = t.tmpdir()
+  local f = assert(io.open(qwen .. "/config.json"))
+  local config = f:read("a")
+  f:close()
+  f = assert(io.open(dir .. "/config.json", "w"))
+  f:write(config)
+  f:close()
+  t.raises(function() policy.load(dir) end, "safetensors")
+  local a, b = policy.load(dir, {random_weights = 3}), policy.load(dir, {random_weights = 3})
+  t.eq(a:info().layers, 2)
+  local opts = {max_tokens = 5, seed = 1, ignore_eos = true}
+  t.eq(a:sample({{5, 6}}, opts)[1][1].tokens, b:sample({{5, 6}}, opts)[1][1].tokens)
+  local c = policy.load(dir, {random_weights = 4})
+  t.ok(table.concat(c:logprobs({5, 6}, {7, 8, 9}), ",") ~= table.concat(a:logprobs({5, 6}, {7, 8, 9}), ","),
+       "another seed, other weights")
+  t.raises(function() policy.load(dir, {random_weights = -2}) end, "random_weights")
+end)
+
 t.test("pol:sample returns n completions per prompt with tokens, log-probs and reasons", function()
   local pol = policy.load(qwen)
   local groups = pol:sample({{5, 6, 7}, {9}}, {n = 3, temperature = 0.8, top_p = 0.9,

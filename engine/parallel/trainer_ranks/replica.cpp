@@ -16,7 +16,7 @@ namespace policy {
 // The wire fields of what crosses ranks (wire.hpp finds these by argument type).
 template <class IO>
 void fields(IO& io, LoadOptions& o) {
-  io(o.device), io(o.dtype), io(o.threads), io(o.cuda_graphs);
+  io(o.device), io(o.dtype), io(o.threads), io(o.cuda_graphs), io(o.random_weights);
 }
 template <class IO>
 void fields(IO& io, SampleOptions& o) {
