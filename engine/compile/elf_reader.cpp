@@ -1,5 +1,7 @@
 #include "compile/elf_reader.hpp"
 
+#include "compile/compiler.hpp"  // allowed_constructors
+
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -211,6 +213,21 @@ ObjectCode read_object_code(const std::string& path) {
   uniq(out.load_time_code);
   uniq(out.defined);
   return out;
+}
+
+std::vector<std::string> load_time_violations(const ElfImports& imports) {
+  std::vector<std::string> out = imports.load_time_code;
+  for (const auto& name : imports.constructors)
+    if (!constructor_allowed(name))
+      out.push_back("a constructor (" + (name.empty() ? std::string(".init_array") : name) + ")");
+  return out;
+}
+
+std::string load_time_message(const std::vector<std::string>& violations) {
+  std::string list;
+  for (size_t i = 0; i < violations.size(); ++i)
+    list += (i == 0 ? "" : ", ") + violations[i];
+  return "defines " + list + ", code that would run when the kernel is loaded";
 }
 
 }  // namespace bench

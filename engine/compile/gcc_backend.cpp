@@ -192,22 +192,20 @@ class GccBackend final : public Backend {
       return done();
     }
     k.external_symbols = imp.undefined;
-    std::vector<std::string> forbidden, undefined, load_time = imp.load_time_code;
+    std::vector<std::string> forbidden, undefined;
     for (const auto& s : imp.undefined)
       if (!symbol_allowed(s)) (provided_by_a_library(s) ? forbidden : undefined).push_back(s);
     std::vector<std::string> libs;
     for (const auto& l : imp.needed)
       if (!library_allowed(l)) libs.push_back(l);
-    for (const auto& name : imp.constructors)  // the kernel's object had none: the toolchain's
-      if (!constructor_allowed(name))
-        load_time.push_back("a constructor (" + (name.empty() ? std::string(".init_array") : name) + ")");
+    // The rule every back end applies to the linked object (the kernel's object had none:
+    // what is left is the link's, DT_INIT from a function named _init included).
+    const std::vector<std::string> load_time = load_time_violations(imp);
     if (!forbidden.empty() || !libs.empty() || !load_time.empty()) {
       k.status = CompileStatus::library_violation;
       for (const auto& s : forbidden) k.diagnostics += "kernel.c: error: " + library_violation_message(s) + "\n";
       if (!libs.empty()) k.diagnostics += "kernel.c: error: depends on " + join(libs) + "\n";
-      if (!load_time.empty())
-        k.diagnostics += "kernel.c: error: defines " + join(load_time) +
-                         ", code that would run when the kernel is loaded\n";
+      if (!load_time.empty()) k.diagnostics += "kernel.c: error: " + load_time_message(load_time) + "\n";
       return done();
     }
     if (!undefined.empty()) {

@@ -3,11 +3,15 @@
 #include <dlfcn.h>
 #include <libgccjit.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <string>
 
 #include "compile/compiler.hpp"
+#include "compile/elf_reader.hpp"
 #include "kernelc/ast.hpp"
 #include "kernelc/lower.hpp"
 
@@ -25,6 +29,20 @@ namespace {
 struct Context {
   gcc_jit_context* ctx = gcc_jit_context_acquire();
   ~Context() { gcc_jit_context_release(ctx); }
+};
+// A private directory for the linked object, removed with what is in it.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    const char* t = getenv("TMPDIR");
+    std::string tmpl = std::string(t && *t ? t : "/tmp") + "/kernelc-XXXXXX";
+    if (mkdtemp(tmpl.data())) path = tmpl;
+  }
+  ~TempDir() {
+    if (path.empty()) return;
+    unlink((path + "/kernel.so").c_str());
+    rmdir(path.c_str());
+  }
 };
 }  // namespace
 
@@ -78,16 +96,32 @@ Result compile(const std::string& source, const Options& opts) {
     Lowerer low(ctx, prog);
     low.program(opts.entry);
     r.frontend_ms = ms_since(t0);
-    // libgccjit writes its .s and .so in a fresh mkdtemp directory of its own and
-    // removes it when the compile ends.
-    gcc_jit_result* res = gcc_jit_context_compile(ctx);
+    // Linked into a file and read before it is loaded: loading runs the object's
+    // DT_INIT (a function named _init), constructors and the like, and no code of the
+    // kernel's may run before its first call. The same rule as the gcc back end's
+    // (bench::load_time_violations), on the same kind of object.
+    TempDir dir;
+    if (dir.path.empty()) throw Error(Status::unsupported, Loc{intern(opts.file), 1, 1}, "cannot make a directory for the linked kernel");
+    const std::string so = dir.path + "/kernel.so";
+    gcc_jit_context_compile_to_file(ctx, GCC_JIT_OUTPUT_KIND_DYNAMIC_LIBRARY, so.c_str());
     if (!opts.remarks_file.empty()) r.remarks = bench::read_remarks(opts.remarks_file);
-    if (!res) {
-      const char* err = gcc_jit_context_get_first_error(ctx);
-      throw Error(Status::unsupported, Loc{intern(opts.file), 1, 1}, std::string("libgccjit rejected the lowered program: ") + (err ? err : "unknown error"));
+    if (const char* err = gcc_jit_context_get_first_error(ctx); err || access(so.c_str(), R_OK) != 0)
+      throw Error(Status::unsupported, Loc{intern(opts.file), 1, 1}, std::string("libgccjit rejected the lowered program: ") + (err ? err : "no object written"));
+    bench::ElfImports imp;
+    try {
+      imp = bench::read_elf_imports(so);
+    } catch (const std::exception& e) {
+      throw Error(Status::unsupported, Loc{intern(opts.file), 1, 1}, std::string("the linked kernel cannot be read: ") + e.what());
     }
-    r.code = std::shared_ptr<void>(res, [](void* p) { gcc_jit_result_release(static_cast<gcc_jit_result*>(p)); });
-    r.entry = gcc_jit_result_get_code(res, opts.entry.c_str());
+    if (auto load_time = bench::load_time_violations(imp); !load_time.empty())
+      throw Error(Status::library_violation, Loc{intern(opts.file), 1, 1}, bench::load_time_message(load_time));
+    void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char* e = dlerror();
+      throw Error(Status::unsupported, Loc{intern(opts.file), 1, 1}, std::string("cannot load the kernel: ") + (e ? e : "unknown error"));
+    }
+    r.code = std::shared_ptr<void>(handle, [](void* h) { dlclose(h); });
+    r.entry = dlsym(handle, opts.entry.c_str());
     if (!r.entry) throw Error(Status::unsupported, Loc{intern(opts.file), 1, 1}, "entry '" + opts.entry + "' missing from the compiled code");
     r.external_symbols.assign(low.externals.begin(), low.externals.end());
     r.status = Status::ok;

@@ -97,6 +97,47 @@ TEST_CASE("reward hacks get the same failing status from every back end") {
   }
 }
 
+// One rule for every back end: no code of the kernel's runs before its first call. A
+// kernel defining _init (DT_INIT, run by the loader) sets a flag its result depends on, so
+// it would verify had its _init run; each back end inspects the linked object before
+// loading it and refuses it itself (the in-memory one compiles it, no fallback). The same
+// set-up done by the kernel at its first call is its own business.
+TEST_CASE("load-time code is refused by every back end; the same set-up at the first call is not") {
+  const std::string honest = R"(
+static double ran;
+static void set_up(void) { ran = 1; }
+void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
+    if (!ran) set_up();
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 1 - ran;
+            for (int k = 0; k < K; k++) s += A[i * K + k] * B[k * N + j];
+            C[i * N + j] = s;
+        }
+}
+)";
+  EvalOptions o;
+  o.timeout = 3;
+  o.problem = {{"M", 64}, {"N", 64}, {"K", 64}};
+  for (const auto& backend : bench_test::engine_backends()) {
+    o.backend = backend;
+    for (const char* name : {"init_function", "fini_function"}) {
+      std::string src = bench_test::read_file(std::string(BENCH_HOSTILE_DIR) + "/" + name + ".c");
+      auto r = evaluate(src, o);
+      INFO(name << " via " << backend << ": " << r.status << ": " << r.message);
+      CHECK(r.status == "library_violation");
+      CHECK(r.backend == backend);
+      CHECK_THAT(r.message, Catch::Contains(std::string(name) == "init_function" ? "(DT_INIT)" : "(DT_FINI)"));
+      CHECK_THAT(r.message, Catch::Contains("code that would run when the kernel is loaded"));
+      CHECK(r.gflops == 0);
+    }
+    auto r = evaluate(honest, o);
+    INFO("the honest twin via " << backend << ": " << r.status << ": " << r.message);
+    CHECK(r.status == "ok");
+    CHECK(r.backend == backend);
+  }
+}
+
 TEST_CASE("the double-precision bound separates single from double precision") {
   EvalOptions o;
   o.problem = {{"M", 64}, {"N", 64}, {"K", 64}};

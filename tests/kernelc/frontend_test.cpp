@@ -81,6 +81,32 @@ TEST_CASE("kernelc leaves code run at load time to gcc", "[kernelc]") {
   CHECK(r.status == kernelc::Status::unsupported);
 }
 
+// The linker makes a function named _init the object's DT_INIT (and _fini its DT_FINI),
+// which the loader runs: the object is read before it is loaded and refused, as the gcc
+// back end refuses it, so the flag stays unset (the code never ran in this process).
+static int kernelc_init_ran;
+TEST_CASE("kernelc refuses a linked object with load-time code before loading it", "[kernelc]") {
+  kernelc::Options o;
+  o.entry = "f";
+  const std::string flag = std::to_string(reinterpret_cast<uintptr_t>(&kernelc_init_ran));
+  for (const char* name : {"_init", "_fini"}) {
+    auto r = kernelc::compile(std::string("void ") + name + "(void) { *(int *)" + flag + "UL = 1; }\n" +
+                              "void f(double *x) { x[0] = 1; }\n", o);
+    INFO(name << ": " << r.diagnostics);
+    CHECK(r.status == kernelc::Status::library_violation);
+    CHECK(r.entry == nullptr);
+    CHECK(r.diagnostics.find(std::string(name) == "_init" ? "(DT_INIT)" : "(DT_FINI)") != std::string::npos);
+    CHECK(r.diagnostics.find("code that would run when the kernel is loaded") != std::string::npos);
+  }
+  CHECK(kernelc_init_ran == 0);
+  auto ok = kernelc::compile("static int ready;\nvoid f(double *x) { if (!ready) ready = 1; x[0] = ready; }\n", o);
+  INFO(ok.diagnostics);
+  REQUIRE(ok.status == kernelc::Status::ok);
+  double x = 0;
+  reinterpret_cast<void (*)(double*)>(ok.entry)(&x);
+  CHECK(x == 1);
+}
+
 TEST_CASE("kernelc library violations name the function", "[kernelc]") {
   auto r = check(std::string("#include <stdio.h>\n") + kSig + " {\n  printf(\"%f\", C[0]);\n}");
   CHECK(r.status == kernelc::Status::library_violation);
