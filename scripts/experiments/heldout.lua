@@ -39,12 +39,22 @@
 -- that wrote it, its status, speed and unit, roofline score and reward), from which every
 -- figure can be recomputed.
 --
+-- Held out means unseen: before any sampling, the runs' model is audited (audit.lua: its
+-- pretraining corpus rebuilt from its pretrain.json and looked through for every item of
+-- the held-out split, heldout_split.lua, and for the matmul size asked here). A model whose
+-- corpus holds one is refused, the kinds and counts named, unless --allow_contaminated:
+-- then the results say "held-out parts seen in pretraining". A model without a recorded
+-- corpus is compared, labelled "not proven unseen (corpus unknown)". The label and the
+-- audit are in the output and in --out (label, audit).
+--
 --   engine heldout.lua runs/experiment1 --seeds=1,2,3
 --   engine heldout.lua runs/experiment2 --G=16 --out=runs/experiment2/heldout.json
 --   engine heldout.lua runs/experiment1 --prompts=train --heldout_tasks=none
 
+local audit = dofile((debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$") or ".") .. "/audit.lua")
 local checks = require "checks"
 local cli = require "cli"
+local split = require "heldout_split"
 local evaluate = require "evaluate"
 local options = require "options"
 local prompts = require "prompts"
@@ -53,7 +63,6 @@ local reward = require "reward"
 local seed_results = require "seed_results"
 local sqd = require "sqd"
 local stages = require "stages"
-local tasks = require "engine.tasks"
 local wiring = require "wiring"
 
 local M = {}
@@ -74,6 +83,8 @@ M.spec = {
      .. "none, or a list 'fft,conv1d'"},
     {"out", "", "also write the figures and every kernel as JSON here, after every seed "
      .. "(complete = true once all are done)"},
+    {"allow_contaminated", false, "compare even when the runs' model was pretrained on items of the "
+     .. "held-out split (audit.lua finds them); the results are labelled \"held-out parts seen in pretraining\""},
     {"seeds", "", "only these seeds: a list '4,5,6', a range '5-8' ('4-4': seed 4 alone) or a count N (1..N); empty: every seed",
      check = options.check_seeds},
     cli.debug_option,
@@ -91,11 +102,8 @@ function M.parts(opts)
 end
 
 -- matmul's held-out size: --heldout_size, else 1.5 times the training size rounded to a
--- multiple of 16 (128 -> 192).
-function M.heldout_size(size, given)
-  if given and given > 0 then return given end
-  return math.max(16, math.floor(1.5 * size / 16 + 0.5) * 16)
-end
+-- multiple of 16 (128 -> 192): heldout_split's.
+M.heldout_size = split.matmul_heldout_size
 
 -- The held-out tasks --heldout_tasks names: every task of the split "heldout", none, or
 -- those listed (each must be one).
@@ -103,7 +111,7 @@ function M.heldout_task_names(choice)
   choice = choice or "all"
   if choice == "none" then return {} end
   local names, held = {}, {}
-  for _, t in ipairs(tasks.list("heldout")) do
+  for _, t in ipairs(split.tasks()) do
     held[t.name] = true
     if choice == "all" then names[#names + 1] = t.name end
   end
@@ -191,15 +199,15 @@ local function other_sizes(o, config, opts)
       local o2 = with(o, {size = size})
       out[#out + 1] = variant("matmul", wiring.task(o2, config), wiring.bench_opts(o2, config),
                               string.format("M = N = K = %d", size))
-    elseif t.size == "heldout" then
+    elseif t.size == split.size_name then
       log.warn("the run trained at its held-out size: no other size of it is asked", {task = t.name})
     else
-      local o2 = with(o, {task_size = "heldout"})
+      local o2 = with(o, {task_size = split.size_name})
       if o.task_list then
         out[#out + 1] = variant(t.name, wiring.task_for(o2, config, t.name),
-                                wiring.bench_opts_for(o2, config, t.name), "heldout")
+                                wiring.bench_opts_for(o2, config, t.name), split.size_name)
       else
-        out[#out + 1] = variant(t.name, wiring.task(o2, config), wiring.bench_opts(o2, config), "heldout")
+        out[#out + 1] = variant(t.name, wiring.task(o2, config), wiring.bench_opts(o2, config), split.size_name)
       end
     end
   end
@@ -280,7 +288,7 @@ local function prompt_set(base, o, opts)
   local out = {}
   local parts = {
     in_turn("sizes", other_sizes(o, base.config, opts), prompts.fixed, count),
-    in_turn("wordings", run_tasks(o, base.config), prompts.reworded, count),
+    in_turn("wordings", run_tasks(o, base.config), split.wordings, count),
     in_turn("tasks", heldout_tasks(o, base.config, opts), prompts.fixed, count),
   }
   for _, part in ipairs(parts) do
@@ -532,7 +540,50 @@ end
 -- roofline =, seeds =, parts = {[part] = {reward =, ok =, roofline =}}}), and the raw data
 -- ({machine =, seeds = the seeds' records}). on_row(rows, by_group, raw), when given, sees
 -- them after each comparison, so a caller can keep what a stopped call has finished.
+-- The labels of a comparison by what the audit of its model found.
+M.labels = {clean = "held out: unseen in pretraining (audited)",
+            unknown = "not proven unseen: the model's pretraining corpus is unknown",
+            overlaps = "held-out parts seen in pretraining"}
+
+-- The audit of the runs' models (audit.model, or deps.audit as a stand-in), each against the
+-- split and the matmul size asked here: {label =, status =, models = {audit results}}. A
+-- model whose corpus holds held-out items is refused without --allow_contaminated.
+function M.audit_runs(exp, opts, deps, audit_fn)
+  local dirs, sizes, seen = {}, {}, {}
+  for _, s in ipairs(split.matmul_sizes) do seen[s] = true; sizes[#sizes + 1] = s end
+  for _, cfg in ipairs(exp.configs) do
+    local o = run_opts(cfg, opts)
+    local d = wiring.model_dir(o, deps)
+    if not seen[d] then seen[d] = true; dirs[#dirs + 1] = d end
+    if not o.task_list and (o.task or "matmul") == "matmul" and o.size then
+      local s = M.heldout_size(o.size, opts.heldout_size)
+      if not seen[s] then seen[s] = true; sizes[#sizes + 1] = s end
+    end
+  end
+  local models, status = {}, "clean"
+  for i, d in ipairs(dirs) do
+    local r = audit_fn(d, {matmul_sizes = sizes})
+    models[i] = r
+    if r.status == "overlaps" then
+      if not opts.allow_contaminated then
+        cli.fail(string.format("%s was pretrained on items of the held-out split (%s; engine audit.lua %s "
+                               .. "lists them): a comparison on it is not held out. --allow_contaminated "
+                               .. "compares anyway, labelled \"%s\"", d, audit.counts_text(r), d, M.labels.overlaps))
+      end
+      status = "overlaps"
+    elseif r.status == "unknown" and status == "clean" then
+      status = "unknown"
+    end
+  end
+  if status == "unknown" then
+    log.warn("the runs' model has no recorded pretraining corpus: the comparison is not proven unseen",
+             {model = table.concat(dirs, ", ")})
+  end
+  return {status = status, label = M.labels[status], models = models}
+end
+
 function M.compare(dir, opts, deps, on_row)
+  local audit_fn = deps and deps.audit or audit.model
   deps = wiring.deps(deps)
   local exp = cli.try(nil, results.load, (dir:gsub("/+$", "")))
   for _, cfg in ipairs(exp.configs) do  -- its prompts and parts are the CPU tasks'
@@ -548,9 +599,11 @@ function M.compare(dir, opts, deps, on_row)
   end
   M.heldout_task_names(opts.heldout_tasks)  -- a wrong list is refused before any sampling
   local part_names = M.parts(opts)
+  local audited = (opts.prompts or "heldout") == "heldout" and M.audit_runs(exp, opts, deps, audit_fn) or nil
   local machine = deps.bench.machine and checks.measuring_machine(deps) or nil
   local env = {machine = machine, limits = {}, baselines = {}}
-  local raw = {prompts = opts.prompts or "heldout", parts = part_names, machine = machine, seeds = {}}
+  local raw = {prompts = opts.prompts or "heldout", parts = part_names, machine = machine, seeds = {},
+               audit = audited, label = audited and audited.label}
   local rows, by_group = {}, {}
   for _, group in ipairs(seed_results.groups(exp)) do
     -- the lr = 0 runs of the same swept values (the O3 learner against the O3 baseline)
@@ -637,10 +690,12 @@ function M.main(argv, deps)
   local function save(rows, by_group, raw, complete)
     if opts.out == "" then return end
     json.write(opts.out, {prompts = raw.prompts, parts = raw.parts, machine = raw.machine, rows = rows,
-                          gains = (summarize(by_group, part_names)), seeds = raw.seeds, complete = complete})
+                          gains = (summarize(by_group, part_names)), seeds = raw.seeds, complete = complete,
+                          label = raw.label, audit = raw.audit})
   end
   local rows, by_group, raw = M.compare(dirs[1], opts, deps, function(r, g, x) save(r, g, x, false) end)
-  local out = M.header(part_names)
+  local out = raw.label and {"Held out: " .. raw.label .. ".", ""} or {}
+  for _, l in ipairs(M.header(part_names)) do out[#out + 1] = l end
   for _, r in ipairs(rows) do out[#out + 1] = r end
   out[#out + 1] = ""
   out[#out + 1] = "Each cell: mean reward, verified share, roofline score (lr = 0 → learned); "

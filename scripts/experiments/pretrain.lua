@@ -93,19 +93,23 @@ M.spec = {
 }
 
 -- The settings that define the model: a run resumes only with the same ones.
-local identity_keys = {"seed", "examples", "defect_rate", "task_share", "cuda_share", "isa", "max_len",
-                       "vocab_size", "tokenizer_examples", "pattern", "hidden", "layers", "heads",
+local identity_keys = {"corpus_version", "seed", "examples", "defect_rate", "task_share", "cuda_share", "isa",
+                       "max_len", "vocab_size", "tokenizer_examples", "pattern", "hidden", "layers", "heads",
                        "kv_heads", "intermediate", "steps", "batch", "lr", "warmup", "min_lr",
                        "weight_decay"}
 
 -- Options added later, left out of the identity at the value that reproduces the runs made
--- before them, so that those runs still resume.
-local introduced = {cuda_share = 0}
+-- before them, so that those runs still resume. corpus_version is kernelgen's
+-- (kernelgen.corpus_version: 1 drew matmul's held-out sizes); a run of another version
+-- does not resume, and audit.lua rebuilds a model's corpus at the version its
+-- pretrain.json names (none: 1).
+local introduced = {cuda_share = 0, corpus_version = 1}
 
 local function identity(opts)
   local id = {}
+  local with = setmetatable({corpus_version = opts.corpus_version or kernelgen.corpus_version}, {__index = opts})
   for _, k in ipairs(identity_keys) do
-    if introduced[k] == nil or opts[k] ~= introduced[k] then id[k] = opts[k] end
+    if introduced[k] == nil or with[k] ~= introduced[k] then id[k] = with[k] end
   end
   return id
 end
@@ -143,24 +147,31 @@ local function interleave(a, b)
 end
 M.interleave = interleave
 
+-- The corpus of the settings `opts` (pretrain.json's): each pair with its task ("matmul",
+-- a task of the suite's name, "cuda:NAME") and size. opts.corpus_version (default the
+-- current) and opts.check (false: keep the held-out items a generator would refuse) are
+-- audit.lua's, to rebuild a model's corpus as it was.
 function M.build_corpus(opts)
   local n_tasks = math.floor(opts.examples * (opts.task_share or 0) + 0.5)
   -- rounding both shares up must not take more than the corpus
   local n_cuda = math.min(math.floor(opts.examples * (opts.cuda_share or 0) + 0.5), opts.examples - n_tasks)
   local examples = kernelgen.corpus(opts.examples - n_tasks - n_cuda, {seed = opts.seed, isa = M.isa_mix(opts),
-                                                                       defect_rate = opts.defect_rate})
+                                                                       defect_rate = opts.defect_rate,
+                                                                       version = opts.corpus_version, check = opts.check})
   if n_tasks > 0 then
-    examples = interleave(examples, require("kernelgen.tasks").corpus(n_tasks, {seed = opts.seed, isa = M.isa_mix(opts)}))
+    examples = interleave(examples, require("kernelgen.tasks").corpus(n_tasks, {seed = opts.seed, isa = M.isa_mix(opts),
+                                                                              check = opts.check}))
   end
   -- spread evenly, so the tokenizer's first examples hold CUDA ones in proportion (the very
   -- first among them)
   if n_cuda > 0 then
-    examples = interleave(examples, require("kernelgen.cuda").corpus(n_cuda, {seed = opts.seed}))
+    examples = interleave(examples, require("kernelgen.cuda").corpus(n_cuda, {seed = opts.seed, check = opts.check}))
   end
   local pairs_ = {}
   for i, ex in ipairs(examples) do
+    local task = type(ex.task) == "table" and "matmul" or ex.kind == "cuda_write" and "cuda:" .. ex.task or ex.task
     pairs_[i] = {prompt = prompts.render(ex.messages), completion = ex.completion,
-                 kind = ex.kind, isa = ex.isa}
+                 kind = ex.kind, isa = ex.isa, task = task, size = type(ex.task) == "table" and ex.task or ex.size}
   end
   return pairs_
 end

@@ -10,6 +10,7 @@ local kernelgen = require "kernelgen"
 local kernelgen_tasks = require "kernelgen.tasks"
 local outputs = require "outputs"
 local prompts = require "prompts"
+local split = require "heldout_split"
 local stages = require "stages"
 local stats = require "stats"
 
@@ -247,14 +248,19 @@ function M.draw_pairs(speeds, ratio, most, rng)
 end
 
 -- One pair as an SFT example: experiment 3's later-turn prompt on the slow kernel and its
--- evaluation, and the fast kernel as the answer.
+-- evaluation, and the fast kernel as the answer. A pair that would hold an item of the
+-- held-out split (heldout_split.lua: the task at a held-out size, say) is refused, named.
 function M.example(slow, fast, ctx, opts)
   local said = feedback.text(slow.result, feedback_ctx(ctx, opts))
   local messages = prompts.refine(slow.code, said, ctx.task)
-  return {prompt = prompts.render(messages), completion = fenced(fast.code), feedback = said,
-          slow = {source = slow.source, speed = slow.speed, techniques = slow.techniques},
-          fast = {source = fast.source, speed = fast.speed, techniques = fast.techniques},
-          speedup = fast.speed / slow.speed, unit = slow.result.unit or "GFLOPS"}
+  local ex = {prompt = prompts.render(messages), completion = fenced(fast.code), feedback = said,
+              slow = {source = slow.source, speed = slow.speed, techniques = slow.techniques},
+              fast = {source = fast.source, speed = fast.speed, techniques = fast.techniques},
+              speedup = fast.speed / slow.speed, unit = slow.result.unit or "GFLOPS"}
+  cli.try(nil, split.check, {task = ctx.name, size = ctx.name == "matmul" and ctx.task or ctx.task.size,
+                            isa = ctx.task.isa, messages = messages, completion = ex.completion},
+          "kernelcompare's SFT pairs")
+  return ex
 end
 
 -- What the pairs are made from: an output made with other settings is refused.

@@ -29,12 +29,16 @@
 -- (default kernelgen.task(rng): sizes 64..1024, mostly square, -O0..-O3, some thread
 -- counts), opts.defect_rate (0.15), opts.defect (the input's defect for "repair"),
 -- opts.isa (the vector ISA the prompt names, task.isa: "avx512", the default and the
--- paper's, or "avx2"; the answer uses that ISA's intrinsics or none, never wider ones).
+-- paper's, or "avx2"; the answer uses that ISA's intrinsics or none, never wider ones),
+-- opts.version (of the drawn sizes: kernelgen.corpus_version). An example that would hold
+-- an item of the held-out split (heldout_split.lua: a held-out size, wording, prompt or
+-- task) is refused with the item named, unless opts.check is false (audit.lua's rebuilds).
 -- corpus(n, opts): opts.seed (1), opts.mix ({kind = share}, default kernelgen.default_mix:
 -- fixed 0.35, write 0.3, improve 0.15, advance 0.1, repair 0.1), opts.write_stage6 (share
 -- of "write" examples at stage 6, 0.4; the rest over stages 1-5), opts.defect_rate,
 -- opts.task (a function(rng) -> task, to fix the sizes), opts.isa (an ISA for every
--- example, or {isa = share}; default kernelgen.default_isa_mix: half AVX-512, half AVX2).
+-- example, or {isa = share}; default kernelgen.default_isa_mix: half AVX-512, half AVX2),
+-- opts.version, opts.check (as example's).
 --
 -- Modules: kernelgen/render.lua (the text of a kernel from its params, the places a
 -- defect can go), kernelgen/defects.lua (the defect table, syntax slips, messages).
@@ -90,6 +94,7 @@
 
 local stages = require "stages"
 local prompts = require "prompts"
+local split = require "heldout_split"
 local render = require "kernelgen.render"
 local defects = require "kernelgen.defects"
 
@@ -504,12 +509,26 @@ end
 -- Examples and corpora
 ---------------------------------------------------------------------------------------
 
-local sizes = {64, 96, 128, 192, 256, 256, 256, 384, 512, 512, 768, 1024}
+-- The sizes a task draws from, by version of the corpus (opts.version): version 1's held
+-- matmul's held-out 192 and 384 (heldout_split); version 2 (the current) draws 160 and 320
+-- in their places, so that a corpus of a seed differs from version 1's only in the examples
+-- that had them. Version 1 is kept for audit.lua to rebuild the corpora made with it.
+kernelgen.corpus_version = 2
+local sizes_of = {
+  {64, 96, 128, 192, 256, 256, 256, 384, 512, 512, 768, 1024},
+  {64, 96, 128, 160, 256, 256, 256, 320, 512, 512, 768, 1024},
+}
 local odd_sizes = {67, 100, 129, 200, 250, 300, 333, 500, 509, 700, 1000}
 
--- A task table for prompts.task_text: sizes 64..1024, opt O0..O3, threads.
+-- A task table for prompts.task_text: sizes 64..1024, opt O0..O3, threads. opts: odd
+-- (sizes that are no multiple of a tile), version (kernelgen.corpus_version).
 function kernelgen.task(rng, opts)
   opts = opts or {}
+  local version = opts.version or kernelgen.corpus_version
+  local sizes = sizes_of[version]
+  if not sizes then
+    error(string.format("kernelgen.task: no corpus version %s (known: 1 to %d)", tostring(version), #sizes_of), 2)
+  end
   local pool = opts.odd and odd_sizes or sizes
   local s = rng:pick(pool)
   local t = {M = s, N = s, K = s}
@@ -597,7 +616,7 @@ function kernelgen.example(rng, opts)
   -- the answers use this ISA's intrinsics (or none); the kernels to improve may be
   -- narrower (an AVX2 kernel in an AVX-512 prompt), never wider
   opts = setmetatable({isa = isa}, {__index = opts})
-  local task = with_isa(opts.task or kernelgen.task(rng), isa)
+  local task = with_isa(opts.task or kernelgen.task(rng, {version = opts.version}), isa)
   local ex = {kind = kind, task = task, isa = isa}
   if kind == "fixed" then
     local all = prompts.fixed(task)
@@ -660,7 +679,7 @@ function kernelgen.example(rng, opts)
       bad = kernelgen.kernel(rng, {params = good.params, defect = opts.defect or "random"})
     end
     if not wrong_isa and kernelgen.defects[bad.defect].odd_sizes and not opts.task then
-      task = with_isa(kernelgen.task(rng, {odd = true}), isa); ex.task = task
+      task = with_isa(kernelgen.task(rng, {odd = true, version = opts.version}), isa); ex.task = task
     end
     local message = kernelgen.message(rng, bad, task)
     ex.messages = prompts.repair(bad.code, s, message, task)
@@ -674,6 +693,10 @@ function kernelgen.example(rng, opts)
   ex.techniques = ex.kernel.techniques
   ex.defect = ex.kernel.defect
   ex.combo = ex.kernel.combo
+  if opts.check ~= false then
+    split.check({task = "matmul", size = ex.task, isa = isa, messages = ex.messages, completion = ex.completion},
+                "kernelgen.example")
+  end
   return ex
 end
 
@@ -718,7 +741,8 @@ function kernelgen.corpus(n, opts)
     if kind == "write" then stage = rng:chance(share6) and stages.count or rng:int(1, stages.count - 1)
     elseif kind == "advance" then stage = rng:int(1, stages.count - 1) end
     out[i] = kernelgen.example(rng, {kind = kind, stage = stage, defect_rate = opts.defect_rate,
-                                     task = opts.task and opts.task(rng) or nil, isa = isa})
+                                     task = opts.task and opts.task(rng) or nil, isa = isa,
+                                     version = opts.version, check = opts.check})
   end
   return out
 end

@@ -310,8 +310,14 @@ function fakes.heldout_seeds(configuration, n)
   return seeds, gains
 end
 
+-- heldout.lua's audit of the runs' model (audit.model): a stand-in policy was pretrained on
+-- nothing, so its corpus is clean (test_audit.lua runs the real audit).
+function fakes.audit(dir)
+  return {model = dir, status = "clean", stand_in = true}
+end
+
 function fakes.deps()
-  return {policy = fakes.policy(), bench = fakes.bench(), train = fakes.train()}
+  return {policy = fakes.policy(), bench = fakes.bench(), train = fakes.train(), audit = fakes.audit}
 end
 
 return fakes

@@ -36,6 +36,7 @@
 
 local prompts = require "prompts"
 local cuda_tasks = require "engine.cuda_tasks"
+local split = require "heldout_split"
 
 local M = {}
 
@@ -667,7 +668,8 @@ function M.completion(rng, code)
 end
 
 -- opts: task (a covered name; default drawn), gpu (default drawn from M.gpus), size (a
--- size name; default drawn between the spec's train and test sizes).
+-- size name; default drawn between the spec's train and test sizes), check (false: emit
+-- an example that holds an item of the held-out split; else it is refused, named).
 function M.example(rng, opts)
   opts = opts or {}
   local name = opts.task or rng:pick(M.tasks)
@@ -676,13 +678,18 @@ function M.example(rng, opts)
   local gpu = opts.gpu or rng:pick(M.gpus)
   local size = opts.size or rng:pick({"train", "test"})
   local k = M.kernel(rng, name)
-  return {messages = prompts.cuda_write(spec, cuda_tasks.resolve(spec, size), gpu),
-          completion = M.completion(rng, k.code), task = name, variant = k.variant, size = size, gpu = gpu,
-          kind = "cuda_write", code = k.code}
+  local ex = {messages = prompts.cuda_write(spec, cuda_tasks.resolve(spec, size), gpu),
+              completion = M.completion(rng, k.code), task = name, variant = k.variant, size = size, gpu = gpu,
+              kind = "cuda_write", code = k.code}
+  if opts.check ~= false then
+    split.check({task = "cuda:" .. name, size = size, messages = ex.messages, completion = ex.completion},
+                "kernelgen.cuda.example")
+  end
+  return ex
 end
 
 -- n examples going round the covered tasks (or opts.tasks), each task's in turn.
--- opts: seed (1), gpus (the GPU names prompts draw from; M.gpus).
+-- opts: seed (1), gpus (the GPU names prompts draw from; M.gpus), check (example's).
 function M.corpus(n, opts)
   opts = opts or {}
   if math.type(n) ~= "integer" or n < 0 then error("kernelgen.cuda.corpus: n must be a non-negative integer", 2) end
@@ -693,7 +700,7 @@ function M.corpus(n, opts)
   local rng = rng_of(opts.seed or 1)
   local out = {}
   for idx = 1, n do
-    out[idx] = M.example(rng, {task = names[(idx - 1) % #names + 1], gpu = rng:pick(gpus)})
+    out[idx] = M.example(rng, {task = names[(idx - 1) % #names + 1], gpu = rng:pick(gpus), check = opts.check})
   end
   return out
 end

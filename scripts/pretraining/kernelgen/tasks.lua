@@ -49,6 +49,7 @@
 local stages = require "stages"
 local prompts = require "prompts"
 local etasks = require "engine.tasks"
+local split = require "heldout_split"
 
 local M = {}
 
@@ -240,7 +241,8 @@ end
 -- opts: task (a covered name), kind (one of M.kinds), stage (the prompt's; for "advance"
 -- the stage it starts from, ex.stage then being s + 1, the answer's; default drawn over
 -- the task's ladder), isa ("avx512", the default, or "avx2"), defect (for "repair": a
--- name of kernelgen.tasks.defects; default one the kernel has a site for).
+-- name of kernelgen.tasks.defects; default one the kernel has a site for), check (false:
+-- emit an example that holds an item of the held-out split; else it is refused, named).
 function M.example(rng, opts)
   opts = opts or {}
   local name = opts.task or rng:pick(M.tasks)
@@ -295,11 +297,15 @@ function M.example(rng, opts)
   ex.size = ptask.size
   ex.completion = completion(rng, ex.kernel.code, kind)
   ex.techniques = ex.kernel.techniques
+  if opts.check ~= false then
+    split.check({task = name, size = ex.size, isa = isa, messages = ex.messages, completion = ex.completion},
+                "kernelgen.tasks.example")
+  end
   return ex
 end
 
 -- n examples going round the covered tasks (or opts.tasks), each task's in turn.
--- opts: seed (1), mix ({kind = share}), isa (one ISA or {isa = share}).
+-- opts: seed (1), mix ({kind = share}), isa (one ISA or {isa = share}), check (example's).
 function M.corpus(n, opts)
   opts = opts or {}
   if math.type(n) ~= "integer" or n < 0 then error("kernelgen.tasks.corpus: n must be a non-negative integer", 2) end
@@ -319,7 +325,7 @@ function M.corpus(n, opts)
   for idx = 1, n do
     local name = names[(idx - 1) % #names + 1]
     local isa = type(isas) == "string" and isas or rng:weighted(isas)
-    out[idx] = M.example(rng, {task = name, kind = rng:weighted(mix), isa = isa})
+    out[idx] = M.example(rng, {task = name, kind = rng:weighted(mix), isa = isa, check = opts.check})
   end
   return out
 end
