@@ -108,6 +108,9 @@ M.protocol_seeds = 10
 function M.heldout_section(dir)
   if not sys.exists(dir .. "/heldout.json") then return nil end
   local h = claims.heldout(claims.data(dir), "heldout.json")
+  -- what the audit of the runs' model found (heldout.lua's label; none before it had one)
+  local label = json.read(dir .. "/heldout.json").label or "not audited (written before heldout.lua audited the model)"
+  local unseen = label == "held out: unseen in pretraining (audited)"
   local names = {}
   for name in pairs(h.configs) do names[#names + 1] = name end
   table.sort(names)
@@ -126,6 +129,7 @@ function M.heldout_section(dir)
     else
       reading = "no learning shown by the protocol's rule"
     end
+    if not unseen then reading = reading .. "; " .. label end
     said[#said + 1] = string.format("- `%s`: held-out roofline-score gain %+.2f ± %.2f points (permutation p = %.3g): %s.",
                                     name, g.mean, g.half, g.perm_p, reading)
   end
@@ -134,7 +138,7 @@ function M.heldout_section(dir)
       .. "prompts no run trained on (another size, other wordings, held-out tasks), both policies' "
       .. "kernels timed side by side; per seed, the mean over the parts of each policy's roofline "
       .. "score (a kernel's speed as a percentage of the machine's roofline, 0 when it fails), "
-      .. "learned minus base.", "",
+      .. "learned minus base. Held out: " .. label .. ".", "",
     "| configuration | seeds | overall roofline gain (points) | 95% t interval | per seed | sign test | "
       .. "permutation p |",
     "| --- | ---: | ---: | --- | --- | --- | ---: |",

@@ -241,6 +241,14 @@ t.test("a held-out comparison beside the runs adds the protocol's primary metric
                                .. "3 of 3, p = 0.25 | 0.25 |", iv.half, iv.lo, iv.hi))
   t.contains(md, "exploratory: 3 seeds, where the protocol asks 10 before a claim")
   t.contains(out, "beta=0,lr=5e-07,opt=O3: held-out roofline-score gain +12.00")
+  t.contains(md, "Held out: not audited (written before heldout.lua audited the model).")
+  -- what the audit of the runs' model found is said beside each reading
+  json.write(root .. "/heldout.json", {parts = {"sizes"}, seeds = seeds, label = "held-out parts seen in pretraining"})
+  out = report(root)
+  t.contains(out, "10 before a claim; held-out parts seen in pretraining")
+  json.write(root .. "/heldout.json", {parts = {"sizes"}, seeds = seeds, label = "held out: unseen in pretraining (audited)"})
+  out = report(root)
+  t.contains(out, "10 before a claim.")
   -- without the file, no section
   os.remove(root .. "/heldout.json")
   report(root)
