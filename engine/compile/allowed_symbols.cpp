@@ -70,10 +70,53 @@ const std::vector<AllowedLibrary>& allowed_libraries() {
   return libs;
 }
 
+const std::vector<YardstickLibrary>& yardstick_libraries() {
+  static const std::vector<YardstickLibrary> libs = {
+      {"OpenBLAS", {"openblas"}, {"cblas_", "openblas_", "goto_", "LAPACK_", "LAPACKE_"}, true},
+      {"BLIS", {"blis"}, {"bli_", "cblas_"}, true},
+      {"LAPACKE", {"lapacke"}, {"LAPACKE_", "LAPACK_"}, true},
+      {"FFTW", {"fftw3", "fftw3_threads", "fftw3_omp", "fftw3f", "fftw3l"},
+       {"fftw_", "fftwf_", "fftwl_", "fftwq_", "dfftw_", "sfftw_"}, false},
+      {"libxsmm", {"xsmm", "xsmmext"}, {"libxsmm_"}, false},
+      {"Intel MKL", {"mkl_rt"}, {"mkl_", "MKL_", "Dfti"}, true},
+  };
+  return libs;
+}
+
+namespace {
+
+// A Fortran BLAS or LAPACK name as the libraries export it: a type letter, a routine, an
+// underscore (dgemm_, ddot_, idamax_, dpotrf_, ...).
+bool fortran_blas_name(const std::string& name) {
+  static const std::unordered_set<std::string> routines = {
+      // BLAS 1, 2, 3
+      "asum", "axpy", "copy", "dot", "dotu", "dotc", "nrm2", "rot", "rotg", "rotm", "rotmg", "scal", "swap",
+      "amax", "amin", "gemv", "gbmv", "symv", "sbmv", "spmv", "trmv", "tbmv", "tpmv", "trsv", "tbsv", "tpsv",
+      "ger", "geru", "gerc", "syr", "syr2", "spr", "spr2", "hemv", "hbmv", "hpmv", "her", "her2", "hpr", "hpr2",
+      "gemm", "gemmt", "symm", "hemm", "syrk", "syr2k", "herk", "her2k", "trmm", "trsm", "omatcopy", "imatcopy",
+      "axpby", "gemm3m",
+      // LAPACK: factorisations, solves, inverses and their unblocked kernels
+      "potrf", "potrf2", "potf2", "potrs", "potri", "posv", "getrf", "getrf2", "getf2", "getrs", "getri", "gesv",
+      "trtri", "trtrs", "lauum", "laswp", "geqrf", "gelqf", "orgqr", "ormqr", "gesvd", "gesdd", "syev", "syevd",
+      "gels", "pstrf", "sytrf", "sytrs", "gbtrf", "gttrf", "pbtrf", "pttrf", "lacpy", "lange", "laset"};
+  if (name.size() < 3 || name.back() != '_') return false;
+  std::string stem = name.substr(0, name.size() - 1);
+  if (stem[0] == 'i' && stem.size() > 2) stem = stem.substr(1);  // idamax_, isamin_
+  if (stem.size() > 2 && (stem.compare(0, 2, "sc") == 0 || stem.compare(0, 2, "dz") == 0))
+    stem = stem.substr(1);  // scasum_, dznrm2_
+  if (std::string("sdcz").find(stem[0]) == std::string::npos) return false;
+  return routines.count(stem.substr(1)) > 0;
+}
+
+}  // namespace
+
 bool provided_by_a_library(const std::string& name) {
-  for (const char* p : {"cblas_", "openblas_", "LAPACKE_", "mkl_", "goto_", "bli_"})
-    if (name.rfind(p, 0) == 0) return true;
-  // Fortran BLAS names: dgemm_, sgemm_, ...
+  for (const auto& lib : yardstick_libraries()) {
+    for (const auto& p : lib.prefixes)
+      if (name.size() > p.size() && name.compare(0, p.size(), p) == 0) return true;
+    if (lib.fortran && fortran_blas_name(name)) return true;
+  }
+  // Fortran BLAS names of any other routine of the kind: dgemm_batch_, ...
   if (name.size() > 1 && name.back() == '_' && name.find("gemm") != std::string::npos) return true;
   return dlsym(RTLD_DEFAULT, name.c_str()) != nullptr;
 }

@@ -75,8 +75,21 @@ const std::vector<AllowedLibrary>& allowed_libraries();
 bool symbol_allowed(const std::string& name);
 // The allowed libraries in words, made from the list: "libm, malloc/calloc/..., ...".
 const std::string& allowed_libraries_text();
+// The libraries a kernel is measured against (the yardsticks the task specs name, and
+// OpenBLAS for matmul) and others of their kind: calling one by its own names is a library
+// call, though none is loaded where a kernel compiles. `links`: the names a spec's
+// yardstick links (-lNAME) that are this library; `prefixes`: its names start so;
+// `fortran`: it also provides the Fortran BLAS and LAPACK names (dgemm_, dpotrf_, ...).
+struct YardstickLibrary {
+  std::string name;
+  std::vector<std::string> links;
+  std::vector<std::string> prefixes;
+  bool fortran = false;
+};
+const std::vector<YardstickLibrary>& yardstick_libraries();
 // Whether a name outside them is a library's (calling it is a library violation) or
-// nobody's (an undefined reference: the kernel's own error). Every back end asks this.
+// nobody's (an undefined reference: the kernel's own error): a yardstick library's name,
+// or one a library loaded in this process defines. Every back end asks this.
 bool provided_by_a_library(const std::string& name);
 // What every back end says of a call outside them, after its "FILE[:LINE:COL]: error: ":
 // "call to 'NAME', which is outside the allowed libraries: libm, ...".

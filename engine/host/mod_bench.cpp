@@ -7,6 +7,7 @@
 //   print(bench.machine().peak_formula)
 //   bench.symbol_allowed("expf")    -- true: what a kernel may call outside itself
 //   bench.allowed_symbols().text    -- "libm, malloc/calloc/..., the OpenMP runtime (...)"
+//   bench.allowed_symbols().yardstick_libraries  -- {name, links, prefixes, fortran}: never callable
 //
 // Options (all optional; unknown keys are errors): opt "O0".."O3" or "Os", march (a CPU name,
 // "-m..." flags, or "native"/nil for the host), backend ("gcc", "gccjit" when built),
@@ -308,6 +309,21 @@ static int bench_allowed_symbols(lua_State* L) {
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
   lua_setfield(L, -2, "libraries");
+  // What a kernel may not call by name: the yardstick libraries (a library violation).
+  const auto& yard = bench::yardstick_libraries();
+  lua_createtable(L, static_cast<int>(yard.size()), 0);
+  for (size_t i = 0; i < yard.size(); ++i) {
+    lua_createtable(L, 0, 4);
+    set_string(L, "name", yard[i].name);
+    push_strings(L, yard[i].links);
+    lua_setfield(L, -2, "links");
+    push_strings(L, yard[i].prefixes);
+    lua_setfield(L, -2, "prefixes");
+    lua_pushboolean(L, yard[i].fortran);
+    lua_setfield(L, -2, "fortran");
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "yardstick_libraries");
   set_string(L, "text", bench::allowed_libraries_text());
   return 1;
 }

@@ -279,4 +279,60 @@ t.test("records name the task and size, not the spec's text", function()
   t.raises(function() bench.evaluate(kernels_of("dot").plain, { task = "dot", verify = "paper" }) end, "not a check of dot")
 end)
 
+-- A yardstick library called by its own names is a library call (library_violation, the
+-- -100 of Eq. 3), through every back end, though none is loaded where a kernel compiles:
+-- never an undefined reference (compile_error, -40). Every library a spec links is in the
+-- engine's list. A kernel's own function of such a name is its own code.
+t.test("a yardstick library called by its own name is a library violation through every back end", function()
+  local listed = {}
+  for _, lib in ipairs(bench.allowed_symbols().yardstick_libraries) do
+    for _, l in ipairs(lib.links) do listed[l] = lib end
+  end
+  for _, task in ipairs(bench.tasks()) do
+    local suite = task.file:find("/stdlib/tasks/", 1, true)  -- not the test's own folders
+    for yname, y in pairs(suite and bench.task(task.name).yardsticks or {}) do
+      for _, l in ipairs(type(y.link) == "table" and y.link or { y.link }) do
+        t.ok(listed[l], task.name .. "'s yardstick " .. yname .. " links " .. l .. ", which no yardstick library lists")
+      end
+    end
+  end
+  local calls = {
+    -- task, the declaration, the call
+    { "fft", "typedef double fftw_complex[2]; void *fftw_plan_dft_1d(int, fftw_complex *, fftw_complex *, int, unsigned); void fftw_execute(const void *);",
+      "fftw_execute(fftw_plan_dft_1d(n, (fftw_complex *)x, (fftw_complex *)y, -1, 64));" },
+    { "fft", "void *fftwf_malloc(unsigned long);", "y[0] = fftwf_malloc(8) != 0;" },
+    { "cholesky", "int LAPACKE_dpotrf(int, char, int, double *, int);", "LAPACKE_dpotrf(101, 'L', n, L, n);" },
+    { "cholesky", "void dpotrf_(const char *, const int *, double *, const int *, int *);", "int info; dpotrf_(\"U\", &n, L, &n, &info);" },
+    { "gemm_batched", "void libxsmm_dgemm(const char *, const char *, const int *, const int *, const int *, const double *, const double *, const int *, const double *, const int *, const double *, double *, const int *);",
+      "double one = 1, zero = 0; libxsmm_dgemm(\"N\", \"N\", &n, &m, &k, &one, B, &n, A, &k, &zero, C, &n);" },
+    { "dot", "double ddot_(const int *, const double *, const int *, const double *, const int *);", "int one = 1; return ddot_(&n, x, &one, y, &one);" },
+    { "dot", "double cblas_ddot(int, const double *, int, const double *, int);", "return cblas_ddot(n, x, 1, y, 1);" },
+    { "dot", "void bli_ddotv(int, int, long, double *, long, double *, long, double *);", "double r; bli_ddotv(0, 0, n, (double *)x, 1, (double *)y, 1, &r); return r;" },
+    { "trsv", "void dtrsv_(const char *, const char *, const char *, const int *, const double *, const int *, double *, const int *);",
+      "int one = 1; for (int i = 0; i < n; ++i) x[i] = b[i]; dtrsv_(\"U\", \"N\", \"N\", &n, L, &n, x, &one);" },
+  }
+  local sources, names = {}, {}
+  for _, c in ipairs(calls) do
+    local spec = bench.task(c[1])
+    local body = c[3]
+    if spec.returns == "double" and not body:find("return") then body = body .. " return 0;" end
+    sources[#sources + 1] = c[2] .. "\n" .. spec.prototype:gsub(";%s*$", "") .. " {\n  " .. body .. "\n}\n"
+    names[#names + 1] = c[1]
+  end
+  -- the honest twin: a kernel's own function named as a library's
+  local own = "static double ddot_(const int *n, const double *x, const double *y) {\n" ..
+    "  double s = 0;\n  for (int i = 0; i < *n; ++i) s += x[i] * y[i];\n  return s;\n}\n" ..
+    "double dot(int n, const double *x, const double *y) { return ddot_(&n, x, y); }\n"
+  for _, backend in ipairs(bench.backends()) do
+    for i, src in ipairs(sources) do
+      local r = bench.evaluate(src, { task = names[i], size = "test", threads = 1, backend = backend, runs = 1, max_runs = 1 })
+      t.eq(r.status, "library_violation", backend .. ": " .. src .. ": " .. r.message)
+      t.contains(r.message, "outside the allowed libraries", backend)
+    end
+    local r = bench.evaluate(own, { task = "dot", size = "test", threads = 1, backend = backend, runs = 1, max_runs = 1 })
+    t.eq(r.status, "ok", backend .. ": a kernel's own ddot_: " .. r.message)
+    t.eq(r.backend, backend)
+  end
+end)
+
 t.run()
