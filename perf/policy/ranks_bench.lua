@@ -4,7 +4,7 @@
 -- count runs as its own `engine --ranks=N` process of this script, one after the other
 -- on the same machine; the summary prints each figure's ratio to one rank's.
 --
---   build/engine perf/policy/ranks_bench.lua [--gpus=1,2] [--config=perf/policy/configs/qwen2.5-coder-14b.json]
+--   build/engine perf/policy/ranks_bench.lua [--gpus=1,2] [--rows=256] [--config=perf/policy/configs/qwen2.5-coder-14b.json]
 --                                            [--prompts=8] [--G=64] [--tokens=1024] [--prompt_len=128]
 local args = require "engine.args"
 
@@ -19,6 +19,9 @@ local opts = args.parse(arg, {
     {"prompt_len", 128, "tokens a prompt", min = 1},
     {"micro_batch", 8, "completions per forward/backward of the update", min = 1},
     {"lora", 32, "the adapters' rank", min = 1},
+    {"rows", 256, "rows a GPU samples at once: each call takes as many whole prompts as "
+     .. "fill every rank's rows (one H200 holds 256 rows of the 14B config's cache at 1,152 "
+     .. "tokens beside its weights, not 512)", min = 1},
     {"child", "", "(internal) run one rank count's measurement and write its figures here"},
     {"child_ranks", 1, "(internal) the ranks of the child's job", min = 1},
   },
@@ -40,8 +43,15 @@ local function measure()
   end
   -- cuBLAS handles, workspaces and the first graphs, outside the measurement.
   pol:sample({prompts[1]}, {n = 2 * opts.child_ranks, max_tokens = 8, seed = 1, ignore_eos = true})
+  local per_call = math.max(1, opts.rows * opts.child_ranks // opts.G)
+  local groups, calls = {}, 0
   local t0 = sys.now()
-  local groups = pol:sample(prompts, {n = opts.G, max_tokens = opts.tokens, seed = 2, ignore_eos = true})
+  for first = 1, #prompts, per_call do
+    local part = table.move(prompts, first, math.min(first + per_call - 1, #prompts), 1, {})
+    local sampled = pol:sample(part, {n = opts.G, max_tokens = opts.tokens, seed = 2 + first, ignore_eos = true})
+    table.move(sampled, 1, #sampled, #groups + 1, groups)
+    calls = calls + 1
+  end
   local sample_s = sys.now() - t0
   local batch, tokens = {}, 0
   for g, group in ipairs(groups) do
@@ -58,7 +68,7 @@ local function measure()
   local st = trainer:step(batch)
   local update_s = sys.now() - t0
   os.execute(string.format("rm -rf %q", dir))
-  return {ranks = opts.child_ranks, sample_s = sample_s, tokens = tokens, update_s = update_s,
+  return {ranks = opts.child_ranks, calls = calls, sample_s = sample_s, tokens = tokens, update_s = update_s,
           loss = st.loss, completions = opts.prompts * opts.G}
 end
 
@@ -74,7 +84,7 @@ local rows = {}
 for _, r in ipairs(counts) do
   local out = os.tmpname()
   local passed = {}
-  for _, k in ipairs({"config", "prompts", "G", "tokens", "prompt_len", "micro_batch", "lora"}) do
+  for _, k in ipairs({"config", "prompts", "G", "tokens", "prompt_len", "micro_batch", "lora", "rows"}) do
     passed[#passed + 1] = string.format("--%s=%s", k, tostring(opts[k]))
   end
   local cmd = string.format("%q --ranks=%d %q %s --child=%q --child_ranks=%d 2>&1", arg[-1], r,
@@ -89,10 +99,10 @@ end
 local base = rows[1]
 print(string.format("%d prompts x G = %d, %d tokens each, config %s, LoRA r %d, micro-batch %d",
                     opts.prompts, opts.G, opts.tokens, opts.config, opts.lora, opts.micro_batch))
-print("| GPUs | sampling s | tokens/s | x one | update s | tokens/s | x one | loss |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+print("| GPUs | sampling calls | sampling s | tokens/s | x one | update s | tokens/s | x one | loss |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for _, r in ipairs(rows) do
-  print(string.format("| %d | %.2f | %.0f | %.2f | %.2f | %.0f | %.2f | %.4f |", r.ranks, r.sample_s,
+  print(string.format("| %d | %d | %.2f | %.0f | %.2f | %.2f | %.0f | %.2f | %.4f |", r.ranks, r.calls, r.sample_s,
                       r.tokens / r.sample_s, base.sample_s / r.sample_s, r.update_s,
                       r.tokens / r.update_s, base.update_s / r.update_s, r.loss))
 end
