@@ -114,8 +114,10 @@ nlohmann::json cuda_compile(const std::string& source, const std::vector<std::st
 // malformed launch throws std::invalid_argument before any process is asked.
 nlohmann::json cuda_run(const std::string& source, const nlohmann::json& launch, double timeout = 60);
 // cuda_sandbox asks a CUDA request's child (confined as every one is) to try the calls its
-// filter refuses: {"fork": "EPERM", ...}, "allowed" where one went through.
-nlohmann::json cuda_sandbox();
+// filter refuses: {"fork": "EPERM", ...}, "allowed" where one went through; and what it
+// printed (two lines, then `print_bytes` more), kept as kernel_output (4 KiB at most) and
+// kernel_output_bytes, as a kernel's printf is.
+nlohmann::json cuda_sandbox(size_t print_bytes = 0);
 
 // Options sent to another node (wire/options.hpp's options_to_json) stay unresolved:
 // threads 0 and march "native" mean that node's cores and CPU.

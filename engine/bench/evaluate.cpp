@@ -277,7 +277,9 @@ nlohmann::json evaluate_records(const std::vector<std::string>& sources, const E
 }
 
 nlohmann::json cuda_probe() { return request({{"op", "cuda_probe"}, {"timeout", 60.0}}); }
-nlohmann::json cuda_sandbox() { return request({{"op", "cuda_sandbox"}, {"timeout", 60.0}}); }
+nlohmann::json cuda_sandbox(size_t print_bytes) {
+  return request({{"op", "cuda_sandbox"}, {"print_bytes", print_bytes}, {"timeout", 60.0}});
+}
 
 nlohmann::json cuda_compile(const std::string& source, const std::vector<std::string>& entries, double timeout) {
   if (!(timeout > 0 && timeout <= 3600)) throw std::invalid_argument("timeout must be more than 0 and at most 3600 seconds");

@@ -29,6 +29,8 @@ constexpr int kAttrMemoryClockKhz = 36;   // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RA
 constexpr int kAttrMemoryBusBits = 37;    // CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH
 constexpr int kJitErrorLogBuffer = 5;     // CU_JIT_ERROR_LOG_BUFFER
 constexpr int kJitErrorLogSize = 6;       // CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+constexpr int kLimitPrintfFifoSize = 1;   // CU_LIMIT_PRINTF_FIFO_SIZE
+constexpr size_t kPrintfFifoBytes = 64 << 10;  // device printf's buffer (the driver's default: 1 MiB)
 
 struct Driver {
   CUresult (*cuInit)(unsigned);
@@ -39,6 +41,7 @@ struct Driver {
   CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
   CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSetLimit)(int, size_t);
   CUresult (*cuModuleLoadDataEx)(CUmodule*, const void*, unsigned, int*, void**);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
   CUresult (*cuGetErrorString)(CUresult, const char**);

@@ -73,6 +73,10 @@ CUmodule build(const std::string& source, const std::vector<std::string>& entrie
     r["log"] = "no context on the GPU: " + detail::driver_error(d, e);
     return nullptr;
   }
+  // Device printf's buffer bounded before any module is loaded (the driver takes the limit
+  // only then). What a kernel prints reaches this process's stdout, which the evaluation
+  // process captures (evaluator/cuda_child.cpp); a refusal leaves the driver's default.
+  d.cuCtxSetLimit(kLimitPrintfFifoSize, kPrintfFifoBytes);
   char jit_log[4096] = {0};
   int keys[] = {detail::kJitErrorLogBuffer, detail::kJitErrorLogSize};
   void* values[] = {jit_log, reinterpret_cast<void*>(static_cast<uintptr_t>(sizeof jit_log))};

@@ -33,14 +33,21 @@ nlohmann::json compile(const std::string& source, const std::vector<std::string>
 // from outside this process.
 using InputReader = std::function<bool(int call, size_t arg, void* dst, size_t bytes)>;
 
+// Takes the outputs of call `call` (every call but the last), their bytes as the device
+// held them, laid end to end in argument order (cuda/calls.hpp); false when they cannot be
+// sent on.
+using CallOutputs = std::function<bool(int call, const std::string& bytes)>;
+
 // Compiles `source` and runs `launch` (cuda/launch.hpp's fields) on device 0, each call's
-// inputs from `read_inputs`: compile's record, and when it ran {times_ms, wall_ms (per
-// timed call), outputs (each output buffer after the last call, a float_blob), verified_call (that
-// call's index)}. status "launch_error" (the driver refused the
-// launch: the grid, the block, the shared memory) or "runtime_error" (the kernel faulted:
-// which call; or the inputs did not come) with `log`. Throws std::invalid_argument for a
-// malformed launch.
-nlohmann::json run(const std::string& source, const nlohmann::json& launch, const InputReader& read_inputs);
+// inputs from `read_inputs`, each earlier call's outputs to `call_outputs` (untimed,
+// after the call): compile's record, and when it ran {times_ms, wall_ms (per timed
+// call), outputs (each output buffer after the last call, a float_blob)}. status
+// "launch_error" (the driver refused the launch: the grid, the block, the shared memory)
+// or "runtime_error" (the kernel faulted: which call; or the inputs did not come) with
+// `log`. Throws std::invalid_argument for a malformed launch. The driver prints a kernel's
+// device printf on this process's stdout; its buffer is bounded (64 KiB).
+nlohmann::json run(const std::string& source, const nlohmann::json& launch, const InputReader& read_inputs,
+                   const CallOutputs& call_outputs = {});
 
 // A run's buffers travel from the kernel's process to the engine as CBOR byte strings of
 // the floats' bytes (both ends are one machine), not as arrays of numbers: a task's run at

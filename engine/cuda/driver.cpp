@@ -29,6 +29,7 @@ std::string load_driver(Driver& d) {
   find(lib, "cuDeviceGetAttribute", d.cuDeviceGetAttribute, missing);
   find(lib, "cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain, missing);
   find(lib, "cuCtxSetCurrent", d.cuCtxSetCurrent, missing);
+  find(lib, "cuCtxSetLimit", d.cuCtxSetLimit, missing);
   find(lib, "cuModuleLoadDataEx", d.cuModuleLoadDataEx, missing);
   find(lib, "cuModuleGetFunction", d.cuModuleGetFunction, missing);
   find(lib, "cuGetErrorString", d.cuGetErrorString, missing);

@@ -11,11 +11,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cuda/calls.hpp"
 #include "cuda/cuda.hpp"
 #include "cuda/launch.hpp"
 #include "evaluator/cuda_sandbox.hpp"
@@ -53,7 +55,51 @@ void close_all_but(std::vector<int> keep) {
   close_range(from, ~0U, 0);
 }
 
-[[noreturn]] void serve_in_child(const json& req, int out, int in, double timeout) {
+// Writes all of `n` bytes; false when the pipe is gone.
+bool write_all(int fd, const void* src, size_t n) {
+  const auto* p = static_cast<const char*>(src);
+  while (n > 0) {
+    ssize_t put = write(fd, p, n);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) return false;
+    p += put;
+    n -= static_cast<size_t>(put);
+  }
+  return true;
+}
+
+// What the child sends on the reply's pipe: frames of a tag, an 8-byte length and the bytes.
+constexpr char kCallFrame = 'c';   // one earlier call's outputs as the device held them
+constexpr char kReplyFrame = 'r';  // the CBOR record, last
+constexpr size_t kFrameHeader = 1 + sizeof(uint64_t);
+
+bool write_frame(int fd, char tag, const void* bytes, size_t n) {
+  char head[kFrameHeader];
+  head[0] = tag;
+  const uint64_t len = n;
+  std::memcpy(head + 1, &len, sizeof len);
+  return write_all(fd, head, sizeof head) && write_all(fd, bytes, n);
+}
+
+// What a CUDA child prints (a kernel's device printf, which the driver writes to the
+// child's stdout; anything on its stderr) is kept in the record, never passed on: the first
+// kPrintedKept bytes, made printable.
+constexpr size_t kPrintedKept = 4096;
+
+std::string printable(const std::string& s) {
+  std::string out = s;
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if (!(u == '\n' || u == '\t' || (u >= 0x20 && u < 0x7F))) c = '?';
+  }
+  return out;
+}
+
+[[noreturn]] void serve_in_child(const json& req, int out, int in, int printed, double timeout) {
+  // What the child prints goes to the evaluation process's capture, not to its stdout and
+  // stderr (which are the engine's console).
+  dup2(printed, STDOUT_FILENO);
+  dup2(printed, STDERR_FILENO);
   // Nothing of the evaluation process reaches the driver: its socket to the engine and
   // every other descriptor are closed, the reply's pipe (and the inputs' pipe) kept.
   close_all_but(in >= 0 ? std::vector<int>{out, in} : std::vector<int>{out});
@@ -70,37 +116,26 @@ void close_all_but(std::vector<int> keep) {
       reply = {{"status", "runtime_error"}, {"log", "the CUDA child's seccomp filter could not be installed"},
                {"available", false}, {"reason", "the CUDA child's seccomp filter could not be installed"}};
     } else if (op == "cuda_sandbox") {
-      reply = cuda_sandbox_probe();
+      reply = cuda_sandbox_probe(req.value("print_bytes", size_t{0}));
     } else if (op == "cuda_probe") {
       reply = cuda::probe();
     } else if (op == "cuda_run") {
       auto read_inputs = [in](int, size_t, void* dst, size_t bytes) { return read_all(in, dst, bytes); };
-      reply = cuda::run(req.at("source").get<std::string>(), req.at("launch"), read_inputs);
+      auto send_outputs = [out](int, const std::string& bytes) {
+        return write_frame(out, kCallFrame, bytes.data(), bytes.size());
+      };
+      reply = cuda::run(req.at("source").get<std::string>(), req.at("launch"), read_inputs, send_outputs);
     } else {
       reply = cuda::compile(req.at("source").get<std::string>(), req.value("entries", std::vector<std::string>{}));
     }
   } catch (const std::exception& e) {
     reply = {{"status", "runtime_error"}, {"log", e.what()}};
   }
+  std::fflush(stdout);  // what the driver printed through stdio, before the reply
+  std::fflush(stderr);
   auto bytes = json::to_cbor(reply);
-  for (size_t at = 0; at < bytes.size();) {
-    ssize_t n = write(out, bytes.data() + at, bytes.size() - at);
-    if (n <= 0) _exit(1);
-    at += static_cast<size_t>(n);
-  }
+  if (!write_frame(out, kReplyFrame, bytes.data(), bytes.size())) _exit(1);
   _exit(0);
-}
-
-// `v` rounded to the nearest bfloat16 (ties to even; v is finite): its bits, and its value.
-float to_bf16(float v, uint16_t& bits) {
-  uint32_t u;
-  std::memcpy(&u, &v, sizeof u);
-  u += 0x7FFFu + ((u >> 16) & 1u);
-  bits = static_cast<uint16_t>(u >> 16);
-  u = uint32_t{bits} << 16;
-  float r;
-  std::memcpy(&r, &u, sizeof r);
-  return r;
 }
 
 json failed(const json& req, const std::string& why) {
@@ -112,7 +147,8 @@ json failed(const json& req, const std::string& why) {
 // A run's inputs, drawn here, in the process that asked, call by call as the pipe takes
 // them: under a key drawn after the fork (or a launch's fixed seed), so the kernel's
 // process never holds the key and no call's values tell another's. Keeps the last call's,
-// the ones its outputs are checked against.
+// which come back whole with its outputs; the key goes back too, after the run, so the
+// engine can draw every earlier call's inputs again for their check (cuda/calls.hpp).
 class InputFeed {
  public:
   explicit InputFeed(const cuda::Launch& l)
@@ -129,6 +165,8 @@ class InputFeed {
   }
   void sent(size_t n) { at_ += n; }
   const std::vector<std::vector<float>>& last_call() const { return last_; }
+  const bench::Keystream& keys() const { return keys_; }
+  const cuda::Launch& launch() const { return launch_; }
 
  private:
   // The next input buffer's values, as bytes.
@@ -144,14 +182,9 @@ class InputFeed {
       const cuda::LaunchArg& a = launch_.args[arg_];
       const size_t arg = arg_++;
       if (a.kind != cuda::LaunchArg::input) continue;
-      std::vector<double> unit(a.count);
-      keys_.fill_signed_unit(static_cast<uint32_t>(call_), static_cast<uint32_t>(arg), unit.data(), a.count);
-      std::vector<float> values(a.count);
-      // 24 bits a value, below 1: each is a float exactly, in [-1, 1)
-      for (size_t i = 0; i < a.count; ++i) values[i] = static_cast<float>(std::floor(unit[i] * 8388608.0) / 8388608.0);
+      std::vector<uint16_t> half;
+      std::vector<float> values = cuda::draw_input(keys_, a, call_, arg, &half);
       if (a.bf16) {  // rounded to bfloat16, and the rounded values kept for the reference
-        std::vector<uint16_t> half(a.count);
-        for (size_t i = 0; i < a.count; ++i) values[i] = to_bf16(values[i], half[i]);
         chunk_.assign(reinterpret_cast<const char*>(half.data()), a.count * sizeof(uint16_t));
       } else {
         chunk_.assign(reinterpret_cast<const char*>(values.data()), a.count * sizeof(float));
@@ -173,6 +206,77 @@ class InputFeed {
 
 }  // namespace
 
+// The child's frames as they come (kFrameHeader, then the bytes): each earlier call's
+// outputs reduced at once to the values the check keeps, the reply kept whole.
+class Frames {
+ public:
+  explicit Frames(const InputFeed* feed) : feed_(feed) {}
+
+  // Takes what was read; false (with why()) when the child sent what it must not.
+  bool take(const char* data, size_t n) {
+    buf_.append(data, n);
+    for (;;) {
+      if (buf_.size() - at_ < kFrameHeader) break;
+      uint64_t len;
+      std::memcpy(&len, buf_.data() + at_ + 1, sizeof len);
+      if (buf_.size() - at_ - kFrameHeader < len) break;
+      const char tag = buf_[at_];
+      const char* body = buf_.data() + at_ + kFrameHeader;
+      if (tag == kReplyFrame && !reply_) {
+        reply_ = std::string(body, len);
+      } else if (tag == kCallFrame && feed_ && !reply_ &&
+                 static_cast<int>(calls_.size()) + 1 < feed_->launch().warmup + feed_->launch().calls) {
+        try {
+          calls_.push_back(cuda::checked_values(feed_->keys(), feed_->launch(), static_cast<int>(calls_.size()),
+                                                std::string(body, len)));
+        } catch (const std::exception& e) {
+          why_ = e.what();
+          return false;
+        }
+      } else {
+        why_ = std::string("the CUDA request's process sent an unexpected frame '") + tag + "'";
+        return false;
+      }
+      at_ += kFrameHeader + len;
+    }
+    if (at_ > 0) {  // the frames taken are freed; a partial one moves to the front
+      buf_.erase(0, at_);
+      at_ = 0;
+    }
+    return true;
+  }
+  const std::optional<std::string>& reply() const { return reply_; }
+  json& calls() { return calls_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  const InputFeed* feed_;
+  std::string buf_;
+  size_t at_ = 0;
+  std::optional<std::string> reply_;
+  json calls_ = json::array();
+  std::string why_;
+};
+
+// What the child prints, read as it comes: the first kPrintedKept bytes kept, the rest
+// counted and dropped, so a child printing without end neither blocks nor fills memory.
+struct Printed {
+  std::string kept;
+  size_t bytes = 0;
+  // Reads what is there; false at the end of the pipe (or an error).
+  bool read_from(int fd) {
+    char buf[16384];
+    for (;;) {
+      ssize_t got = read(fd, buf, sizeof buf);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) return errno == EAGAIN || errno == EWOULDBLOCK;
+      if (got == 0) return false;
+      bytes += static_cast<size_t>(got);
+      if (kept.size() < kPrintedKept) kept.append(buf, std::min(static_cast<size_t>(got), kPrintedKept - kept.size()));
+    }
+  }
+};
+
 json cuda_in_child(const json& req) {
   const double timeout = req.value("timeout", 60.0);
   const bool run = req.at("op") == "cuda_run";
@@ -184,34 +288,42 @@ json cuda_in_child(const json& req) {
       return failed(req, std::string("the launch: ") + e.what());
     }
   }
-  int fds[2], in_fds[2] = {-1, -1};
-  if (pipe2(fds, O_CLOEXEC) != 0) return failed(req, std::string("pipe: ") + std::strerror(errno));
-  if (run && pipe2(in_fds, O_CLOEXEC) != 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return failed(req, std::string("pipe: ") + std::strerror(errno));
+  int fds[2] = {-1, -1}, in_fds[2] = {-1, -1}, print_fds[2] = {-1, -1};
+  auto close_pipes = [&] {
+    for (int fd : {fds[0], fds[1], in_fds[0], in_fds[1], print_fds[0], print_fds[1]})
+      if (fd >= 0) close(fd);
+  };
+  if (pipe2(fds, O_CLOEXEC) != 0 || pipe2(print_fds, O_CLOEXEC) != 0 || (run && pipe2(in_fds, O_CLOEXEC) != 0)) {
+    const std::string why = std::string("pipe: ") + std::strerror(errno);
+    close_pipes();
+    return failed(req, why);
   }
   pid_t pid = fork();
   if (pid < 0) {
-    for (int fd : {fds[0], fds[1], in_fds[0], in_fds[1]})
-      if (fd >= 0) close(fd);
-    return failed(req, std::string("fork: ") + std::strerror(errno));
+    const std::string why = std::string("fork: ") + std::strerror(errno);
+    close_pipes();
+    return failed(req, why);
   }
   if (pid == 0) {
     close(fds[0]);
+    close(print_fds[0]);
     if (run) close(in_fds[1]);
-    serve_in_child(req, fds[1], in_fds[0], timeout);
+    serve_in_child(req, fds[1], in_fds[0], print_fds[1], timeout);
   }
   close(fds[1]);
+  close(print_fds[1]);
+  int print_fd = print_fds[0];
+  fcntl(print_fd, F_SETFL, O_NONBLOCK);
   int feed_fd = -1;
   if (run) {
     close(in_fds[0]);
     feed_fd = in_fds[1];
     fcntl(feed_fd, F_SETFL, O_NONBLOCK);
   }
-  std::string in;
+  Frames frames(run ? &*feed : nullptr);
+  Printed printed;
   const double deadline = files::monotonic_seconds() + timeout;
-  bool late = false;
+  bool late = false, bad = false;
   for (;;) {
     double left = deadline - files::monotonic_seconds();
     if (left <= 0) {
@@ -224,11 +336,11 @@ json cuda_in_child(const json& req) {
       close(feed_fd);
       feed_fd = -1;
     }
-    pollfd p[2] = {{fds[0], POLLIN, 0}, {feed_fd, POLLOUT, 0}};
-    int n = poll(p, feed_fd >= 0 ? 2 : 1, static_cast<int>(std::ceil(left * 1000)));
+    pollfd p[3] = {{fds[0], POLLIN, 0}, {print_fd, POLLIN, 0}, {feed_fd, POLLOUT, 0}};
+    int n = poll(p, feed_fd >= 0 ? 3 : 2, static_cast<int>(std::ceil(left * 1000)));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) continue;
-    if (feed_fd >= 0 && (p[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
+    if (feed_fd >= 0 && (p[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
       ssize_t put = write(feed_fd, data, size);
       if (put > 0) feed->sent(static_cast<size_t>(put));
       else if (put < 0 && errno != EAGAIN && errno != EINTR) {  // the child stopped reading
@@ -236,36 +348,70 @@ json cuda_in_child(const json& req) {
         feed_fd = -1;
       }
     }
+    if (print_fd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)) && !printed.read_from(print_fd)) {
+      close(print_fd);  // the child's stdout and stderr are closed: nothing more to read
+      print_fd = -1;
+    }
     if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     char buf[65536];
     ssize_t got = read(fds[0], buf, sizeof buf);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
-    in.append(buf, static_cast<size_t>(got));
+    if (!frames.take(buf, static_cast<size_t>(got))) {
+      bad = true;
+      break;
+    }
   }
   close(fds[0]);
   if (feed_fd >= 0) close(feed_fd);
-  if (late) kill(-pid, SIGKILL);
+  if (late || bad) kill(-pid, SIGKILL);
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
-  if (late) return failed(req, "the CUDA request took longer than " + std::to_string(int(timeout)) + " s (killed)");
-  if (WIFSIGNALED(st))
-    return failed(req, std::string("the CUDA request's process was killed by signal ") + std::to_string(WTERMSIG(st)));
+  if (print_fd >= 0) {  // the child has ended: what it printed last, up to the end of the pipe
+    printed.read_from(print_fd);
+    close(print_fd);
+  }
   json reply;
-  try {
-    reply = json::from_cbor(in);
-  } catch (const std::exception&) {
-    return failed(req, "the CUDA request's process ended without a reply (exit status " +
-                           std::to_string(WIFEXITED(st) ? WEXITSTATUS(st) : -1) + ")");
+  if (late) {
+    reply = failed(req, "the CUDA request took longer than " + std::to_string(int(timeout)) + " s (killed)");
+  } else if (bad) {
+    reply = failed(req, frames.why());
+  } else if (WIFSIGNALED(st)) {
+    reply = failed(req, std::string("the CUDA request's process was killed by signal ") + std::to_string(WTERMSIG(st)));
+  } else {
+    try {
+      if (!frames.reply()) throw std::runtime_error("no reply");
+      reply = json::from_cbor(*frames.reply());
+    } catch (const std::exception&) {
+      reply = failed(req, "the CUDA request's process ended without a reply (exit status " +
+                              std::to_string(WIFEXITED(st) ? WEXITSTATUS(st) : -1) + ")");
+    }
   }
   if (run && reply.contains("outputs")) {
-    json inputs = json::array();
-    for (const auto& values : feed->last_call()) inputs.push_back(cuda::float_blob(values.data(), values.size()));
-    reply["inputs"] = std::move(inputs);
-    const auto times = reply.at("times_ms").get<std::vector<double>>();  // the CPU kernels' statistics
-    reply["median_ms"] = median(times);
-    reply["cov"] = coefficient_of_variation(times);
+    const cuda::Launch& l = feed->launch();
+    const int total = l.warmup + l.calls;
+    if (static_cast<int>(frames.calls().size()) != total - 1) {
+      reply = failed(req, "the CUDA request's process sent the outputs of " + std::to_string(frames.calls().size()) +
+                              " calls before the last, not " + std::to_string(total - 1));
+    } else {
+      json inputs = json::array();
+      for (const auto& values : feed->last_call()) inputs.push_back(cuda::float_blob(values.data(), values.size()));
+      reply["inputs"] = std::move(inputs);
+      const auto times = reply.at("times_ms").get<std::vector<double>>();  // the CPU kernels' statistics
+      reply["median_ms"] = median(times);
+      reply["cov"] = coefficient_of_variation(times);
+      // Every call is checked (cuda/calls.hpp): the earlier calls' kept values, and the key
+      // their inputs are drawn again from; the child that could have used it has ended.
+      reply["call_outputs"] = std::move(frames.calls());
+      reply["input_key"] = feed->keys().hex();
+      reply["checked_calls"] = total;
+      reply["checked_per_call"] = cuda::checked_per_call(l);
+    }
+  }
+  if (printed.bytes > 0 || run) {
+    reply["kernel_output"] = printable(printed.kept);
+    reply["kernel_output_bytes"] = printed.bytes;
   }
   return reply;
 }

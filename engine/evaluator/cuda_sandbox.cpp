@@ -10,7 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -57,7 +59,16 @@ std::string outcome(long rc) {
 
 }  // namespace
 
-nlohmann::json cuda_sandbox_probe() {
+nlohmann::json cuda_sandbox_probe(size_t print_bytes) {
+  std::printf("cuda_sandbox: a line on the child's stdout\n");
+  std::fprintf(stderr, "cuda_sandbox: a line on the child's stderr\n");
+  std::string line(63, 'x');
+  line += '\n';
+  for (size_t left = print_bytes; left > 0;) {
+    const size_t n = std::min(left, line.size());
+    if (write(STDOUT_FILENO, line.data() + line.size() - n, n) <= 0) break;
+    left -= n;
+  }
   nlohmann::json out;
   long rc = fork();
   if (rc == 0) _exit(0);  // allowed: the copy ends at once

@@ -16,7 +16,10 @@ namespace bench::detail {
 bool confine_cuda_child();
 
 // What the confined process gets when it tries each refused call: {"fork": "EPERM", ...}
-// ("allowed" where a call went through). For tests of the filter.
-nlohmann::json cuda_sandbox_probe();
+// ("allowed" where a call went through). For tests of the filter. It also prints a line on
+// stdout (through stdio) and one on stderr, then `print_bytes` more on stdout, as a
+// kernel's printf would: for tests that the evaluation process keeps them in the record
+// (kernel_output) and passes none of them on.
+nlohmann::json cuda_sandbox_probe(size_t print_bytes = 0);
 
 }  // namespace bench::detail

@@ -49,6 +49,27 @@ Keystream Keystream::seeded(uint64_t seed) {
   return k;
 }
 
+Keystream Keystream::from_hex(const std::string& hex) {
+  if (hex.size() != 64) throw std::invalid_argument("a key is 64 hex digits, not " + std::to_string(hex.size()));
+  Keystream k;
+  for (size_t i = 0; i < 64; ++i) {
+    const char c = hex[i];
+    uint32_t v;
+    if (c >= '0' && c <= '9') v = static_cast<uint32_t>(c - '0');
+    else if (c >= 'a' && c <= 'f') v = static_cast<uint32_t>(c - 'a' + 10);
+    else throw std::invalid_argument("a key is 64 lower-case hex digits");
+    k.key_[i / 8] |= v << (4 * (7 - i % 8));
+  }
+  return k;
+}
+
+std::string Keystream::hex() const {
+  static const char digits[] = "0123456789abcdef";
+  std::string out(64, '0');
+  for (size_t i = 0; i < 64; ++i) out[i] = digits[(key_[i / 8] >> (4 * (7 - i % 8))) & 0xF];
+  return out;
+}
+
 Keystream::Keystream(Keystream&& o) noexcept {
   std::memcpy(key_, o.key_, sizeof key_);
   o.wipe();

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace bench {
 
@@ -14,6 +15,11 @@ class Keystream {
  public:
   static Keystream random();                // key from getrandom
   static Keystream seeded(uint64_t seed);   // the same values for a seed on every machine
+  // The key as 64 hex digits, and the stream of such a key: for a process that checks a
+  // run after the run's own process has ended (a CUDA run's every call, cuda/calls.hpp).
+  // Throws std::invalid_argument for anything but 64 hex digits.
+  static Keystream from_hex(const std::string& hex);
+  std::string hex() const;
   ~Keystream() { wipe(); }
   Keystream(const Keystream&) = delete;
   Keystream& operator=(const Keystream&) = delete;

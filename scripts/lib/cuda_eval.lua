@@ -41,7 +41,9 @@ local function result_of(rec, y)
                         tostring(rec.task), tostring(rec.log or rec.message or "")), 0)
   end
   local r = {status = status, message = rec.log ~= "" and rec.log or rec.message, compile_ms = rec.compile_ms,
-             max_rel_error = rec.max_error, cuda_status = rec.status ~= status and rec.status or nil}
+             max_rel_error = rec.max_error, cuda_status = rec.status ~= status and rec.status or nil,
+             -- what the kernel printed (device printf), kept with the result and out of its message
+             kernel_output = rec.kernel_output ~= "" and rec.kernel_output or nil}
   if rec.times_ms then
     r.times = {}
     for i, ms in ipairs(rec.times_ms) do r.times[i] = ms / 1000 end

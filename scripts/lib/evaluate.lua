@@ -71,7 +71,7 @@ end
 -- The fields of a benchmark result kept with a judged kernel.
 local kept = {"status", "gflops", "gbps", "times", "min", "median", "compile_ms", "max_rel_error",
               "message", "backend", "features", "node", "counters", "counters_unavailable",
-              "remarks", "vs_yardstick", "cov", "cuda_status"}
+              "remarks", "vs_yardstick", "cov", "cuda_status", "kernel_output"}
 
 -- A memory-bound task's speed is its GB/s (a compute-bound one's, GFLOPS): what its
 -- rewards count (reward.speed).

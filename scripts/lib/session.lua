@@ -415,7 +415,9 @@ function Session:record(prompt, completions, results, fields)
                    speed = r.unit and r.speed or nil, unit = r.unit,
                    gbps = r.vs_yardstick and r.gbps or nil,  -- a CUDA task's rate beside its ratio
                    -- measured once for several kernels of the step's batch (evaluate.lua)
-                   shared = r.shared, shared_with = r.shared_with}
+                   shared = r.shared, shared_with = r.shared_with,
+                   -- what a CUDA kernel printed (its first 4 KiB): kept, never shown
+                   kernel_output = r.kernel_output}
     for k, v in pairs(fields.extra or {}) do extra[k] = v end
     ids[i] = self.run:add_sample{
       iteration = fields.iteration, stage = fields.stage, parent_id = fields.parent_id,

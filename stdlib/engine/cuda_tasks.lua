@@ -159,8 +159,9 @@ end
 
 local machines = setmetatable({}, {__mode = "k"})  -- bench.cuda() per bench module, read once
 -- A kernel judged on the task: bench.cuda_judge's record (bench.cuda_run's, judged in the
--- engine against the reference libtorch computes from the run's inputs: status
--- "verification_error" when an output misses it, max_error and wrong beside), then
+-- engine against the reference libtorch computes from the run's inputs, every call's
+-- outputs checked, not only the last's: status "verification_error" when an output misses
+-- it, naming the call, max_error and wrong beside; kernel_output what it printed), then
 -- "rejected" when its speed is impossible (M.impossible), with the speed by the median
 -- call (gflops for a compute-bound task, gbps for a memory-bound one).
 -- opts: task, size (default "test"), warmup, calls, seed, timeout, bench (as for

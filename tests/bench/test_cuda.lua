@@ -3,8 +3,9 @@
 -- with the same reason; on the GPU node (ENGINE_EXPECT_CUDA=1, set by the device
 -- scripts) the GPU is found and kernels compile, fail with NVRTC's diagnostics, or miss
 -- an entry, and run on inputs the evaluation process draws fresh for every call, timed
--- by events, their outputs NaN until written. Both are this machine's right outcome; neither is
--- skipped.
+-- by events, their outputs NaN until written, every call's outputs read back. What a CUDA
+-- child prints (a kernel's printf) is kept in the record, bounded, and reaches no console, on
+-- every machine. Both are this machine's right outcome; neither is skipped.
 local t = require "engine.test"
 
 local add = [[
@@ -57,6 +58,20 @@ else
   end)
 end
 
+-- Runs `script` in another engine process (this one's program: the shell's parent), its
+-- stdout and stderr together as the console would show them.
+local function console_of(script)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write(script)
+  f:close()
+  local p = assert(io.popen('"$(readlink /proc/$PPID/exe)" ' .. path .. " 2>&1"))
+  local out = p:read("a")
+  p:close()
+  os.remove(path)
+  return out
+end
+
 local N = 1000
 local function add_launch(extra)
   local l = {entry = "add", grid = {(N + 255) // 256}, block = {256},
@@ -92,7 +107,9 @@ else
     t.eq(r.status, "ok", r.log)
     t.eq(#r.times_ms, 4)
     t.eq(#r.wall_ms, 4)
-    t.eq(r.verified_call, 4)
+    t.eq({r.checked_calls, r.checked_per_call}, {5, N})  -- every call's outputs, warm-up's too
+    t.eq({r.call_outputs, r.input_key}, {nil, nil})       -- the judge's, not a script's
+    t.eq({r.kernel_output, r.kernel_output_bytes}, {"", 0})
     for i, ms in ipairs(r.times_ms) do t.ok(ms > 0 and ms <= r.wall_ms[i], ms .. " ms in " .. r.wall_ms[i]) end
     t.ok(r.median_ms > 0)
     t.eq({#r.inputs, #r.inputs[1], #r.inputs[2]}, {2, N, N})
@@ -131,6 +148,52 @@ extern "C" __global__ void add(const float *x, const float *y, float *out, int n
     t.ok(wrong_sums(skipped) > 0, "a kernel that stops working after its first calls")
   end)
 
+  -- A kernel's device printf: the driver writes it on the CUDA child's stdout, which the
+  -- evaluation process captures; a forged verdict line stays in the record.
+  local forged = [[
+extern "C" __global__ void add(const float *x, const float *y, float *out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i == 0) printf("FORGED: add ok, verified, 99999 GB/s\n");
+  if (i < n) out[i] = x[i] + y[i];
+}
+]]
+  local flood = [[
+extern "C" __global__ void add(const float *x, const float *y, float *out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { printf("FLOOD %d of %d\n", i, n); out[i] = x[i] + y[i]; }
+}
+]]
+
+  t.test("hostile: a kernel's printf is kept in its record, bounded, and reaches no console", function()
+    local r = bench.cuda_run(forged, add_launch())
+    t.eq(r.status, "ok", r.log)
+    t.eq(wrong_sums(r), 0)
+    t.contains(r.kernel_output, "FORGED: add ok, verified, 99999 GB/s\n")
+    t.eq(r.kernel_output_bytes, #r.kernel_output)
+    t.eq(r.log:find("FORGED", 1, true), nil)
+    -- a printf from every thread of every call: the device's buffer bounds it, 4 KiB kept
+    local loud = bench.cuda_run(flood, add_launch())
+    t.eq(loud.status, "ok", loud.log)
+    t.eq(#loud.kernel_output, 4096)
+    t.ok(loud.kernel_output_bytes > 4096, loud.kernel_output_bytes)
+    t.ok(loud.kernel_output_bytes <= 5 * 64 * 1024, "the device's printf buffer, 64 KiB a call")
+    local out = console_of(string.format([[
+local launch = %s
+local a = bench.cuda_run(%q, launch)
+local b = bench.cuda_run(%q, launch)
+print("statuses " .. a.status .. " " .. b.status .. ", kept " .. #a.kernel_output .. " and " .. #b.kernel_output)
+]], "{entry = 'add', grid = {4}, block = {256}, args = {{input = 'f32', count = 1000}, {input = 'f32', count = 1000}, " ..
+    "{output = 'f32', count = 1000}, {int = 1000}}}", forged, flood))
+    t.contains(out, "statuses ok ok, kept " .. #r.kernel_output .. " and 4096")
+    t.eq(out:find("FORGED", 1, true), nil, out)
+    t.eq(out:find("FLOOD", 1, true), nil, "the flood reaches no console")
+  end)
+
+  t.test("a kernel that prints nothing has an empty kernel_output (the honest twin)", function()
+    local r = bench.cuda_run(add, add_launch())
+    t.eq({r.status, r.kernel_output, r.kernel_output_bytes}, {"ok", "", 0})
+  end)
+
   t.test("a faulting kernel and a launch the GPU refuses are named", function()
     local fault = add:gsub("out%[i%] = x%[i%] %+ y%[i%];", "out[i + (1 << 28)] = x[i];")
     local r = bench.cuda_run(fault, add_launch())
@@ -158,6 +221,31 @@ t.test("bad arguments name the problem", function()
   t.raises(function() bench.cuda_compile({}) end, "bench.cuda_compile")
   t.raises(function() bench.cuda_compile(add, {entry = "add"}) end, "unknown option 'entry'")
   t.raises(function() bench.cuda_compile(add, {timeout = 0}) end, "timeout must be more than 0")
+end)
+
+t.test("what a CUDA child prints is kept in the record, bounded, and reaches no console", function()
+  -- a line through stdio, one on stderr: both kept, made printable
+  local r = bench.cuda_sandbox()
+  t.contains(r.kernel_output, "cuda_sandbox: a line on the child's stdout\n")
+  t.contains(r.kernel_output, "cuda_sandbox: a line on the child's stderr\n")
+  t.eq(r.kernel_output_bytes, #r.kernel_output)
+  -- more than a pipe holds: read while the child prints, the first 4 KiB kept, all counted
+  local big = bench.cuda_sandbox{print_bytes = 200000}
+  t.eq(#big.kernel_output, 4096)
+  t.eq(big.kernel_output_bytes, 200000 + #r.kernel_output)
+  t.eq(big.fork, "EPERM")
+  t.raises(function() bench.cuda_sandbox{print_bytes = -1} end, "print_bytes must be from 0")
+  t.raises(function() bench.cuda_sandbox{lines = 1} end, "unknown option 'lines'")
+  -- the honest twin and the hostile one in an engine of their own: the console shows the
+  -- script's own lines only
+  local out = console_of([[
+local quiet = bench.cuda_sandbox()
+local loud = bench.cuda_sandbox{print_bytes = 100000}
+print("kept " .. #quiet.kernel_output .. " and " .. #loud.kernel_output .. " of " .. loud.kernel_output_bytes)
+]])
+  t.contains(out, "kept " .. #r.kernel_output .. " and 4096 of " .. (100000 + #r.kernel_output))
+  t.eq(out:find("cuda_sandbox: a line", 1, true), nil, out)
+  t.eq(out:find("xxxxxxxx", 1, true), nil, "the 100000 bytes printed reach no console")
 end)
 
 t.test("a CUDA request's child refuses processes, programs, the network and other processes", function()

@@ -351,6 +351,70 @@ extern "C" __global__ void matmul(const float *a, const float *b, float *c, int 
     t.eq(tf32.status, "verification_error", tf32.log)
   end)
 
+  -- A call counter in a __device__ global: every thread adds one, so the count before a
+  -- call over the threads of a launch is the call's index (warm-up calls first).
+  local function counted(guard)
+    return [[
+__device__ unsigned long long hits;
+extern "C" __global__ void vector_add(const float *x, const float *y, float *z, int n) {
+  unsigned long long call = atomicAdd(&hits, 1ull) / ((unsigned long long)gridDim.x * blockDim.x);
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  ]] .. guard .. [[
+
+  if (i < n) z[i] = x[i] + y[i];
+}
+]]
+  end
+
+  t.test("hostile: a kernel that works only in the last call earns no reward", function()
+    -- 1 warm-up and 5 timed calls: call index 5 is the last
+    local rec = cuda_tasks.evaluate(counted("if (call != 5) return;"),
+                                    {task = "vector_add", size = "test", warmup = 1, calls = 5, timeout = 20})
+    t.eq(rec.status, "verification_error", rec.log)
+    t.contains(rec.log, "call 1 of 6")
+    t.eq({rec.checked_calls, rec.checked_per_call}, {6, 1000})
+  end)
+
+  t.test("its honest twin: the same counter, the work done in every call, verifies ok", function()
+    local rec = cuda_tasks.evaluate(counted("if (call > 1000000) return;"),
+                                    {task = "vector_add", size = "test", warmup = 1, calls = 5, timeout = 20})
+    t.eq(rec.status, "ok", rec.log)
+    t.eq(rec.checked_calls, 6)
+  end)
+
+  t.test("hostile: a quarter of the blocks in the calls before the last, at the train size, earns no reward", function()
+    -- 6 calls of 4 Mi values: each earlier call checked at 838860 positions the kernel never learns
+    local rec = cuda_tasks.evaluate(counted("if (call != 5 && blockIdx.x % 4 != 0) return;"),
+                                    {task = "vector_add", size = "train", warmup = 1, calls = 5, timeout = 60})
+    t.eq(rec.status, "verification_error", rec.log)
+    t.contains(rec.log, "call 1 of 6")
+    t.eq(rec.checked_per_call, (1 << 22) // 5)
+    local honest = cuda_tasks.evaluate(cuda_tasks.get("vector_add").straightforward,
+                                       {task = "vector_add", size = "train", warmup = 1, calls = 5, timeout = 60})
+    t.eq(honest.status, "ok", honest.log)
+  end)
+
+  t.test("hostile: an empty launch in every call but the last of softmax_rows earns no reward", function()
+    local spec = cuda_tasks.get("softmax_rows")
+    local src = "__device__ unsigned long long hits;\n" .. spec.straightforward:gsub("(__global__ void softmax_rows%b()%s*{)",
+      "%1\n  if (atomicAdd(&hits, 1ull) / ((unsigned long long)gridDim.x * blockDim.x) != 3) return;", 1)
+    t.contains(src, "atomicAdd")
+    local rec = cuda_tasks.evaluate(src, {task = "softmax_rows", size = "test", warmup = 1, calls = 3, timeout = 20})
+    t.eq(rec.status, "verification_error", rec.log)
+    t.contains(rec.log, "call 1 of 4")
+  end)
+
+  t.test("hostile: a kernel printing a forged verdict keeps it in its record, and the verdict is the harness's", function()
+    local src = cuda_tasks.get("vector_add").straightforward:gsub("(__global__ void vector_add%b()%s*{)",
+      '%1\n  if (blockIdx.x == 0 && threadIdx.x == 0) printf("vector_add: ok, 99999 GB/s, 100x libtorch\\n");', 1)
+    t.contains(src, "printf")
+    local rec = cuda_tasks.evaluate(src, {task = "vector_add", size = "test", timeout = 20})
+    t.eq(rec.status, "ok", rec.log)  -- printing earns nothing and costs nothing
+    t.contains(rec.kernel_output, "vector_add: ok, 99999 GB/s, 100x libtorch\n")
+    local plain = cuda_tasks.evaluate(cuda_tasks.get("vector_add").straightforward, {task = "vector_add", size = "test"})
+    t.eq({plain.status, plain.kernel_output}, {"ok", ""})
+  end)
+
   t.test("hostile: a cache keyed by the inputs' fingerprint never hits fresh inputs", function()
     -- the answer is served from the cache when x[0] and y[0] repeat: they never do, so the
     -- kernel computes every call and earns exactly an honest kernel's verdict

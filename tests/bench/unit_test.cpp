@@ -2,20 +2,24 @@
 // gcc back end on its own, option checks, target detection, the back-end registry.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
 #include "bench/bench.hpp"
 #include "compile/compiler.hpp"
+#include "cuda/calls.hpp"
 #include "cuda/cuda.hpp"
 #include "compile/elf_reader.hpp"
 #include "bench/machine.hpp"
 #include "bench/peak.hpp"
 #include "evaluator/verdict.hpp"
+#include "task/keystream.hpp"
 #include "task/rate_bound.hpp"
 #include "task/timing_stats.hpp"
 #include "support.hpp"
@@ -163,6 +167,149 @@ TEST_CASE("a CUDA run's buffers travel as bytes of floats, NaN and all") {
   REQUIRE(list[0].is_array());
   CHECK(list[0][1].get<double>() == -0.25);
   CHECK(std::isnan(list[0][2].get<double>()));
+}
+
+namespace {
+
+// vector_add's launch: z = x + y over n floats, `calls` timed after one warm-up.
+cuda::Launch add_launch(size_t n, int calls) {
+  return cuda::parse_launch({{"entry", "add"}, {"grid", {1}}, {"block", {1}},
+                             {"args", {{{"input", "f32"}, {"count", n}}, {{"input", "f32"}, {"count", n}},
+                                       {{"output", "f32"}, {"count", n}}, nlohmann::json::object({{"int", n}})}},
+                             {"warmup", 1}, {"calls", calls}});
+}
+
+// What the evaluation process returns of a CPU stand-in for a kernel run under `keys`:
+// `kernel(call, x, y, z)` writes call `call`'s outputs (NaN-filled first, as the harness
+// does), each earlier call's checked values kept as the evaluation process keeps them.
+template <typename Kernel>
+nlohmann::json fake_run(const bench::Keystream& keys, const cuda::Launch& l, Kernel kernel) {
+  nlohmann::json kept = nlohmann::json::array();
+  const size_t n = l.args[2].count;
+  for (int call = 0; call + 1 < l.warmup + l.calls; ++call) {
+    const std::vector<float> x = cuda::draw_input(keys, l.args[0], call, 0), y = cuda::draw_input(keys, l.args[1], call, 1);
+    std::vector<float> z(n, std::nanf(""));
+    kernel(call, x, y, z);
+    kept.push_back(cuda::checked_values(keys, l, call, std::string(reinterpret_cast<const char*>(z.data()), n * 4)));
+  }
+  return {{"call_outputs", kept}, {"input_key", keys.hex()}};
+}
+
+cuda::CallsCheck check_add(const nlohmann::json& rec, const cuda::Launch& l) {
+  auto reference = [](const std::vector<std::vector<double>>& in) {
+    std::vector<double> z(in[0].size());
+    for (size_t i = 0; i < z.size(); ++i) z[i] = in[0][i] + in[1][i];
+    return std::vector<std::vector<double>>{z};
+  };
+  return cuda::check_calls(rec, l, reference, 1e-6, 0);
+}
+
+}  // namespace
+
+TEST_CASE("a key goes back as hex and draws the same values; anything else is refused") {
+  const bench::Keystream k = bench::Keystream::random();
+  const std::string hex = k.hex();
+  CHECK(hex.size() == 64);
+  const bench::Keystream again = bench::Keystream::from_hex(hex);
+  CHECK(again.hex() == hex);
+  CHECK(again.word(3, 1, 17) == k.word(3, 1, 17));
+  CHECK(bench::Keystream::seeded(5).hex() != bench::Keystream::seeded(6).hex());
+  CHECK_THROWS_WITH(bench::Keystream::from_hex("abc"), Catch::Contains("64 hex digits"));
+  CHECK_THROWS_WITH(bench::Keystream::from_hex(std::string(63, '0') + "G"), Catch::Contains("hex"));
+}
+
+TEST_CASE("a CUDA run's inputs are floats on the grid, a bf16 buffer's rounded to the nearest") {
+  const bench::Keystream k = bench::Keystream::seeded(7);
+  cuda::LaunchArg f{cuda::LaunchArg::input, 1000}, h{cuda::LaunchArg::input, 1000, true};
+  const std::vector<float> v = cuda::draw_input(k, f, 2, 0);
+  for (float x : v) {
+    CHECK((x >= -1 && x < 1));
+    CHECK(std::floor(double(x) * 8388608.0) == double(x) * 8388608.0);
+  }
+  CHECK(cuda::draw_input(k, f, 2, 0) == v);  // the same key, call and buffer: the same values
+  CHECK(cuda::draw_input(k, f, 3, 0) != v);
+  std::vector<uint16_t> bits;
+  const std::vector<float> b = cuda::draw_input(k, h, 2, 0, &bits);
+  REQUIRE(bits.size() == 1000);
+  for (size_t i = 0; i < b.size(); ++i) {
+    uint32_t u;
+    std::memcpy(&u, &b[i], 4);
+    CHECK(u == uint32_t{bits[i]} << 16);
+    CHECK(std::fabs(b[i] - v[i]) <= std::fabs(v[i]) / 256);  // the nearest of 8 significant bits
+  }
+}
+
+TEST_CASE("every call's outputs are kept: all of them while they fit, else positions drawn under the key") {
+  const cuda::Launch small = add_launch(1000, 5), big = add_launch(size_t{1} << 21, 5);
+  CHECK(cuda::checked_per_call(small) == 1000);
+  CHECK(cuda::checked_per_call(big) == cuda::kCheckedValues / 5);
+  const bench::Keystream k = bench::Keystream::random();
+  CHECK(cuda::checked_positions(k, small, 0).empty());
+  const std::vector<uint64_t> p0 = cuda::checked_positions(k, big, 0), p1 = cuda::checked_positions(k, big, 1);
+  REQUIRE(p0.size() == cuda::kCheckedValues / 5);
+  CHECK(p0 != p1);  // other positions every call
+  CHECK(cuda::checked_positions(bench::Keystream::from_hex(k.hex()), big, 0) == p0);
+  uint64_t most = 0;
+  for (uint64_t p : p0) most = std::max(most, p);
+  CHECK(most < (size_t{1} << 21));
+  CHECK(most > (size_t{1} << 21) - 1000);  // spread over the whole output
+  // the outputs' bytes must be the launch's
+  CHECK_THROWS_WITH(cuda::checked_values(k, small, 0, std::string(12, '\0')), Catch::Contains("not 4000"));
+  // a bf16 output is widened exactly
+  cuda::Launch half = cuda::parse_launch({{"entry", "f"}, {"grid", {1}}, {"block", {1}},
+                                          {"args", {{{"output", "bf16"}, {"count", 2}}}}});
+  const uint16_t raw[2] = {0x3F80, 0xC000};  // 1 and -2
+  const std::vector<float> got = cuda::floats_of(
+      cuda::checked_values(k, half, 0, std::string(reinterpret_cast<const char*>(raw), sizeof raw)));
+  CHECK(got == std::vector<float>{1.0f, -2.0f});
+}
+
+TEST_CASE("hostile: a kernel that works only in the last call misses in the first; its honest twin passes") {
+  const cuda::Launch l = add_launch(1000, 5);
+  const bench::Keystream k = bench::Keystream::random();
+  auto honest = [](int, const std::vector<float>& x, const std::vector<float>& y, std::vector<float>& z) {
+    for (size_t i = 0; i < z.size(); ++i) z[i] = x[i] + y[i];
+  };
+  const cuda::CallsCheck ok = check_add(fake_run(k, l, honest), l);
+  CHECK(ok.ok);
+  CHECK(ok.checked == 5 * 1000);
+  CHECK(ok.log.empty());
+  // a call counter: the outputs untouched (NaN) in every call but the last (not returned here)
+  auto last_only = [](int, const std::vector<float>&, const std::vector<float>&, std::vector<float>&) {};
+  const cuda::CallsCheck bad = check_add(fake_run(k, l, last_only), l);
+  CHECK_FALSE(bad.ok);
+  CHECK(bad.call == 1);
+  CHECK(bad.wrong == 1000);
+  CHECK(std::isinf(bad.max_error));
+  CHECK_THAT(bad.log, Catch::Contains("call 1 of 6: 1000 of the 1000 output values checked miss"));
+  // the run's key, not another: the inputs drawn again must be the run's
+  nlohmann::json other = fake_run(k, l, honest);
+  other["input_key"] = bench::Keystream::random().hex();
+  CHECK_FALSE(check_add(other, l).ok);
+  // a record without every earlier call's values is refused
+  nlohmann::json short_rec = fake_run(k, l, honest);
+  short_rec["call_outputs"].erase(0);
+  CHECK_THROWS_WITH(check_add(short_rec, l), Catch::Contains("of 4 calls before the last, not 5"));
+}
+
+TEST_CASE("hostile: work skipped in one earlier call at a size checked at drawn positions is found") {
+  const cuda::Launch l = add_launch(size_t{1} << 21, 5);  // 5 x 2 Mi values: more than are kept
+  const bench::Keystream k = bench::Keystream::random();
+  auto honest = [](int, const std::vector<float>& x, const std::vector<float>& y, std::vector<float>& z) {
+    for (size_t i = 0; i < z.size(); ++i) z[i] = x[i] + y[i];
+  };
+  const cuda::CallsCheck ok = check_add(fake_run(k, l, honest), l);
+  CHECK(ok.ok);
+  CHECK(ok.checked == 5 * (cuda::kCheckedValues / 5));
+  // one block of 256 in 64 left unwritten in call 3 alone: 1.6% of one call's work
+  auto skips = [](int call, const std::vector<float>& x, const std::vector<float>& y, std::vector<float>& z) {
+    for (size_t i = 0; i < z.size(); ++i)
+      if (call != 2 || (i / 256) % 64 != 5) z[i] = x[i] + y[i];
+  };
+  const cuda::CallsCheck bad = check_add(fake_run(k, l, skips), l);
+  CHECK_FALSE(bad.ok);
+  CHECK(bad.call == 3);
+  CHECK(bad.wrong > 1000);  // about 1/64 of the 838860 values kept
 }
 
 TEST_CASE("the event clock runs where the driver is, and names why not elsewhere") {

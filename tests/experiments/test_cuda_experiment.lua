@@ -43,7 +43,7 @@ local function gpu_bench()
     end
     local ms = src:find("/* fast */", 1, true) and 0.025 or 0.1
     local rec = {status = "ok", log = "", compile_ms = 20, times_ms = {ms, ms, ms}, median_ms = ms, cov = 0.02,
-                 max_error = 1e-7}
+                 max_error = 1e-7, kernel_output = ms < 0.05 and "ok: 99999 GB/s\n" or ""}
     if src:find("/* wrong */", 1, true) then rec.status, rec.max_error = "verification_error", 0.5 end
     return rec
   end
@@ -86,6 +86,9 @@ t.test("experiment 1 on a CUDA task: its prompt, device code, rewards against li
   local first = run:samples{}[1]
   t.eq(first.extra.unit, cuda_eval.unit)
   t.near(first.extra.speed, 200.0, 1e-9)
+  -- what a kernel printed is kept with its sample, never in its message; nothing when silent
+  t.eq({first.extra.kernel_output, first.extra.message}, {"ok: 99999 GB/s\n", nil})
+  t.eq(run:samples{}[2].extra.kernel_output, nil)
   t.eq(run:get("cuda_yardstick").median_ms, 0.05)
   t.eq(run:get("gpu").device, "Stand-in GPU")
   -- the sweep's other configuration divided by the same measurement of libtorch's op
