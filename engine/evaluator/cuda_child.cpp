@@ -263,10 +263,11 @@ class Frames {
 struct Printed {
   std::string kept;
   size_t bytes = 0;
-  // Reads what is there; false at the end of the pipe (or an error).
+  // Reads what is there, 256 KiB at most a time (the other pipes wait meanwhile); false at
+  // the end of the pipe (or an error).
   bool read_from(int fd) {
     char buf[16384];
-    for (;;) {
+    for (int reads = 0; reads < 16; ++reads) {
       ssize_t got = read(fd, buf, sizeof buf);
       if (got < 0 && errno == EINTR) continue;
       if (got < 0) return errno == EAGAIN || errno == EWOULDBLOCK;
@@ -274,6 +275,7 @@ struct Printed {
       bytes += static_cast<size_t>(got);
       if (kept.size() < kPrintedKept) kept.append(buf, std::min(static_cast<size_t>(got), kPrintedKept - kept.size()));
     }
+    return true;
   }
 };
 
@@ -369,7 +371,7 @@ json cuda_in_child(const json& req) {
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
   if (print_fd >= 0) {  // the child has ended: what it printed last, up to the end of the pipe
-    printed.read_from(print_fd);
+    printed.read_from(print_fd);  // a pipe holds 64 KiB: one call reads it all
     close(print_fd);
   }
   json reply;
