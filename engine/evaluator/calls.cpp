@@ -1,8 +1,8 @@
 // Where a kernel's time is measured: the zygote's side of one call. Round trips first
 // (pings), then for every call: the CPU clock read while the child is stopped, the
-// command, the answer, the stop, the CPU-time bound, the thread count, the check of every
-// output element, the record against the zygote's own clock; the child then waits,
-// stopped, for its next turn.
+// command (written while it is still stopped, then continued), the answer, the stop, the
+// CPU-time bound, the thread count, the check of every output element, the record
+// against the zygote's own clock; the child then waits, stopped, for its next turn.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -69,7 +69,8 @@ void Zygote::read_from(Job& job, const ResolvedOptions& opts) {
         send(job, kPing);
       } else {
         mark_cpu(job);  // it waits for a command, and no kernel code has run yet
-        send(job, kWake);
+        // A library's untimed call first; a kernel gets none (it would be answered at once).
+        send(job, job.reference ? kWake : kCall);
       }
     } else if (h.type == kPong && h.len == 0 && job.awaiting == kWake) {
       send(job, kCall);
@@ -103,7 +104,7 @@ static double process_cpu_seconds(const Job& job) {
 // Where a call's CPU window opens: read while the process is stopped or no thread of it
 // runs. (A running thread's time is accounted only at its next tick or switch: read then,
 // a pool of 16 spinning threads read up to 20 CPUs' worth over a call.) The window holds
-// the untimed command's answer and the call; honest threads never fill more than it.
+// the call (and a library's untimed call before it); honest threads never fill more than it.
 void Zygote::mark_cpu(Job& job) {
   job.cpu_at_start = process_cpu_seconds(job);
   job.wall_at_start = monotonic_seconds();
@@ -243,8 +244,20 @@ void Zygote::take_turn(Job& job, double timeout) {
   job.deadline += monotonic_seconds() - job.paused_at;  // waiting and checking are not the kernel's time
   job.state = Job::running;
   mark_cpu(job);  // stopped
+  if (job.reference) {
+    // A library (trusted code) as in a user's loop: its untimed call on this call's
+    // inputs, then the timed command.
+    kill(job.pid, SIGCONT);
+    send(job, kWake);
+    return;
+  }
+  // A kernel: nothing of its process runs between its inputs becoming visible and the
+  // start of the timed window. The command is written while every thread of it is
+  // stopped, the window opens with it (sent_at), and only then does the process continue:
+  // a thread left running across calls to watch the inputs sees this call's only inside
+  // the timed call, and whatever it computes is the call's time and CPU time.
+  send(job, kCall);
   kill(job.pid, SIGCONT);
-  send(job, kWake);  // the library's untimed call (a kernel answers at once); then the call
 }
 
 }  // namespace bench::detail

@@ -94,8 +94,9 @@ TEST_CASE("no call is timed below the evaluation process's clock less its round 
       o.backend = backend;
       auto r = evaluate(src, o);
       INFO(file << " via " << backend << ": " << r.status << ": " << r.message);
-      // The kernel driving the calls itself takes the pool's wake-up command for a call
-      // and answers out of turn: refused. Were it let through, its claims would not count.
+      // The kernel driving the calls itself would take a wake-up command for a call and
+      // answer out of turn: refused. A kernel gets none, so it is let through, and its
+      // claims do not count.
       if (r.status == "rejected") {
         CHECK_THAT(r.message, Catch::Contains("result channel"));
         continue;
@@ -175,6 +176,36 @@ TEST_CASE("honest OpenMP kernels within their threads are not refused for their 
       auto r = evaluate(src, o);
       INFO(backend << " with " << threads << " threads: " << r.status << ": " << r.message);
       CHECK(r.status == "ok");
+    }
+}
+
+// Work in an untimed window before a call: a helper thread started at the first call
+// (within the kernel's two threads) watches the inputs and starts computing the moment it
+// sees a call's, then holds 4 ms of its own clock before publishing. The inputs are
+// written while every thread of the process is stopped and the timed window opens before
+// the process continues, so the helper's whole work lies inside each call's span on the
+// evaluation's clock: a span below 4 ms would be a head start. Causal (the window opens
+// before anything of the process can see the inputs), so no load can make it flake. The
+// honest twin, told to work by the call itself, passes the same way.
+TEST_CASE("a helper thread watching the inputs gets no head start before a timed call", "[serial]") {
+  constexpr double kHold = 0.004;
+  EvalOptions o;
+  o.threads = 2;
+  o.warmup = 1;
+  o.runs = o.max_runs = 12;  // with an untimed window before the call, some fall short
+  o.problem = {{"M", 48}, {"N", 48}, {"K", 48}};
+  for (const char* file : {"/head_start_helper.c", "/head_start_honest.c"})
+    for (const auto& backend : bench_test::engine_backends()) {
+      o.backend = backend;
+      auto r = evaluate(bench_test::read_file(std::string(BENCH_INTEGRITY_DIR) + file), o);
+      INFO(file << " via " << backend << ": " << r.status << ": " << r.message);
+      REQUIRE(r.status == "ok");
+      REQUIRE(r.harness_times.size() == 12);
+      for (size_t i = 0; i < r.harness_times.size(); ++i) {
+        INFO("call " << i << ": " << r.harness_times[i] * 1e3 << " ms on the evaluation's clock");
+        CHECK(r.harness_times[i] >= kHold);
+        CHECK(r.times[i] >= kHold - r.round_trip);
+      }
     }
 }
 

@@ -1,9 +1,10 @@
-/* expect: rejected | message: result channel */
+/* expect: ok | message: none */
 /* Drives the calls itself: after its first answer it writes a well-formed "call */
 /* returned" record claiming a microsecond, reads the next command from the harness's */
-/* pipe and answers it without ever returning. The next command is not always a call */
-/* (the pool's wake-up comes first), so it answers out of turn; and the time of a call */
-/* is bounded below by the evaluation process's clock, so its claims would not count. */
+/* pipe and answers it without ever returning. Were the next command not a call (a */
+/* library's untimed wake-up; a kernel gets none), it would answer out of turn and be */
+/* refused; either way the time of a call is bounded below by the evaluation process's */
+/* clock less its round trip, so its claims do not count. */
 struct done { unsigned type, len, call, pad; double seconds; };
 static long sys3(long nr, long a, long b, long c) {
     long r;
