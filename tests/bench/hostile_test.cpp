@@ -102,7 +102,7 @@ TEST_CASE("reward hacks get the same failing status from every back end") {
 // it would verify had its _init run; each back end inspects the linked object before
 // loading it and refuses it itself (the in-memory one compiles it, no fallback). The same
 // set-up done by the kernel at its first call is its own business.
-TEST_CASE("load-time code is refused by every back end; the same set-up at the first call is not") {
+TEST_CASE("load-time code is refused by every back end, and the same set-up at the first call is not") {
   const std::string honest = R"(
 static double ran;
 static void set_up(void) { ran = 1; }
