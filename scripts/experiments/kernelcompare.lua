@@ -111,6 +111,8 @@ M.spec = options.spec{
     {"heldout_G", 0, "completions per held-out prompt (0: the runs' G)", min = 0},
     {"heldout_size", 0, "matmul's held-out size (0: 1.5 times --size, a multiple of 16)", min = 0},
     {"heldout_tasks", "all", "the held-out tasks asked: all, none, or a list 'fft,conv1d'"},
+    {"allow_contaminated", false, "compare even when the base model's corpus holds held-out items "
+     .. "(heldout.lua's option of the same name; the results say so)"},
   },
   check = check_lrs,
   profiles = {
@@ -367,6 +369,7 @@ local function heldout_argv(opts, s)
                 "--heldout_size=" .. opts.heldout_size, "--heldout_tasks=" .. opts.heldout_tasks}
   -- a list of two or more (one seed alone: its only runs, whatever their seed)
   if #opts.seed_list > 1 then argv[#argv + 1] = "--seeds=" .. table.concat(opts.seed_list, ",") end
+  if opts.allow_contaminated then argv[#argv + 1] = "--allow_contaminated" end
   return argv
 end
 
