@@ -4,8 +4,8 @@
 
 #include <chrono>
 
-#include "parallel/process_group/group.hpp"
-#include "parallel/process_group/tensors.hpp"
+#include "dist/group.hpp"
+#include "dist/tensors.hpp"
 #include "policy/torch_side.hpp"
 #include "train/checkpoint.hpp"
 #include "train/lora.hpp"

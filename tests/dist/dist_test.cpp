@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "parallel/process_group/group.hpp"
+#include "dist/group.hpp"
 #include "files/files.hpp"
 
 namespace fs = std::filesystem;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "parallel/process_group/group.hpp"
+#include "dist/group.hpp"
 #include "policy/policy.hpp"
 #include "train/trainer.hpp"
 

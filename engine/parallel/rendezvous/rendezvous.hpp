@@ -2,7 +2,7 @@
 // definition of ENGINE_RANK, ENGINE_WORLD_SIZE, ENGINE_LOCAL_RANK, ENGINE_LOCAL_WORLD_SIZE,
 // ENGINE_RENDEZVOUS, ENGINE_DIST_BACKEND and ENGINE_DIST_TIMEOUT. Launchers publish them (engine --ranks in engine/host, an MPI
 // job's first ranks in parallel/bench_workers); parallel/trainer_ranks reads them and
-// joins its process group there (parallel/process_group).
+// joins its process group there (engine/dist).
 #pragma once
 
 #include <optional>

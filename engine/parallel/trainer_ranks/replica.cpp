@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "parallel/rendezvous/rendezvous.hpp"
-#include "parallel/process_group/group.hpp"
+#include "dist/group.hpp"
 #include "parallel/trainer_ranks/wire.hpp"
 
 namespace policy {

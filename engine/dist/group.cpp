@@ -1,4 +1,4 @@
-#include "parallel/process_group/group.hpp"
+#include "dist/group.hpp"
 
 #include <ATen/ATen.h>
 
@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "parallel/process_group/tensors.hpp"
+#include "dist/tensors.hpp"
 
 #if ENGINE_HAS_GLOO
 #define USE_C10D_GLOO 1

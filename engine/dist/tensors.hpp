@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "parallel/process_group/group.hpp"
+#include "dist/group.hpp"
 
 namespace dist {
 
