@@ -7,12 +7,12 @@
 --   local cache = {}
 --   for step = 1, steps do trainer:step(batches.at(examples, step, 8, seed, cache)) end
 
-local kernelgen = require "kernelgen"
+local rng = require "engine.rng"
 
 local batches = {}
 
 -- The examples of step `step` (from 1): `size` of them (the whole list when it holds
--- fewer), in the order of epoch e's permutation, which kernelgen.rng(seed + e) draws (e
+-- fewer), in the order of epoch e's permutation, which engine.rng.new(seed + e) draws (e
 -- from 0). An epoch is as many whole batches as the list holds; the permutation's rest
 -- is left out. `cache` keeps the current epoch's permutation from one call to the next.
 function batches.at(examples, step, size, seed, cache)
@@ -20,11 +20,11 @@ function batches.at(examples, step, size, seed, cache)
   local per_epoch = #examples // size
   local epoch = (step - 1) // per_epoch
   if cache.epoch ~= epoch then
-    local rng = kernelgen.rng(seed + epoch)
+    local r = rng.new(seed + epoch)
     local order = {}
     for i = 1, #examples do order[i] = i end
     for i = #order, 2, -1 do
-      local j = rng:int(1, i)
+      local j = r:int(1, i)
       order[i], order[j] = order[j], order[i]
     end
     cache.epoch, cache.order = epoch, order

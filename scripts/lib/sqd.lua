@@ -14,6 +14,7 @@
 --   local plan = sqd.plan(pools, seed_node, {rng = sqd.rng(7)})
 --   local pools = sqd.file(children, {pool_size = 10, rng = sqd.rng(8)})
 
+local rngs = require "engine.rng"
 local feedback = require "feedback"
 local prompts = require "prompts"
 local stages = require "stages"
@@ -28,19 +29,9 @@ function sqd.share(fraction, n)
   return math.min(n, math.ceil(fraction * n - 1e-9))
 end
 
--- A small deterministic generator (xorshift64*), so a resumed run makes the same random
--- choices. rng(n) returns an integer in 1..n.
-function sqd.rng(seed)
-  local x = math.tointeger(seed) or 1
-  if x == 0 then x = 0x9E3779B97F4A7C15 end
-  return function(n)
-    x = x ~ (x >> 12)
-    x = x ~ (x << 25)
-    x = x ~ (x >> 27)
-    local r = (x * 0x2545F4914F6CDD1D) >> 1  -- non-negative
-    return r % n + 1
-  end
-end
+-- A small deterministic generator (engine.rng's xorshift64*), so a resumed run makes the
+-- same random choices. rng(n) returns an integer in 1..n.
+sqd.rng = rngs.xorshift
 
 -- A seeded random subset of k items (order of the input kept).
 local function sample(list, k, rng)

@@ -9,6 +9,8 @@
 --   stats.power{effect = 10, sd = 12, n = 8} -- {t =, sign =, permutation =}: shares rejecting
 --   stats.seeds_for{effect = 10, sd = 12}    -- the fewest seeds reaching the target power
 
+local rngs = require "engine.rng"
+
 local stats = {}
 
 ---------------------------------------------------------------------------------------
@@ -116,19 +118,9 @@ function stats.sign_test(values)
   return {n = n, positive = pos, p = math.min(1, 2 * tail)}
 end
 
--- A reproducible stream of uniform numbers in [0, 1) (splitmix64), independent of Lua's
+-- A reproducible stream of uniform numbers in [0, 1) (engine.rng), independent of Lua's
 -- global generator so that a report's p-values do not depend on what ran before.
-function stats.rng(seed)
-  local state = seed or 1
-  return function()
-    state = state + 0x9E3779B97F4A7C15
-    local z = state
-    z = (z ~ (z >> 30)) * 0xBF58476D1CE4E5B9
-    z = (z ~ (z >> 27)) * 0x94D049BB133111EB
-    z = z ~ (z >> 31)
-    return (z >> 11) * (1.0 / 9007199254740992.0)
-  end
-end
+stats.rng = rngs.uniforms
 
 -- Paired permutation test of "the mean difference is 0": under it each difference's sign
 -- is a coin, so p is the share of sign assignments whose |sum| reaches the observed |sum|

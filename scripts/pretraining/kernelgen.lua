@@ -92,6 +92,7 @@
 -- One file over 600 lines: the samplers and the chat examples share the parameter
 -- vocabulary that render.lua reads; split, each half would need the other to be read.
 
+local rngs = require "engine.rng"
 local stages = require "stages"
 local prompts = require "prompts"
 local split = require "heldout_split"
@@ -100,66 +101,9 @@ local defects = require "kernelgen.defects"
 
 local kernelgen = {}
 
----------------------------------------------------------------------------------------
--- Random numbers: splitmix64 on Lua's 64-bit integers, so a corpus reproduces from its
--- seed whatever else used math.random.
----------------------------------------------------------------------------------------
-
-local Rng = {}
-Rng.__index = Rng
-
-local function hash_string(s)
-  local h = 0xcbf29ce484222325
-  for i = 1, #s do h = (h ~ s:byte(i)) * 0x100000001b3 end
-  return h
-end
-
-function kernelgen.rng(seed)
-  if type(seed) == "string" then seed = hash_string(seed) end
-  if math.type(seed) ~= "integer" then
-    if type(seed) == "number" and seed == math.floor(seed) then seed = math.tointeger(seed)
-    else error("kernelgen.rng: the seed must be an integer or a string, got " .. tostring(seed), 2) end
-  end
-  return setmetatable({state = seed}, Rng)
-end
-
-function Rng:next()
-  self.state = self.state + 0x9E3779B97F4A7C15
-  local z = self.state
-  z = (z ~ (z >> 30)) * 0xBF58476D1CE4E5B9
-  z = (z ~ (z >> 27)) * 0x94D049BB133111EB
-  return z ~ (z >> 31)
-end
-
--- In [0, 1).
-function Rng:uniform() return (self:next() >> 11) * (1.0 / 9007199254740992.0) end
-
--- In [lo, hi], both included.
-function Rng:int(lo, hi)
-  if hi < lo then error(string.format("rng:int: empty range [%d, %d]", lo, hi), 2) end
-  return lo + math.floor(self:uniform() * (hi - lo + 1))
-end
-
-function Rng:pick(list)
-  if #list == 0 then error("rng:pick: empty list", 2) end
-  return list[self:int(1, #list)]
-end
-
-function Rng:chance(p) return self:uniform() < p end
-
--- A key of a {key = weight} table (keys visited in sorted order: reproducible).
-function Rng:weighted(weights)
-  local keys, total = {}, 0
-  for k, w in pairs(weights) do if w > 0 then keys[#keys + 1] = k; total = total + w end end
-  if total <= 0 then error("rng:weighted: no positive weight", 2) end
-  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
-  local x = self:uniform() * total
-  for _, k in ipairs(keys) do
-    x = x - weights[k]
-    if x < 0 then return k end
-  end
-  return keys[#keys]
-end
+-- Random numbers: engine.rng's splitmix64, so a corpus reproduces from its seed whatever
+-- else used math.random.
+kernelgen.rng = rngs.new
 
 ---------------------------------------------------------------------------------------
 -- Parameters
@@ -404,7 +348,7 @@ end
 -- (the SIMD kernels' intrinsics: "avx512", "avx2", nil: either).
 function kernelgen.kernel(rng, opts)
   opts = opts or {}
-  if getmetatable(rng) ~= Rng then error("kernelgen.kernel: the first argument must be a kernelgen.rng", 2) end
+  if not rngs.is(rng) then error("kernelgen.kernel: the first argument must be a kernelgen.rng", 2) end
   check_isa(opts.isa, "kernelgen.kernel")
   local p
   if opts.params then
