@@ -14,7 +14,7 @@
 --                                                          # a CUDA task: speed against libtorch
 --   engine report.lua runs/experiment1                     # plots and tables
 --
--- Each configuration writes runs/experiment1/<config>/ (see README.md, "Experiments").
+-- Each configuration writes runs/experiment1/<config>/ (see docs/usage.md, "Experiments").
 
 local cli = require "cli"
 local metrics = require "metrics"

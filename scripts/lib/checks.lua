@@ -145,7 +145,7 @@ function checks.check_async(opts, deps)
   if deps.bench ~= rawget(_G, "bench") then return end  -- a stand-in bench times nothing
   if not (engine_cluster and engine_cluster.size() > 1) then
     cli.fail("--async=1 evaluates while the policy samples and trains: start benchmark "
-             .. "workers with mpirun (README, 'On a cluster'), so that no kernel is timed "
+             .. "workers with mpirun (docs/machines.md, 'On a cluster'), so that no kernel is timed "
              .. "on the cores the sampler uses")
   end
   if engine_cluster.shares_cores() then
