@@ -118,8 +118,12 @@ function M.heldout_section(dir)
   for _, name in ipairs(names) do
     local g = h.configs[name].overall.roofline
     local values = claims.map(g.values, function(v) return string.format("%+.2f", v) end)
-    rows[#rows + 1] = string.format("| %s | %d | %+.2f ± %.2f | [%+.2f, %+.2f] | %s | %d of %d, p = %.3g | %.3g |",
-                                    name, g.n, g.mean, g.half, g.lo, g.hi, table.concat(values, ", "),
+    -- one seed has no interval
+    local gain = g.half and string.format("%+.2f ± %.2f", g.mean, g.half) or string.format("%+.2f", g.mean)
+    local spread = g.half and string.format("%s | [%+.2f, %+.2f]", gain, g.lo, g.hi)
+                   or string.format("%s | no interval (one seed)", gain)
+    rows[#rows + 1] = string.format("| %s | %d | %s | %s | %d of %d, p = %.3g | %.3g |",
+                                    name, g.n, spread, table.concat(values, ", "),
                                     g.sign_positive, g.sign_n, g.sign_p, g.perm_p)
     local reading
     if g.n < M.protocol_seeds then
@@ -130,8 +134,8 @@ function M.heldout_section(dir)
       reading = "no learning shown by the protocol's rule"
     end
     if not unseen then reading = reading .. "; " .. label end
-    said[#said + 1] = string.format("- `%s`: held-out roofline-score gain %+.2f ± %.2f points (permutation p = %.3g): %s.",
-                                    name, g.mean, g.half, g.perm_p, reading)
+    said[#said + 1] = string.format("- `%s`: held-out roofline-score gain %s points (permutation p = %.3g): %s.",
+                                    name, gain, g.perm_p, reading)
   end
   return table.concat({
     "The protocol's primary metric (docs/protocol.md): the learned policy against the base model on "

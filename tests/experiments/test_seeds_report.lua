@@ -249,6 +249,12 @@ t.test("a held-out comparison beside the runs adds the protocol's primary metric
   json.write(root .. "/heldout.json", {parts = {"sizes"}, seeds = seeds, label = "held out: unseen in pretraining (audited)"})
   out = report(root)
   t.contains(out, "10 before a claim.")
+  -- one seed: the reading without an interval (the main job run with --seeds=1)
+  json.write(root .. "/heldout.json", {parts = {"sizes"}, seeds = require("fakes").heldout_seeds("beta=0,lr=5e-07,opt=O3", 1)})
+  out, ok = report(root)
+  t.ok(ok, out)
+  t.contains(read(root .. "/report/report.md"), "| beta=0,lr=5e-07,opt=O3 | 1 | +11.00 | no interval (one seed) | +11.00 |")
+  t.contains(out, "held-out roofline-score gain +11.00 points (permutation p = 1)")
   -- without the file, no section
   os.remove(root .. "/heldout.json")
   report(root)
