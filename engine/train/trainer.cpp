@@ -453,7 +453,6 @@ StepStats Trainer::step(const std::vector<Example>& examples) {
   Impl& m = *impl_;
   if (m.grpo_mode) throw std::logic_error("train: a GRPO trainer steps on groups, not examples");
   auto t0 = std::chrono::steady_clock::now();
-  const policy::OnDevice on_device(m.device);
   StepStats st = sft_pass(m, examples);
   st.grad_norm = m.clip_and_step();
   st.lr = m.o.lr;
