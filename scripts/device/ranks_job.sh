@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Several GPUs on one node: a policy and a trainer on the last GPU against cuda:0, the
-# ranks' tests under NCCL, the main job with --device=cuda:1 and with --ranks=2 (one GPU a
-# rank), a follower killed mid-run and the run resumed, and the paper's step on one GPU
-# against two (perf/policy/ranks_bench.lua). After gpu_build_and_test.sh's build step:
+# ranks' tests under NCCL, the main job with --device=cuda:1 and with --ranks=RANKS (one
+# GPU a rank; default 2), a follower killed mid-run and the run resumed, and the paper's
+# step on one GPU against several (perf/policy/ranks_bench.lua, BENCH_ARGS="--gpus=1,4").
+# After gpu_build_and_test.sh's build step:
 #
 #   TARGETS="engine engine-sandbox train_tests" bash scripts/device/gpu_build_and_test.sh DEBS OUT build
-#   bash scripts/device/two_gpu_job.sh OUT [steps]
+#   bash scripts/device/ranks_job.sh OUT [steps]
 #
 # steps (default "devices ranks main kill bench"). MAIN_STEPS sizes the main job (10).
 set -uo pipefail
@@ -15,6 +16,7 @@ cd "$(dirname "$0")/../.."
 PREFIX=/tmp/engine-deps
 BUILD=${BUILD:-/tmp/engine-build}
 export LD_LIBRARY_PATH=$PREFIX/usr/lib/x86_64-linux-gnu:$PREFIX/usr/lib/x86_64-linux-gnu/openblas-pthread
+RANKS=${RANKS:-2}
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 engine() { "$BUILD/engine" "$@"; }
 nvidia-smi -L | tee "$OUT/gpus.txt"
@@ -32,17 +34,17 @@ if has ranks; then
   done
 fi
 
-# The main job (its small profile) on two GPUs, one rank each, NCCL chosen by itself.
+# The main job (its small profile) on RANKS GPUs, one rank each, NCCL chosen by itself.
 if has main; then
-  /usr/bin/time -f "main job: %e s" "$BUILD/engine" --ranks=2 experiment1.lua --device=cuda \
-    --steps="${MAIN_STEPS:-10}" --seeds=1 --out=/tmp/main2 2>&1 | tee "$OUT/main2.txt" | tail -5
-  python3 scripts/device/count_samples.py /tmp/main2 32 | tee -a "$OUT/main2.txt"
+  /usr/bin/time -f "main job: %e s" "$BUILD/engine" --ranks="$RANKS" experiment1.lua --device=cuda \
+    --steps="${MAIN_STEPS:-10}" --seeds=1 --out=/tmp/main$RANKS 2>&1 | tee "$OUT/main$RANKS.txt" | tail -5
+  python3 scripts/device/count_samples.py /tmp/main$RANKS 32 | tee -a "$OUT/main$RANKS.txt"
 fi
 
 # A follower killed with -9 after the run's second committed step: rank 0 must end naming
 # it, and --resume must complete the run with every step's samples exactly once.
 if has kill; then
-  run=(--ranks=2 experiment1.lua --device=cuda --steps=6 --seeds=1 --lr=3e-4 --out=/tmp/killed)
+  run=(--ranks="$RANKS" experiment1.lua --device=cuda --steps=6 --seeds=1 --lr=3e-4 --out=/tmp/killed)
   "$BUILD/engine" "${run[@]}" >"$OUT/killed.txt" 2>&1 &
   leader=$!
   for _ in $(seq 600); do
