@@ -33,7 +33,7 @@ local machine = {
   },
 }
 
-local PRETRAIN_LOG = NODE .. "pretrain-default-2026-11-26.log"
+local PRETRAIN_LOG = NODE .. "pretrain-default-2026-11-28.log"
 local model = {
   name = "The model",
   raw = {"models/small/config.json", "models/small/pretrain.json", "models/small/model.safetensors"},
@@ -60,7 +60,7 @@ local model = {
     {"defect rate (pretrain.json)", "{defects:%.0f}% of the matmul kernels carry a deliberate defect"},
     {"tokenizer (config.json)", "byte-level BPE tokenizer ({vocab:%s} tokens)"},
     {"training (pretrain.json)",
-     "Training: {steps:%s} SFT steps of {batch:%d} examples on one H200 (the GPU machine), {seconds:%.0f} s, "
+     "Training: {steps:%s} SFT steps of {batch:%d} examples on one H200 (the GPU machine), {seconds:%.0f} s of steps, "
        .. "final loss {loss:%.3f} per token (mean of the last {window:%d} steps)"},
     {"final loss (the raw log)", "final loss {log_loss:%.3f} per token", raw = {PRETRAIN_LOG}},
   },

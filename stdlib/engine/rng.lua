@@ -55,9 +55,10 @@ function Rng:chance(p) return self:uniform() < p end
 -- A key of a {key = weight} table (keys visited in sorted order: reproducible).
 function Rng:weighted(weights)
   local keys, total = {}, 0
-  for k, w in pairs(weights) do if w > 0 then keys[#keys + 1] = k; total = total + w end end
-  if total <= 0 then error("rng:weighted: no positive weight", 2) end
+  for k, w in pairs(weights) do if w > 0 then keys[#keys + 1] = k end end
   table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  for _, k in ipairs(keys) do total = total + weights[k] end  -- summed in key order: the same bits in any process
+  if total <= 0 then error("rng:weighted: no positive weight", 2) end
   local x = self:uniform() * total
   for _, k in ipairs(keys) do
     x = x - weights[k]

@@ -20,10 +20,6 @@ local heldout = dofile(engine.scripts[1] .. "/heldout.lua")
 local pretrain = dofile(engine.scripts[1] .. "/pretrain.lua")
 local exp1 = dofile(engine.scripts[1] .. "/experiment1.lua")
 
--- Whether the shipped models were pretrained on the current, clean corpus version. They
--- were made with version 1 (matmul's held-out sizes drawn); once they are retrained with
--- `engine pretrain.lua` (which records corpus_version), set this to true.
-local SHIPPED_CLEAN = false
 
 -- A model directory holding only a pretrain.json with these corpus settings.
 local function model_with(settings)
@@ -111,12 +107,68 @@ t.test("the shipped generators at the shipped settings give a corpus the audit f
   for _, name in ipairs({"small", "small-cuda"}) do
     local s = audit.settings(engine.models .. "/" .. name)
     t.ok(s, name .. " records its corpus")
-    if SHIPPED_CLEAN then
-      t.eq(s.corpus_version, kernelgen.corpus_version, name .. " is pretrained on the clean corpus")
-    else
-      t.eq(s.corpus_version, 1, name .. " records version 1: after its retrain set SHIPPED_CLEAN")
+    t.eq(s.corpus_version, kernelgen.corpus_version, name .. " is pretrained on the clean corpus")
+  end
+end)
+
+-- The corpus as text, one example after another.
+local function corpus_text(corpus)
+  local parts = {}
+  for i, p in ipairs(corpus) do parts[#parts + 1] = i .. "\n" .. p.prompt .. "\n" .. p.completion end
+  return table.concat(parts, "\n")
+end
+
+t.test("the corpus regenerates exactly in another process: the audit rebuilds what was trained", function()
+  -- Lua seeds its string hashes per process, so any draw made in pairs() order would
+  -- differ between the run that trained and the audit (odd sizes once did).
+  local settings = {examples = 1500, task_share = 0.5, cuda_share = 0.2, seed = 3,
+                    isa = {"avx512", "avx2"}, defect_rate = 0.3}
+  local dir = t.tmpdir()
+  local script = io.open(dir .. "/corpus.lua", "w")
+  script:write(string.format([[
+local pretrain = dofile(engine.scripts[1] .. "/pretrain.lua")
+local c = pretrain.build_corpus(json.decode(%q))
+local parts = {}
+for i, p in ipairs(c) do parts[#parts + 1] = i .. "\n" .. p.prompt .. "\n" .. p.completion end
+local f = io.open(arg[1], "w")
+f:write(table.concat(parts, "\n"))
+f:close()
+]], json.encode(settings)))
+  script:close()
+  local here_text = corpus_text(pretrain.build_corpus(settings))
+  for run = 1, 2 do
+    local path = string.format("%s/corpus-%d.txt", dir, run)
+    local out, ok = primitives.engine(dir .. "/corpus.lua", path)
+    t.ok(ok, out)
+    local f = assert(io.open(path))
+    local there = f:read("a")
+    f:close()
+    t.ok(there == here_text, "process " .. run .. " rebuilt another corpus")
+  end
+end)
+
+t.test("no odd size a repair example draws is a held-out size of its task", function()
+  -- Odd sizes move each even train size by -3, -1, 1 or 3, so every realisation of them
+  -- (whatever order the draws took) stays clear of the held-out sizes.
+  local offsets = {-3, -1, 1, 3}
+  local checked = 0
+  for _, spec in ipairs(tasks.list()) do
+    local train, held = spec.sizes.train, spec.sizes.heldout
+    if train and held then
+      local reachable = true
+      for k, h in pairs(held) do
+        local v, hit = train[k], false
+        if v == h then hit = true end
+        if v and v % 2 == 0 then
+          for _, o in ipairs(offsets) do hit = hit or math.max(3, v + o) == h end
+        end
+        reachable = reachable and hit
+      end
+      t.ok(not reachable, spec.name .. "'s held-out size is an odd size of its train size")
+      checked = checked + 1
     end
   end
+  t.ok(checked >= 20, "tasks with a held-out size: " .. checked)
 end)
 
 t.test("a planted overlap of each kind is caught, by its kind", function()

@@ -290,8 +290,11 @@ end
 -- size is a multiple of a vector, an unroll or a block.
 function M.odd_size(rng, spec)
   for _ = 1, 10 do
-    local size = {}
-    for k, v in pairs(spec.sizes.train) do
+    local size, vars = {}, {}
+    for k in pairs(spec.sizes.train) do vars[#vars + 1] = k end
+    table.sort(vars)  -- draws in a fixed order: the corpus regenerates exactly in any process
+    for _, k in ipairs(vars) do
+      local v = spec.sizes.train[k]
       size[k] = v % 2 == 1 and v or math.max(3, v + rng:pick({-3, -1, 1, 3}))
     end
     if pcall(etasks.resolve_spec, spec, size) then return size end
