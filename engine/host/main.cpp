@@ -24,6 +24,7 @@
 #include "parallel/bench_workers/cluster.hpp"
 #include "files/files.hpp"
 #include "kernelc/backend.hpp"
+#include "host/blas_kernels.hpp"
 #include "host/repl.hpp"
 #include "host/runtime.hpp"
 #include "parallel/rendezvous/rendezvous.hpp"
@@ -304,6 +305,7 @@ int main(int argc, char** argv) {
   try {
     // The in-memory back end is the default; the evaluation process starts now so that
     // its start-up (a sweep of what crashed ones left behind) overlaps the script's.
+    host::choose_openblas_kernels(argv);
     undo_openmp_binding();
     bench::register_backend(std::make_unique<kernelc::GccJitBackend>());
     keep_freed_memory();

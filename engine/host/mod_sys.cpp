@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "files/clock.hpp"
+#include "host/blas_kernels.hpp"
 #include "host/bind.hpp"
 
 namespace host {
@@ -79,13 +80,28 @@ static int sys_listdir(lua_State* L) {
   return 1;
 }
 
+// The kernels OpenBLAS runs ("SkylakeX", ...), nil without OpenBLAS; and, when the engine
+// chose them because OpenBLAS read the CPU as an older kind, that kind.
+static int sys_openblas(lua_State* L) {
+  std::string core = openblas_core();
+  if (core.empty()) {
+    lua_pushnil(L);
+    return 1;
+  }
+  lua_pushstring(L, core.c_str());
+  const char* read_as = std::getenv("ENGINE_OPENBLAS_READ_AS");
+  if (read_as) lua_pushstring(L, read_as);
+  else lua_pushnil(L);
+  return 2;
+}
+
 int open_sys(lua_State* L) {
   lua_newtable(L);
   set_functions(L, {HOST_FN("now", sys_now), HOST_FN("time", sys_time),
                     HOST_FN("sleep", sys_sleep), HOST_FN("isatty", sys_isatty),
                     HOST_FN("pid", sys_pid), HOST_FN("cpu_count", sys_cpu_count),
                     HOST_FN("mkdir", sys_mkdir), HOST_FN("exists", sys_exists),
-                    HOST_FN("listdir", sys_listdir)});
+                    HOST_FN("listdir", sys_listdir), HOST_FN("openblas", sys_openblas)});
   return 1;
 }
 

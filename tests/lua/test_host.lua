@@ -17,6 +17,27 @@ t.test("scripts get arg and ... as the standalone lua gives them", function()
   t.eq(out, script .. "\tone\ttwo\t2\tone\ttwo\n")
 end)
 
+t.test("OpenBLAS runs kernels of the CPU's vector ISA, and a user's OPENBLAS_CORETYPE stays", function()
+  local core, read_as = sys.openblas()
+  t.ok(core, "the engine links OpenBLAS")
+  local isa = {}
+  for _, name in ipairs(bench.machine().isa) do isa[name] = true end
+  local old = {prescott = true, core2 = true, penryn = true, dunnington = true, nehalem = true, atom = true,
+               sandybridge = true, barcelona = true, bulldozer = true, piledriver = true}
+  if isa.avx2 and isa.fma then
+    -- Debian 12's OpenBLAS reads CPUs newer than it as Prescott (SSE3): the engine then
+    -- names the kernels itself, and says what OpenBLAS had read
+    t.ok(not old[core:lower()], "OpenBLAS runs " .. core .. " kernels on a CPU with AVX2 and FMA")
+    if read_as then t.ok(old[read_as:lower()], "the engine chose for OpenBLAS only where it read an old kind") end
+  else
+    t.eq(read_as, nil, "without AVX2 the engine leaves OpenBLAS's choice")
+  end
+  local out, code = run(string.format("env -u ENGINE_OPENBLAS_READ_AS OPENBLAS_CORETYPE=Prescott %q -e %q", engine_exe,
+                                      "print(sys.openblas())"))
+  t.eq(code, 0, out)
+  t.eq(out, "Prescott\tnil\n", "the user's OPENBLAS_CORETYPE is kept as given")
+end)
+
 t.test("a bare script name is found in scripts/experiments", function()
   local out, code = run(string.format("cd %q && %q host_check.lua --steps=2 --out=%q",
                                       t.tmpdir(), engine_exe, t.tmpdir() .. "/hc"))
