@@ -162,6 +162,27 @@ function M.check(claim, d, page)
   return status, claim_line(status, claim, detail)
 end
 
+-- The page's sections by name, squeezed: a "## NAME" or "## NAME: ..." heading up to
+-- the next heading of that level. A claim whose section has one is looked for there
+-- alone, so that two sections with the same sentence (E1 and its version 5) each answer
+-- for their own figures.
+function M.sections(text)
+  local out, name, body = {}, nil, {}
+  local function close()
+    if name and not out[name] then out[name] = squeeze(table.concat(body, "\n")) end
+  end
+  for line in (text .. "\n"):gmatch("(.-)\n") do
+    local heading = line:match("^## (.*)$")
+    if heading then
+      close()
+      name, body = heading:match("^(.-):") or heading, {}
+    end
+    body[#body + 1] = line
+  end
+  close()
+  return out
+end
+
 -- Every claim, in the page's order.
 function M.claims()
   local all = {}
@@ -183,12 +204,13 @@ function M.run(opts)
   local page_path = (opts.results and opts.results ~= "") and opts.results or (root .. "/docs/results.md")
   local f = io.open(page_path, "rb")
   if not f then cli.fail("no page to check at " .. page_path .. " (--results=)") end
-  local page = squeeze(f:read("a"))
+  local text = f:read("a")
   f:close()
+  local page, sections = squeeze(text), M.sections(text)
   local d = claims.data(root)
   local lines, failures = {}, 0
   for _, c in ipairs(opts.claims or M.claims()) do
-    local status, line = M.check(c, d, page)
+    local status, line = M.check(c, d, sections[c.section] or page)
     lines[#lines + 1] = line
     if status ~= "ok" then failures = failures + 1 end
   end

@@ -58,7 +58,8 @@ t.test("an altered figure is a mismatch naming both values", function()
 end)
 
 t.test("a figure's sentence missing from the page is a mismatch", function()
-  local path = altered_page("| run's final mean reward (last 10 steps) |", "| final reward |")
+  local path = altered_page("| run's final mean reward (last 10 steps) | +30.22",
+                           "| final reward | +30.22")
   local lines, failures = recompute.run{data = root, results = path}
   t.eq(failures, 1)
   t.contains(not_ok(lines)[1], "got no such text in the page")
