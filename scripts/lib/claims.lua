@@ -253,7 +253,7 @@ local function scope_over_seeds(per_seed, pick, where)
   for _, s in ipairs(per_seed) do
     for _, policy in ipairs{"base", "learned"} do verified = verified + (pick(s, policy).verified or 0) end
   end
-  scope.writes = verified == 0 and "neither policy writes them" or (verified .. " kernels verified")
+  scope.writes = verified == 0 and "neither policy writes them" or (verified .. (verified == 1 and " kernel verified" or " kernels verified"))
   return scope
 end
 
@@ -331,6 +331,30 @@ function claims.heldout(d, rel)
         h.parts[part] = scope_over_seeds(per_seed, function(s, p) return s.parts[part][p] end,
                                          rel .. ": " .. name .. ", part " .. part)
         h.parts[part].size = matrix_size(seeds[1].prompts, part)
+      end
+      -- Protocol version 5: a part where neither policy verified a kernel in any seed
+      -- has no test and stays out of the mean ("with_kernels"), which names its parts.
+      local written, unwritten = {}, {}
+      for _, part in ipairs(raw.parts) do
+        local list = h.parts[part].writes == "neither policy writes them" and unwritten or written
+        list[#list + 1] = part
+      end
+      h.written_parts = #written > 0 and table.concat(written, ", ") or "none"
+      h.unwritten_parts = #unwritten > 0 and table.concat(unwritten, ", ") or "none"
+      if #written > 0 then
+        for _, s in ipairs(per_seed) do
+          s.with_kernels = {}
+          for _, policy in ipairs{"base", "learned"} do
+            local sums = {reward = 0, ok = 0, roofline = 0, verified = 0}
+            for _, part in ipairs(written) do
+              for k in pairs(sums) do sums[k] = sums[k] + (s.parts[part][policy][k] or 0) end
+            end
+            for _, k in ipairs(FIGURES) do sums[k] = sums[k] / #written end
+            s.with_kernels[policy] = sums
+          end
+        end
+        h.with_kernels = scope_over_seeds(per_seed, function(s, p) return s.with_kernels[p] end,
+                                          rel .. ": " .. name .. ", parts with kernels")
       end
       out.configs[name] = h
     end

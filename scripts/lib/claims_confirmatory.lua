@@ -24,6 +24,14 @@ M.figures = {
     h.verdict = (h.overall.roofline.perm_p < 0.05 and h.overall.roofline.mean > 0) and "confirmed" or "not confirmed"
     return h
   end},
+  -- version 5: each part its own measure; the primary is the sizes part's permutation test
+  heldout_v5 = {files = {"heldout.json", "audit.json"}, compute = function(d, dir)
+    local h = claims.heldout(d, dir .. "/heldout.json")
+    local sizes = h.parts.sizes.roofline
+    h.verdict = (sizes.perm_p < 0.05 and sizes.mean > 0) and "confirmed" or "not confirmed"
+    h.audit = d:json(dir .. "/audit.json").status
+    return h
+  end},
   heldout_train = {files = {"heldout_train.json"},
                    compute = function(d, dir) return claims.heldout(d, dir .. "/heldout_train.json") end},
   runs = {files = {"runs"}, compute = function(d, dir)
@@ -133,6 +141,56 @@ M.e1_texts = {
      .. "GFLOPS ({base.mean:%.1f} -> {learned.mean:%.1f}); learned minus the best template kernel "
      .. "({best_template:%.1f}): {vs_template.mean:%+.2f} ± {vs_template.half:%.2f} | p = {gain.perm_p:%.2f}; "
      .. "{vs_template.perm_p:%.2f} |"},
+}
+
+-- Confirmatory E1 of protocol version 5 (every held-out part unseen): each part's own
+-- test, the sizes part primary, the parts with kernels averaged as a secondary figure.
+local function part_row(part, title)
+  local f = "parts." .. part .. "."
+  return {label = "v5: " .. part .. " part, roofline score, its own exact test", figure = "heldout_v5",
+          text = "| " .. title .. " | {" .. f .. "roofline.mean:%+.2f} ± {" .. f .. "roofline.half:%.2f} points ({"
+            .. f .. "base.roofline:%.1f}% -> {" .. f .. "learned.roofline:%.1f}%) | {" .. f
+            .. "roofline.sign_positive:%d} of {" .. f .. "roofline.sign_n:%d} positive; permutation p = {" .. f
+            .. "roofline.perm_p:%.3g} | {" .. f .. "writes:%s} |"}
+end
+
+M.e1v5_texts = {
+  {label = "runs: steps, prompts, G, size, seeds", figure = "runs",
+   text = "configurations ({points:%d} steps of {prompts_per_step:%d} prompts x G = {G:%d} at {size:%d}^3, {opt:%s}, "
+     .. "`lr = {base_lr:%s}` and `lr = {learned_lr:%s}`) with seeds 1 to {last_seed:%d}"},
+  {label = "audit of the model (audit.json)", figure = "heldout_v5", text = "the audit found its corpus {audit:%s}"},
+  {label = "durations: runs (README.md), comparison (times.txt)", figure = "times",
+   text = "({runs_min:%d} min for the runs, {heldout_min:%d} min for the comparison)"},
+  {label = "primary: sizes part, mean ± t half-width and interval", figure = "heldout_v5",
+   text = "**Primary metric, the sizes part's roofline-score gain ({parts.sizes.size:%d}^3): "
+     .. "{parts.sizes.roofline.mean:%+.2f} ± {parts.sizes.roofline.half:%.2f} points** (95% t interval "
+     .. "[{parts.sizes.roofline.lo:%+.2f}, {parts.sizes.roofline.hi:%+.2f}]; per seed {parts.sizes.roofline.values:%+.2f})"},
+  {label = "primary: exact permutation and sign tests", figure = "heldout_v5",
+   text = "**exact permutation test p = {parts.sizes.roofline.perm_p:%.3g}**, sign test "
+     .. "{parts.sizes.roofline.sign_positive:%d} of {parts.sizes.roofline.sign_n:%d}, p = {parts.sizes.roofline.sign_p:%.3g}"},
+  {label = "primary: the protocol's verdict (sizes part: permutation p < 0.05, positive mean)", figure = "heldout_v5",
+   text = "**learning is {verdict:%s} for E1 on unseen prompts (version 5)**"},
+  part_row("sizes", "sizes (primary)"),
+  part_row("wordings", "wordings"),
+  part_row("tasks", "tasks"),
+  {label = "v5: parts with and without kernels", figure = "heldout_v5",
+   text = "parts with a verified kernel: {written_parts:%s}; without (no test, out of every mean): {unwritten_parts:%s}"},
+  {label = "v5: overall of the parts with kernels (secondary)", figure = "heldout_v5",
+   text = "| overall, mean of the parts with kernels: roofline score | {with_kernels.roofline.mean:%+.2f} ± "
+     .. "{with_kernels.roofline.half:%.2f} points | permutation p = {with_kernels.roofline.perm_p:%.3g} |"},
+  {label = "v5: verified share, parts with kernels", figure = "heldout_v5",
+   text = "| verified share, parts with kernels | {with_kernels.ok.mean:%+.1f} ± {with_kernels.ok.half:%.1f} points | "
+     .. "permutation p = {with_kernels.ok.perm_p:%.2f} |"},
+  {label = "v5: mean reward, parts with kernels", figure = "heldout_v5",
+   text = "| mean reward (Eq. 3), parts with kernels | {with_kernels.reward.mean:%+.2f} ± {with_kernels.reward.half:%.2f} | "
+     .. "permutation p = {with_kernels.reward.perm_p:%.3f} |"},
+  {label = "secondary: run's final mean reward, paired by seed", figure = "runs",
+   text = "| run's final mean reward (last {final_points:%d} steps) | "
+     .. "{gain.final.mean:%+.2f} ± {gain.final.half:%.2f} "
+     .. "({base.final.mean:%.1f} -> {learned.final.mean:%.1f}) | p = {gain.final.perm_p:%.3f} |"},
+  {label = "secondary: best kernel, re-measured, paired by seed", figure = "runs",
+   text = "| best kernel, re-measured | {gain.best.mean:%+.2f} ± {gain.best.half:%.2f} GFLOPS "
+     .. "({base.best.mean:%.1f} -> {learned.best.mean:%.1f}) | p = {gain.best.perm_p:%.2f} |"},
 }
 
 -- Confirmatory E2's texts in docs/results.md: E1's figures, SQD's iterations, and the
@@ -434,6 +492,7 @@ function M.claims()
   local all = {}
   local function append(list) for _, c in ipairs(list) do all[#all + 1] = c end end
   append(M.experiment("Confirmatory E1", "docs/data/confirmatory/e1", M.e1_texts))
+  append(M.experiment("Confirmatory E1, version 5", "docs/data/confirmatory/e1v5", M.e1v5_texts))
   append(M.experiment("Confirmatory E2", "docs/data/confirmatory/e2", M.e2_texts))
   append(claims.section_claims(table2))
   append(claims.section_claims(e2n))
