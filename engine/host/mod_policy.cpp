@@ -193,6 +193,7 @@ static int pol_info(lua_State* L) {
   lua_pushstring(L, c.model_type.c_str());
   lua_setfield(L, -2, "model_type");
   set_int("vocab_size", c.vocab_size);
+  set_int("output_vocab", pol.output_vocab());
   set_int("hidden_size", c.hidden_size);
   set_int("intermediate_size", c.intermediate_size);
   set_int("layers", c.num_layers);

@@ -18,6 +18,9 @@ class TextCodec {
   // Tokens that end a completion (e.g. <|im_end|>, <|endoftext|>), besides the config's
   // eos_token_id.
   virtual std::vector<int> stop_tokens() const { return {}; }
+  // Ids the codec knows (0: unknown). A checkpoint's embedding may have more rows than
+  // that (padded to a round size); the policy never samples or scores those.
+  virtual int64_t vocab_size() const { return 0; }
 };
 
 // How policy.load(dir) finds the codec of a checkpoint directory: by default the

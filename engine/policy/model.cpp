@@ -435,7 +435,14 @@ Tensor TransformerImpl::hidden(const Tensor& ids, const Tensor& pos, const Tenso
 }
 
 Tensor TransformerImpl::logits(const Tensor& h) {
-  return lm_head ? lm_head(h) : torch::linear(h, embed_tokens->weight);
+  if (!lm_head) return torch::linear(h, output_weight());
+  Tensor out = lm_head(h);  // its forward, so that an adapter on it takes part
+  return output_vocab > 0 ? out.narrow(-1, 0, output_vocab).contiguous() : out;
+}
+
+Tensor TransformerImpl::output_weight() const {
+  const Tensor& w = lm_head ? lm_head->weight : embed_tokens->weight;
+  return output_vocab > 0 ? w.narrow(0, 0, output_vocab) : w;
 }
 
 Tensor TransformerImpl::forward(const Tensor& ids, const Tensor& mask) {

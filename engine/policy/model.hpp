@@ -128,7 +128,10 @@ struct TransformerImpl : torch::nn::Module {
   // final hidden states [B,T,H] (after the last norm).
   torch::Tensor hidden(const torch::Tensor& ids, const torch::Tensor& pos,
                        const torch::Tensor& bias, KVCache* cache);
+  // Logits over the first output_vocab ids (all of them when 0).
   torch::Tensor logits(const torch::Tensor& hidden);
+  // The output projection's weight [V', H], narrowed like the logits.
+  torch::Tensor output_weight() const;
 
   // Rotary cos and sin [B,T,head_dim] in the model's dtype for positions [B,T]; the first
   // half of sin is negated (rotate_half's sign, see apply_rope in model.cpp).
@@ -150,6 +153,9 @@ struct TransformerImpl : torch::nn::Module {
   torch::nn::ModuleList layers;
   RMSNorm norm{nullptr};
   Linear lm_head{nullptr};     // null when the embeddings are tied
+  // Ids the tokenizer knows, when fewer than cfg.vocab_size (0: all): the rows beyond are
+  // padding that no text can hold, and sampling one would end the completion in an error.
+  int64_t output_vocab = 0;
   torch::Tensor inv_freq;      // [head_dim/2] fp32, on the device
   std::shared_ptr<Checkpoint> mapped;  // keeps in-place weights valid
   // Training: recompute each block in backward instead of keeping its activations.

@@ -51,8 +51,18 @@ std::unique_ptr<Policy> Policy::load(const std::string& dir, const LoadOptions& 
     p->impl_->model = load_transformer(dir, p->impl_->device, p->impl_->dtype);
   }
   p->dir_ = dir;
-  if (auto loader = codec_loader()) p->codec_ = loader(dir);
+  if (auto loader = codec_loader()) p->set_codec(loader(dir));
   return p;
+}
+
+void Policy::set_codec(std::shared_ptr<TextCodec> c) {
+  codec_ = std::move(c);
+  const int64_t known = codec_ ? codec_->vocab_size() : 0;
+  impl_->model->output_vocab = known > 0 && known < config().vocab_size ? known : 0;
+}
+
+int64_t Policy::output_vocab() const {
+  return impl_->model->output_vocab > 0 ? impl_->model->output_vocab : config().vocab_size;
 }
 
 std::unique_ptr<Policy> Policy::random(const ModelConfig& cfg, const LoadOptions& o, uint64_t seed) {

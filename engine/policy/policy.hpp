@@ -97,7 +97,10 @@ class Policy {
   const std::string& dtype() const;
   int64_t parameter_bytes() const;
   TextCodec* codec() const { return codec_.get(); }
-  void set_codec(std::shared_ptr<TextCodec> c) { codec_ = std::move(c); }
+  // Also narrows the output to the codec's ids where the checkpoint has more rows.
+  void set_codec(std::shared_ptr<TextCodec> c);
+  // Ids the policy samples and scores: the codec's, or the config's vocab_size.
+  int64_t output_vocab() const;
 
   struct Impl;  // the torch side (policy.cpp, generate.cpp)
 

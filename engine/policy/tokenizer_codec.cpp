@@ -14,6 +14,7 @@ class TokenizerCodec : public TextCodec {
   std::vector<int> encode(const std::string& text) const override { return tok_.encode(text); }
   std::string decode(const std::vector<int>& ids) const override { return tok_.decode(ids, true); }
   std::vector<int> stop_tokens() const override { return stops_; }
+  int64_t vocab_size() const override { return tok_.vocab_size(); }
 
  private:
   tokenizer::Tokenizer tok_;

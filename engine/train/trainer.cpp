@@ -86,7 +86,7 @@ Tensor completion_logprobs(policy::Transformer& model, const Batch& b, double te
     Tensor logp = torch::log_softmax(model->logits(picked).to(torch::kFloat32) / temperature, -1);
     return logp.gather(-1, b.targets.unsqueeze(-1)).squeeze(-1);
   }
-  const Tensor& weight = head ? head->weight : model->embed_tokens->weight;
+  const Tensor weight = model->output_weight();
   return token_logprobs(picked.reshape({B * T, H}), weight, b.targets.reshape({B * T}), temperature,
                         kLogitChunk)
       .view({B, T});
@@ -226,6 +226,7 @@ std::unique_ptr<Trainer> Trainer::grpo(std::shared_ptr<policy::Policy> pol, cons
   if (o.beta != 0 && !impl->lora) {
     auto& m = impl->model;
     impl->reference = policy::Transformer(m->cfg, m->opts);
+    impl->reference->output_vocab = m->output_vocab;
     torch::NoGradGuard no_grad;
     auto src = m->named_parameters();
     for (auto& item : impl->reference->named_parameters()) {

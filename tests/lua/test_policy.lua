@@ -36,6 +36,34 @@ t.test("random_weights draws a checkpoint's shape without reading its weights", 
   t.raises(function() policy.load(dir, {random_weights = -2}) end, "random_weights")
 end)
 
+t.test("a checkpoint padded beyond its tokenizer never samples a padding id", function()
+  -- 1024 rows of embedding, a tokenizer of about 300 ids: random weights put most of the
+  -- probability on the padding, which no text can hold
+  local dir = t.tmpdir()
+  local config = json.read(qwen .. "/config.json")
+  config.vocab_size = 1024
+  json.write(dir .. "/config.json", config)
+  local tok = tokenizer.train({"void f(double *x) { x[0] = 1.0; }", "int main(void) { return 0; }"},
+                              {vocab_size = 300, special_tokens = {"<|im_start|>", "<|im_end|>"}})
+  tok:save(dir)
+  local known = tok:vocab_size()
+  t.ok(known < 1024, known)
+  local pol = policy.load(dir, {random_weights = 5, dtype = "fp32", threads = 1})
+  t.eq(pol:info().vocab_size, 1024)
+  t.eq(pol:info().output_vocab, known)
+  local group = pol:sample({"void"}, {n = 8, max_tokens = 48, seed = 2, ignore_eos = true})[1]
+  for _, c in ipairs(group) do
+    t.eq(#c.tokens, 48)
+    for _, id in ipairs(c.tokens) do t.ok(id < known, "sampled id " .. id .. " beyond the tokenizer's " .. known) end
+    t.eq(type(c.text), "string")
+    -- scoring sees the same distribution as sampling
+    local scored = pol:logprobs(tok:encode("void"), c.tokens)
+    for i = 1, #scored do t.near(scored[i], c.logprobs[i], 1e-4) end
+  end
+  -- without a tokenizer the policy keeps every row
+  t.eq(policy.load(qwen):info().output_vocab, 256)
+end)
+
 t.test("pol:sample returns n completions per prompt with tokens, log-probs and reasons", function()
   local pol = policy.load(qwen)
   local groups = pol:sample({{5, 6, 7}, {9}}, {n = 3, temperature = 0.8, top_p = 0.9,
