@@ -9,10 +9,10 @@
 --
 --   build/engine perf/bench/compile_cost_bench.lua [--seeds=3 --prompts=2 --G=16 --links=20]
 local args = require "engine.args"
-local extract = require "extract"
-local prompts = require "prompts"
-local stats = require "stats"
-local wiring = require "wiring"
+local extract = require "method.extract"
+local prompts = require "method.prompts"
+local stats = require "core.stats"
+local wiring = require "method.wiring"
 
 local opts = args.parse(arg, {
   description = "Where a kernel's compile goes (kernelc against cc1), on the main job's kernels",

@@ -22,7 +22,7 @@ local m = bench.machine()
 local problem = {M = opts.size, N = opts.size, K = opts.size}
 print(string.format("machine: %s, %d cores, %s, peak %.1f GFLOPS", m.model, m.cores, m.simd, m.peak_gflops))
 
-local median = require("stats").median
+local median = require("core.stats").median
 
 -- The engine: bench.reference chooses the fastest thread count itself (all cores, then
 -- halved while faster), 5 warm-up and `calls` timed calls at each.

@@ -12,10 +12,10 @@
 --   build/engine perf/bench/step_eval_bench.lua [--prompts=8 --G=64 --max_tokens=512]
 --     [--size=256] [--rounds=1] [--pools=128] [--model=models/small] [--device=auto]
 local args = require "engine.args"
-local evaluate = require "evaluate"
-local prompts = require "prompts"
-local stats = require "stats"
-local wiring = require "wiring"
+local evaluate = require "method.evaluate"
+local prompts = require "method.prompts"
+local stats = require "core.stats"
+local wiring = require "method.wiring"
 
 local opts = args.parse(arg, {
   description = "One step's evaluation with and without sharing (engine.bench)",

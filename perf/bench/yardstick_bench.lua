@@ -10,7 +10,7 @@
 --
 --   build/engine perf/bench/yardstick_bench.lua [--size=256] [--rounds=10]
 local args = require "engine.args"
-local stats = require "stats"
+local stats = require "core.stats"
 
 local opts = args.parse(arg, {
   description = "The DGEMM yardstick against a plain C program, and x reference between configurations",

@@ -12,8 +12,8 @@
 -- kernels the machine can compile.
 local args = require "engine.args"
 local kernelgen = require "kernelgen"
-local evaluate = require "evaluate"
-local prompts = require "prompts"
+local evaluate = require "method.evaluate"
+local prompts = require "method.prompts"
 
 local opts = args.parse(arg, {
   description = "Compile/verify rates and GFLOPS of kernelgen's stage-6 answers",

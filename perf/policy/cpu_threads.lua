@@ -5,7 +5,7 @@
 --
 --   build/engine perf/policy/cpu_threads.lua [--rounds=3] [--model=models/small]
 local args = require "engine.args"
-local prompts = require "prompts"
+local prompts = require "method.prompts"
 
 local opts = args.parse(arg, {
   description = "CPU threads of the policy: default against all cores",
@@ -42,7 +42,7 @@ local function round(threads, seed)
   return {sample_s = sample_s, steps = steps, tokens = tokens, step_s = sys.now() - t0}
 end
 
-local median = require("stats").median
+local median = require("core.stats").median
 
 local configs = {{name = "default", threads = policy.default_threads()},
                  {name = "all cores", threads = sys.cpu_count()}}

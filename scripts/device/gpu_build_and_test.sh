@@ -141,7 +141,7 @@ fi
 
 # Training: one GRPO step at the 14B scale (bf16, LoRA r 32), the engine (every block
 # recomputed at micro-batch 8; none at 2 and 3) against the same step in plain and tuned
-# PyTorch (perf/train/results/README.md); the engine's exports loaded by transformers and peft.
+# PyTorch (data/train/README.md); the engine's exports loaded by transformers and peft.
 if has train; then
   CFG=perf/policy/configs/qwen2.5-coder-14b.json
   for a in "--micro 8" "--micro 2 --checkpoint 0" "--micro 3 --checkpoint 0"; do

@@ -14,9 +14,9 @@
 --   engine audit.lua models/small-cuda --json
 --   engine audit.lua models/mine --matmul_sizes=288    # also a size a comparison asks
 
-local cli = require "cli"
+local cli = require "core.cli"
 local kernelgen = require "kernelgen"
-local split = require "heldout_split"
+local split = require "method.heldout_split"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$") or "."
 

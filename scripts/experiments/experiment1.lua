@@ -16,16 +16,16 @@
 --
 -- Each configuration writes runs/experiment1/<config>/ (see docs/usage.md, "Experiments").
 
-local cli = require "cli"
-local metrics = require "metrics"
-local options = require "options"
-local prompts = require "prompts"
-local runs = require "runs"
+local cli = require "core.cli"
+local metrics = require "method.metrics"
+local options = require "run.options"
+local prompts = require "method.prompts"
+local runs = require "run.runs"
 
 local M = {}
 
 M.spec = options.spec{
-  cuda_tasks = true,  -- --task=cuda:NAME (scripts/lib/cuda_eval.lua)
+  cuda_tasks = true,  -- --task=cuda:NAME (scripts/lib/method/cuda_eval.lua)
   description = "Experiment 1: GRPO on eight fixed prompts, raw GFLOPS reward, swept over "
     .. "compiler level x learning rate x beta.",
   options = {
@@ -52,7 +52,7 @@ M.spec = options.spec{
 -- The configurations the options select, in the paper's order. A CUDA task has no
 -- compiler level to sweep (NVRTC compiles at its own).
 function M.configs(opts)
-  if require("cuda_eval").task_name(opts.task) then return runs.configs(opts, {{"lr", opts.lr}, {"beta", opts.beta}}) end
+  if require("method.cuda_eval").task_name(opts.task) then return runs.configs(opts, {{"lr", opts.lr}, {"beta", opts.beta}}) end
   return runs.configs(opts, {{"opt", opts.opt}, {"lr", opts.lr}, {"beta", opts.beta}})
 end
 

@@ -15,13 +15,13 @@
 --   engine experiment2.lua --seeds=3                   # each configuration with seeds 1, 2, 3
 --   engine report.lua runs/experiment2
 
-local cli = require "cli"
-local metrics = require "metrics"
-local options = require "options"
-local prompts = require "prompts"
-local runs = require "runs"
-local sqd = require "sqd"
-local stages = require "stages"
+local cli = require "core.cli"
+local metrics = require "method.metrics"
+local options = require "run.options"
+local prompts = require "method.prompts"
+local runs = require "run.runs"
+local sqd = require "method.sqd"
+local stages = require "method.stages"
 
 local M = {}
 

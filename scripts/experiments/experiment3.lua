@@ -33,15 +33,15 @@
 -- judged kernels, feedback), and the step's samples, update and metrics commit together
 -- after its last turn, as experiment 1's do.
 
-local checks = require "checks"
-local cli = require "cli"
-local episodes = require "episodes"
-local feedback = require "feedback"
-local metrics = require "metrics"
-local options = require "options"
-local prompts = require "prompts"
-local runs = require "runs"
-local wiring = require "wiring"
+local checks = require "run.checks"
+local cli = require "core.cli"
+local episodes = require "method.episodes"
+local feedback = require "method.feedback"
+local metrics = require "method.metrics"
+local options = require "run.options"
+local prompts = require "method.prompts"
+local runs = require "run.runs"
+local wiring = require "method.wiring"
 
 local M = {}
 

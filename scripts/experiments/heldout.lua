@@ -52,18 +52,19 @@
 --   engine heldout.lua runs/experiment1 --prompts=train --heldout_tasks=none
 
 local audit = dofile((debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$") or ".") .. "/audit.lua")
-local checks = require "checks"
-local cli = require "cli"
-local split = require "heldout_split"
-local evaluate = require "evaluate"
-local options = require "options"
-local prompts = require "prompts"
-local results = require "results"
-local reward = require "reward"
-local seed_results = require "seed_results"
-local sqd = require "sqd"
-local stages = require "stages"
-local wiring = require "wiring"
+local checks = require "run.checks"
+local cli = require "core.cli"
+local split = require "method.heldout_split"
+local evaluate = require "method.evaluate"
+local heldout_figures = require "report.heldout_figures"
+local options = require "run.options"
+local prompts = require "method.prompts"
+local results = require "report.results"
+local reward = require "method.reward"
+local seed_results = require "report.seed_results"
+local sqd = require "method.sqd"
+local stages = require "method.stages"
+local wiring = require "method.wiring"
 
 local M = {}
 
@@ -92,7 +93,7 @@ M.spec = {
 }
 
 -- The figures of a policy, in the order the tables give them.
-M.figures = {"reward", "ok", "roofline"}
+M.figures = heldout_figures.figures
 
 -- The parts of the prompts --prompts asks, in the tables' order.
 function M.parts(opts)
@@ -388,63 +389,8 @@ end
 -- Figures
 ---------------------------------------------------------------------------------------
 
--- Mean reward, verified share and roofline score of one policy's kernels among `records`
--- (the roofline score is nil when a kernel has none); nil without kernels.
-local function figures_of(records, policy)
-  local n, sum, ok, roof = 0, 0, 0, 0
-  for _, rec in ipairs(records) do
-    for _, k in ipairs(rec.kernels) do
-      if k.policy == policy then
-        n, sum, ok = n + 1, sum + k.reward, ok + (k.status == "ok" and 1 or 0)
-        roof = roof and k.roofline and roof + k.roofline or nil
-      end
-    end
-  end
-  if n == 0 then return nil end
-  return {reward = sum / n, ok = ok / n, roofline = roof and roof / n, kernels = n, prompts = #records}
-end
-
--- Learned minus base, figure by figure.
-local function gain_of(base, learned)
-  local g = {}
-  if not (base and learned) then return g end
-  for _, f in ipairs(M.figures) do
-    if base[f] and learned[f] then g[f] = learned[f] - base[f] end
-  end
-  return g
-end
-
--- The mean of the parts' figures (each part counts alike).
-local function overall_of(parts, names, policy)
-  local sums, n = {reward = 0, ok = 0, roofline = 0}, 0
-  for _, name in ipairs(names) do
-    local f = parts[name] and parts[name][policy]
-    if f then
-      n = n + 1
-      for _, k in ipairs(M.figures) do sums[k] = sums[k] and f[k] and sums[k] + f[k] or nil end
-    end
-  end
-  if n == 0 then return nil end
-  return {reward = sums.reward / n, ok = sums.ok / n, roofline = sums.roofline and sums.roofline / n}
-end
-
--- Per part and overall: each policy's figures and the gains.
-local function seed_figures(records, part_names)
-  local by_part = {}
-  for _, rec in ipairs(records) do
-    by_part[rec.part] = by_part[rec.part] or {}
-    table.insert(by_part[rec.part], rec)
-  end
-  local parts = {}
-  for _, name in ipairs(part_names) do
-    if by_part[name] then
-      local b, l = figures_of(by_part[name], "base"), figures_of(by_part[name], "learned")
-      parts[name] = {base = b, learned = l, gain = gain_of(b, l)}
-    end
-  end
-  local b, l = overall_of(parts, part_names, "base"), overall_of(parts, part_names, "learned")
-  return parts, {base = b, learned = l, gain = gain_of(b, l)}
-end
+-- The figures: report/heldout_figures.lua, which the results page's claims recompute.
+local seed_figures = heldout_figures.seed_figures
 
 -- One learning run against its seed's lr = 0 run: both policies sample the prompts with
 -- the same seeds, and each prompt's kernels of both are timed together. The prompts and the
@@ -588,7 +534,7 @@ function M.compare(dir, opts, deps, on_row)
   local exp = cli.try(nil, results.load, (dir:gsub("/+$", "")))
   for _, cfg in ipairs(exp.configs) do  -- its prompts and parts are the CPU tasks'
     local task = cfg.identity and cfg.identity.task
-    if require("cuda_eval").task_name(task) then
+    if require("method.cuda_eval").task_name(task) then
       cli.fail(cfg.dir .. " ran on the CUDA task " .. task .. ": heldout.lua compares policies on CPU tasks only")
     end
   end

@@ -30,17 +30,17 @@
 --
 -- An output made with other options is refused, naming them: choose another --out.
 
-local batches = require "batches"
-local checks = require "checks"
-local cli = require "cli"
-local options = require "options"
-local outputs = require "outputs"
+local batches = require "method.batches"
+local checks = require "run.checks"
+local cli = require "core.cli"
+local options = require "run.options"
+local outputs = require "core.outputs"
 local kc_pairs = require "kernelcompare_pairs"
-local prompts = require "prompts"
-local kc_report = require "kernelcompare_report"
-local runs = require "runs"
+local prompts = require "method.prompts"
+local kc_report = require "report.kernelcompare_report"
+local runs = require "run.runs"
 local sweep = require "engine.sweep"
-local wiring = require "wiring"
+local wiring = require "method.wiring"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$") or engine.scripts[1]
 local exp1 = dofile(here .. "/experiment1.lua")

@@ -6,19 +6,28 @@
 --   engine model_check.lua --model=DIR --prompt=fixed --n=128 --json=check.json
 --   engine model_check.lua --task=axpy --n=16            # another task of the suite
 --   ENGINE_TARGET=x86-64-v3 engine model_check.lua   # as on a machine without AVX-512
+--   engine model_check.lua --split=all --n=16 --model=DIR   # every task, per split
+--   engine model_check.lua --split=user --task_dir=mytasks   # the tasks of a folder
+--
+-- --split asks every task of a split its first fixed prompt (the wordings split: the
+-- training tasks in their first held-out wording) and reports per task and split the
+-- verified share, the roofline score (each kernel's speed as a percentage of its task's
+-- roofline on this machine, 0 for a kernel that fails) and the share of format violations.
 --
 -- The prompt names the machine's vector ISA (--isa=auto) or the one --isa forces; the
 -- figures count the kernels whose vectors that ISA lacks (beyond_isa: they cannot
 -- compile there).
 
 local args = require "engine.args"
-local cli = require "cli"
-local evaluate = require "evaluate"
-local metrics = require "metrics"
-local options = require "options"
-local prompts = require "prompts"
-local stages = require "stages"
-local wiring = require "wiring"
+local reward = require "method.reward"
+local tasks = require "engine.tasks"
+local cli = require "core.cli"
+local evaluate = require "method.evaluate"
+local metrics = require "method.metrics"
+local options = require "run.options"
+local prompts = require "method.prompts"
+local stages = require "method.stages"
+local wiring = require "method.wiring"
 
 local M = {}
 
@@ -49,6 +58,10 @@ M.spec = {
     {"seed", 1, "sampling seed"},
     {"isa", "auto", "vector ISA the prompt asks for: auto (the machine's, bench.machine().simd), "
      .. "avx512 (the paper's prompts) or avx2", choices = {"auto", "avx512", "avx2"}},
+    {"split", "", "instead of --task, every task of a split: train (the suite's training tasks "
+     .. "and matmul), heldout (the held-out tasks), wordings (the training tasks in a held-out "
+     .. "wording), user (the tasks of --task_dir), all (train, heldout and wordings)",
+     choices = {"", "train", "heldout", "wordings", "user", "all"}},
     {"json", nil, "also write the figures to this file", type = "string"},
     cli.debug_option,
   },
@@ -95,17 +108,19 @@ function M.figures(results, isa)
           isa = isa or stages.default_isa, beyond_isa = beyond}
 end
 
-function M.run(opts)
-  options.check_task(opts)  -- the task exists, and its size
-  local deps = wiring.deps()
-  local pol, dir = wiring.load_policy({model = opts.model, device = opts.device,
-                                       dtype = "fp32"}, deps)
+-- The first prompt of `which`: write (SQD's at the stage), fixed or reworded.
+local function first_prompt(which, stage, task)
+  if which == "write" then return prompts.write(stage, task) end
+  return (which == "reworded" and prompts.reworded(task) or prompts.fixed(task))[1]
+end
+
+-- One group: `opts.n` kernels for the task's first `which` prompt, judged.
+local function check(pol, dir, deps, opts, which)
   -- the problem and benchmark settings exactly as the experiments build them
   local config = {opt = opts.opt}
   local task = wiring.task(opts, config)
   local stage = math.min(opts.stage, stages.for_task(task.name).count)
-  local messages = opts.prompt == "fixed" and prompts.fixed(task)[1]
-                   or prompts.write(stage, task)
+  local messages = first_prompt(which, stage, task)
   local t0 = sys.now()
   local out = pol:sample({prompts.render(messages)}, {n = opts.n, temperature = opts.temperature,
                                                       max_tokens = opts.max_tokens,
@@ -120,7 +135,130 @@ function M.run(opts)
                                                       opts.temperature, opts.seed
   f.task = task.name or "matmul"
   f.sample_seconds, f.evaluate_seconds = t1 - t0, sys.now() - t1
-  return f
+  return f, results
+end
+
+function M.run(opts)
+  options.check_task(opts)  -- the task exists, and its size
+  local deps = wiring.deps()
+  local pol, dir = wiring.load_policy({model = opts.model, device = opts.device,
+                                       dtype = "fp32"}, deps)
+  return (check(pol, dir, deps, opts, opts.prompt))
+end
+
+---------------------------------------------------------------------------------------
+-- Every task of a split
+---------------------------------------------------------------------------------------
+
+-- The tasks of each split, in order: {split = ..., task = ..., prompt = ...}.
+function M.split_tasks(split, user_names)
+  local training = {"matmul"}
+  for _, t in ipairs(tasks.list("train")) do
+    if not user_names[t.name] and t.name ~= "matmul" then training[#training + 1] = t.name end
+  end
+  local heldout = {}
+  for _, t in ipairs(tasks.list("heldout")) do heldout[#heldout + 1] = t.name end
+  local user = {}
+  for name in pairs(user_names) do user[#user + 1] = name end
+  table.sort(user)
+  local of = {train = {training, "fixed"}, heldout = {heldout, "fixed"}, wordings = {training, "reworded"},
+              user = {user, "fixed"}}
+  local order = split == "all" and {"train", "heldout", "wordings"} or {split}
+  local out = {}
+  for _, s in ipairs(order) do
+    for _, name in ipairs(of[s][1]) do out[#out + 1] = {split = s, task = name, prompt = of[s][2]} end
+  end
+  return out
+end
+
+-- A group's roofline score: the mean over its kernels of speed / roofline (0 if not ok).
+function M.roofline_score(results, limit)
+  if not (limit and limit > 0) or #results == 0 then return nil end
+  local sum = 0
+  for _, r in ipairs(results) do
+    if r.status == "ok" then sum = sum + 100 * reward.speed(r) / limit end
+  end
+  return sum / #results
+end
+
+function M.run_splits(opts)
+  local user_names = {}
+  if opts.task_dir ~= "" then
+    local before = {}
+    for _, t in ipairs(tasks.list()) do before[t.name] = true end
+    local ok, err = pcall(tasks.add_dir, opts.task_dir)
+    if not ok then cli.fail("--task_dir=" .. opts.task_dir .. ": " .. cli.clean_message(err)) end
+    for _, t in ipairs(tasks.list()) do if not before[t.name] then user_names[t.name] = true end end
+  elseif opts.split == "user" then
+    cli.fail("--split=user checks the tasks of --task_dir: name the folder")
+  end
+  local deps = wiring.deps()
+  local pol, dir = wiring.load_policy({model = opts.model, device = opts.device, dtype = "fp32"}, deps)
+  local machine = deps.bench.machine()
+  local rows = {}
+  for _, item in ipairs(M.split_tasks(opts.split, user_names)) do
+    local o = setmetatable({task = item.task, task_size = ""}, {__index = opts})
+    if item.task ~= "matmul" then
+      o.task_size = tasks.get(item.task).split == "heldout" and "heldout" or "train"
+    end
+    local f, results = check(pol, dir, deps, o, item.prompt)
+    local limit = wiring.roofline(machine, item.task, opts.threads)
+    rows[#rows + 1] = {split = item.split, task = item.task, prompt = item.prompt, samples = f.samples,
+                       verified = f.verified, verify_rate = f.verify_rate,
+                       format_violations = f.counts.format_violation or 0,
+                       roofline = M.roofline_score(results, limit), counts = f.counts,
+                       sample_seconds = f.sample_seconds, evaluate_seconds = f.evaluate_seconds}
+    log.info("checked", {split = item.split, task = item.task, verified = f.verified, of = f.samples})
+  end
+  return {model = dir, n = opts.n, temperature = opts.temperature, seed = opts.seed, rows = rows,
+          splits = M.split_summary(rows), machine = machine}
+end
+
+-- Per split: tasks, the mean and the lowest verified share over its tasks, the mean
+-- roofline score and format-violation share.
+function M.split_summary(rows)
+  local by, order = {}, {}
+  for _, r in ipairs(rows) do
+    local s = by[r.split]
+    if not s then
+      s = {split = r.split, tasks = 0, verify_sum = 0, lowest = nil, roofline_sum = 0, roofline_n = 0,
+           violations = 0, samples = 0}
+      by[r.split], order[#order + 1] = s, r.split
+    end
+    s.tasks, s.verify_sum = s.tasks + 1, s.verify_sum + r.verify_rate
+    s.lowest = math.min(s.lowest or 1, r.verify_rate)
+    if r.roofline then s.roofline_sum, s.roofline_n = s.roofline_sum + r.roofline, s.roofline_n + 1 end
+    s.violations, s.samples = s.violations + r.format_violations, s.samples + r.samples
+  end
+  local out = {}
+  for _, name in ipairs(order) do
+    local s = by[name]
+    out[#out + 1] = {split = name, tasks = s.tasks, verify_rate = s.verify_sum / s.tasks, lowest = s.lowest,
+                     roofline = s.roofline_n > 0 and s.roofline_sum / s.roofline_n or nil,
+                     violation_rate = s.samples > 0 and s.violations / s.samples or 0}
+  end
+  return out
+end
+
+local function pct(x) return x and string.format("%.1f%%", 100 * x) or "-" end
+
+function M.print_splits(r)
+  print(string.format("%s: %d samples a prompt at temperature %g (seed %d)", r.model, r.n, r.temperature, r.seed))
+  print("| split | task | prompt | verified | roofline score | format violations |")
+  print("| --- | --- | --- | ---: | ---: | ---: |")
+  for _, row in ipairs(r.rows) do
+    print(string.format("| %s | %s | %s | %d of %d (%s) | %s | %d |", row.split, row.task, row.prompt,
+                        row.verified, row.samples, pct(row.verify_rate),
+                        row.roofline and string.format("%.2f%%", row.roofline) or "-", row.format_violations))
+  end
+  print("")
+  print("| split | tasks | verified share (mean over tasks) | lowest task | roofline score | format violations |")
+  print("| --- | ---: | ---: | ---: | ---: | ---: |")
+  for _, s in ipairs(r.splits) do
+    print(string.format("| %s | %d | %s | %s | %s | %s |", s.split, s.tasks, pct(s.verify_rate), pct(s.lowest),
+                        s.roofline and string.format("%.2f%%", s.roofline) or "-", pct(s.violation_rate)))
+  end
+  print(wiring.rooflines_text(r.machine))
 end
 
 function M.print(f)
@@ -149,6 +287,12 @@ end
 
 function M.main(argv)
   local opts = args.parse(argv, M.spec)
+  if opts.split ~= "" then
+    local r = M.run_splits(opts)
+    M.print_splits(r)
+    if opts.json then json.write(opts.json, r) end
+    return
+  end
   local f = M.run(opts)
   M.print(f)
   if opts.json then json.write(opts.json, f) end

@@ -12,10 +12,10 @@
 -- to --max_n is simulated (--trials experiments each, fixed seed: the same table every
 -- time). It prints the table and the fewest seeds reaching --target for each test.
 
-local cli = require "cli"
-local results = require "results"
-local seed_results = require "seed_results"
-local stats = require "stats"
+local cli = require "core.cli"
+local results = require "report.results"
+local seed_results = require "report.seed_results"
+local stats = require "core.stats"
 
 local M = {}
 

@@ -15,14 +15,14 @@
 -- a README.md that says how it was made and pretrain.json with the settings and figures.
 
 local args = require "engine.args"
-local batches = require "batches"
-local cli = require "cli"
+local batches = require "method.batches"
+local cli = require "core.cli"
 local kernelgen = require "kernelgen"
-local options = require "options"
-local prompts = require "prompts"
-local runs = require "runs"
+local options = require "run.options"
+local prompts = require "method.prompts"
+local runs = require "run.runs"
 local tiny_model = require "tiny_model"
-local wiring = require "wiring"
+local wiring = require "method.wiring"
 
 local M = {}
 
@@ -41,6 +41,9 @@ M.spec = {
     {"defect_rate", 0.15, "share of kernels with a deliberate defect", min = 0, max = 1},
     {"task_share", 0.0, "share of the corpus from the suite's other training tasks "
      .. "(kernelgen.tasks: its covered tasks in turn); the rest is matmul", min = 0, max = 1},
+    {"universe_share", 0.0, "share of the corpus from the generated universe of tasks "
+     .. "(scripts/pretraining/universe.lua: a computation of its own per example, asked in its "
+     .. "fixed or first-stage prompt); with the other shares at most 1", min = 0, max = 1},
     {"cuda_share", 0.0, "share of the corpus from the CUDA tasks' training split (kernelgen.cuda: "
      .. "their covered tasks in turn, prompts naming an H100, H200 or A100); with --task_share at "
      .. "most 1", min = 0, max = 1},
@@ -79,9 +82,10 @@ M.spec = {
   -- the model's shape: attention heads split the hidden size, key/value heads the heads
   check = function(o)
     -- the rest of the corpus is matmul: the two shares cannot take more than all of it
-    if (o.task_share or 0) + (o.cuda_share or 0) > 1 + 1e-9 then
-      return string.format("--task_share=%g and --cuda_share=%g add up to more than 1 (the rest of "
-                           .. "the corpus is matmul)", o.task_share, o.cuda_share)
+    if (o.task_share or 0) + (o.cuda_share or 0) + (o.universe_share or 0) > 1 + 1e-9 then
+      return string.format("--task_share=%g, --cuda_share=%g and --universe_share=%g add up to more "
+                           .. "than 1 (the rest of the corpus is matmul)", o.task_share, o.cuda_share,
+                           o.universe_share or 0)
     end
     if o.hidden % o.heads ~= 0 then
       return string.format("--hidden=%d must be a multiple of --heads=%d", o.hidden, o.heads)
@@ -93,7 +97,8 @@ M.spec = {
 }
 
 -- The settings that define the model: a run resumes only with the same ones.
-local identity_keys = {"corpus_version", "seed", "examples", "defect_rate", "task_share", "cuda_share", "isa",
+local identity_keys = {"corpus_version", "seed", "examples", "defect_rate", "task_share", "cuda_share",
+                       "universe_share", "isa",
                        "max_len", "vocab_size", "tokenizer_examples", "pattern", "hidden", "layers", "heads",
                        "kv_heads", "intermediate", "steps", "batch", "lr", "warmup", "min_lr",
                        "weight_decay"}
@@ -103,7 +108,7 @@ local identity_keys = {"corpus_version", "seed", "examples", "defect_rate", "tas
 -- (kernelgen.corpus_version: 1 drew matmul's held-out sizes); a run of another version
 -- does not resume, and audit.lua rebuilds a model's corpus at the version its
 -- pretrain.json names (none: 1).
-local introduced = {cuda_share = 0, corpus_version = 1}
+local introduced = {cuda_share = 0, universe_share = 0, corpus_version = 1}
 
 local function identity(opts)
   local id = {}
@@ -155,7 +160,9 @@ function M.build_corpus(opts)
   local n_tasks = math.floor(opts.examples * (opts.task_share or 0) + 0.5)
   -- rounding both shares up must not take more than the corpus
   local n_cuda = math.min(math.floor(opts.examples * (opts.cuda_share or 0) + 0.5), opts.examples - n_tasks)
-  local examples = kernelgen.corpus(opts.examples - n_tasks - n_cuda, {seed = opts.seed, isa = M.isa_mix(opts),
+  local n_universe = math.min(math.floor(opts.examples * (opts.universe_share or 0) + 0.5),
+                              opts.examples - n_tasks - n_cuda)
+  local examples = kernelgen.corpus(opts.examples - n_tasks - n_cuda - n_universe, {seed = opts.seed, isa = M.isa_mix(opts),
                                                                        defect_rate = opts.defect_rate,
                                                                        version = opts.corpus_version, check = opts.check})
   if n_tasks > 0 then
@@ -166,6 +173,9 @@ function M.build_corpus(opts)
   -- first among them)
   if n_cuda > 0 then
     examples = interleave(examples, require("kernelgen.cuda").corpus(n_cuda, {seed = opts.seed, check = opts.check}))
+  end
+  if n_universe > 0 then
+    examples = interleave(examples, require("universe").corpus(n_universe, {seed = opts.seed, isa = M.isa_mix(opts)}))
   end
   local pairs_ = {}
   for i, ex in ipairs(examples) do
@@ -243,7 +253,32 @@ end
 
 -- What the corpus was, in the README's words: matmul alone, or with the suite's tasks (and
 -- the CUDA tasks').
+local corpus_words_of
+
+-- With a share of the generated universe, the corpus's parts in turn.
 local function corpus_words(opts)
+  local universe = opts.universe_share or 0
+  if universe == 0 then return corpus_words_of(opts) end
+  local share, cuda = opts.task_share or 0, opts.cuda_share or 0
+  local words = {string.format("synthetic corpus of kernels: %.0f%% double-precision matmul in C", 100 * (1 - share - cuda - universe)),
+                 "(`scripts/pretraining/kernelgen.lua`),"}
+  if share > 0 then
+    words[#words + 1] = string.format("%.0f%% the task suite's other training tasks (`kernelgen/tasks.lua`),", 100 * share)
+  end
+  if cuda > 0 then
+    words[#words + 1] = string.format("%.0f%% CUDA device code for the CUDA tasks' training split (`kernelgen/cuda.lua`),", 100 * cuda)
+  end
+  for _, l in ipairs{
+    string.format("and %.0f%% tasks of a generated universe (`scripts/pretraining/universe.lua`: elementwise", 100 * universe),
+    "chains, reductions, scans, stencils, triangular and banded products, recurrences, gathers,",
+    "transposes; a computation of its own per example, none with a held-out task's shape),",
+    "each paired with the prompt it answers in the experiments' ChatML format. It writes varied,",
+    "mostly compilable kernels that compose loop orders, cache",
+  } do words[#words + 1] = l end
+  return words, "these tasks"
+end
+
+corpus_words_of = function(opts)
   local share = opts.task_share or 0
   if (opts.cuda_share or 0) > 0 then return cuda_corpus_words(opts) end
   if share == 0 then

@@ -16,16 +16,16 @@
 -- recomputation). One line per claim: "ok", "MISMATCH expected X got Y" (X from the raw
 -- data, Y from the page), "NO RAW DATA" or "ERROR"; any but ok fails the script.
 --
--- The raw files are read by scripts/lib/claims.lua. The page's sections, each a table of
+-- The raw files are read by scripts/lib/report/claims.lua. The page's sections, each a table of
 -- its claims' labels and texts and the figures they name, are in
--- scripts/lib/claims_confirmatory.lua (docs/protocol.md's experiments) and
+-- scripts/lib/report/claims_confirmatory.lua (docs/protocol.md's experiments) and
 -- claims_exploratory.lua (the rest); to add a section, write its table there and append it
 -- to that module's claims(). Here: matching a claim's text against the page.
 
-local claims = require "claims"
-local cli = require "cli"
-local confirmatory = require "claims_confirmatory"
-local exploratory = require "claims_exploratory"
+local claims = require "report.claims"
+local cli = require "core.cli"
+local confirmatory = require "report.claims_confirmatory"
+local exploratory = require "report.claims_exploratory"
 
 local M = {}
 

@@ -42,13 +42,13 @@
 -- (paired by seed); per turn the mean reward and the share that verified; and the last
 -- turn's mean reward against the first's (paired within each seed's run).
 
-local claims = require "claims"
-local cli = require "cli"
-local cuda_results = require "cuda_results"
-local figures = require "figures"
-local results = require "results"
-local seed_results = require "seed_results"
-local turn_results = require "turn_results"
+local claims = require "report.claims"
+local cli = require "core.cli"
+local cuda_results = require "report.cuda_results"
+local figures = require "report.figures"
+local results = require "report.results"
+local seed_results = require "report.seed_results"
+local turn_results = require "report.turn_results"
 
 local M = {}
 

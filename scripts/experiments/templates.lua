@@ -21,14 +21,14 @@
 -- GFLOPS of --repeats rounds (its range beside it; a round's figure is its median call of
 -- --remeasure_runs), against OpenBLAS and the best template kernel.
 
-local cli = require "cli"
+local cli = require "core.cli"
 local kernelgen = require "kernelgen"
-local results = require "results"
-local runs = require "runs"
-local seed_results = require "seed_results"
-local stages = require "stages"
-local stats = require "stats"
-local wiring = require "wiring"
+local results = require "report.results"
+local runs = require "run.runs"
+local seed_results = require "report.seed_results"
+local stages = require "method.stages"
+local stats = require "core.stats"
+local wiring = require "method.wiring"
 
 local M = {}
 

@@ -3,16 +3,16 @@
 -- from kernelgen, judged on this machine as experiment 1 judges, and the verified samples
 -- of earlier runs; a slower kernel paired with one at least --min_speedup times faster.
 
-local cli = require "cli"
-local evaluate = require "evaluate"
-local feedback = require "feedback"
+local cli = require "core.cli"
+local evaluate = require "method.evaluate"
+local feedback = require "method.feedback"
 local kernelgen = require "kernelgen"
 local kernelgen_tasks = require "kernelgen.tasks"
-local outputs = require "outputs"
-local prompts = require "prompts"
-local split = require "heldout_split"
-local stages = require "stages"
-local stats = require "stats"
+local outputs = require "core.outputs"
+local prompts = require "method.prompts"
+local split = require "method.heldout_split"
+local stages = require "method.stages"
+local stats = require "core.stats"
 
 local M = {}
 

@@ -93,9 +93,9 @@
 -- vocabulary that render.lua reads; split, each half would need the other to be read.
 
 local rngs = require "engine.rng"
-local stages = require "stages"
-local prompts = require "prompts"
-local split = require "heldout_split"
+local stages = require "method.stages"
+local prompts = require "method.prompts"
+local split = require "method.heldout_split"
 local render = require "kernelgen.render"
 local defects = require "kernelgen.defects"
 

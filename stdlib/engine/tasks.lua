@@ -121,7 +121,7 @@ M.evaluate_expr, M.integer_expr = evaluate, integer_of
 
 -- ---- specs --------------------------------------------------------------------
 
--- The techniques a spec may list: Table I's five, in its order (scripts/lib/stages.lua
+-- The techniques a spec may list: Table I's five, in its order (scripts/lib/method/stages.lua
 -- detects them in a kernel and builds a task's stage ladder from the spec's list).
 M.techniques = { "register_blocking", "cache_blocking", "simd", "omp", "prefetch" }
 

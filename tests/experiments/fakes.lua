@@ -43,7 +43,7 @@ local function choices_for(prompt, canned)
   local s = tonumber(prompt:match("Stage (%d) of"))
   local allowed
   if s then
-    local stages = require "stages"
+    local stages = require "method.stages"
     allowed = {}
     for _, tech in ipairs(stages.get(s).allowed) do allowed[tech] = true end
   end

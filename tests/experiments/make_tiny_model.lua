@@ -1,7 +1,7 @@
 -- Writes the tiny random model the end-to-end test runs the real primitives with:
 -- engine make_tiny_model.lua DIR. Its tokenizer learns from the prompts and the seed kernel.
 local tiny_model = require "tiny_model"
-local prompts = require "prompts"
+local prompts = require "method.prompts"
 
 local dir = assert(arg[1], "usage: make_tiny_model.lua DIR")
 local texts = {prompts.seed_kernel}

@@ -26,7 +26,7 @@ function M.parse(exp, name, extra)
   local argv = {[0] = name .. ".lua"}
   for _, o in ipairs(M.options()) do argv[#argv + 1] = o end
   for _, o in ipairs(extra) do argv[#argv + 1] = o end
-  return require("options").parse(argv, exp.spec)
+  return require("run.options").parse(argv, exp.spec)
 end
 
 -- Runs `engine SCRIPT args...` ($ENGINE_TEST_EXE); returns its output (stdout and

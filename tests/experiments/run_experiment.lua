@@ -5,8 +5,8 @@
 -- tests then run it again with --resume.
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 package.path = here .. "/?.lua;" .. package.path
-local cli = require "cli"
-local options = require "options"
+local cli = require "core.cli"
+local options = require "run.options"
 local primitives = require "primitives"
 
 local name = assert(arg[1], "usage: run_experiment.lua experiment1|experiment2 [options]")

@@ -11,8 +11,8 @@ local t = require "engine.test"
 local fakes = require "fakes"
 local primitives = require "primitives"
 local kernelgen = require "kernelgen"
-local prompts = require "prompts"
-local split = require "heldout_split"
+local prompts = require "method.prompts"
+local split = require "method.heldout_split"
 local tasks = require "engine.tasks"
 
 local audit = dofile(engine.scripts[1] .. "/audit.lua")

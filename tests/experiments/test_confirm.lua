@@ -1,8 +1,8 @@
 -- A kernel becomes a run's best only once a second, independent evaluation confirms it:
 -- the step's max, Table II and best_kernel.c show the lower of the two figures.
 local t = require "engine.test"
-local metrics = require "metrics"
-local results = require "results"
+local metrics = require "method.metrics"
+local results = require "report.results"
 
 -- A benchmark whose second evaluation of a kernel is slower (or fails) than its first.
 local function bench_with(second)
@@ -21,7 +21,7 @@ local function bench_with(second)
 end
 
 local function session_with(bench)
-  return setmetatable({deps = {bench = bench}, bench_opts = {}}, require("session").Session)
+  return setmetatable({deps = {bench = bench}, bench_opts = {}}, require("run.session").Session)
 end
 
 t.test("the best kernel is re-measured and the step's max is the lower figure", function()

@@ -9,7 +9,7 @@ package.path = here .. "/?.lua;" .. package.path
 local t = require "engine.test"
 local fakes = require "fakes"
 local cuda_tasks = require "engine.cuda_tasks"
-local cuda_eval = require "cuda_eval"
+local cuda_eval = require "method.cuda_eval"
 
 local exp1 = dofile(engine.scripts[1] .. "/experiment1.lua")
 local exp2 = dofile(engine.scripts[1] .. "/experiment2.lua")
@@ -53,7 +53,7 @@ end
 local function parse(exp, name, extra)
   local argv = {[0] = name .. ".lua", "--model=fake-model", "--task=cuda:softmax_rows", "--task_size=test"}
   for _, o in ipairs(extra) do argv[#argv + 1] = o end
-  return require("options").parse(argv, exp.spec)
+  return require("run.options").parse(argv, exp.spec)
 end
 
 local function metrics_of(dir)
@@ -161,7 +161,7 @@ t.test("CUDA task options: the task, its size and the reward are checked", funct
 end)
 
 t.test("without --model a CUDA task's run takes the shipped CUDA-capable model", function()
-  local wiring = require "wiring"
+  local wiring = require "method.wiring"
   t.eq(wiring.model_dir({task = "cuda:softmax_rows"}, {injected = false}), engine.models .. "/small-cuda")
   t.eq(wiring.model_dir({task = "axpy"}, {injected = false}), wiring.default_model)
   t.eq(wiring.model_dir({task = "cuda:softmax_rows", model = wiring.default_model}, {injected = false}),

@@ -4,10 +4,10 @@
 -- node Experiment 1 judges it (docs/tasks.md, "CUDA kernels").
 local t = require "engine.test"
 local cuda_tasks = require "engine.cuda_tasks"
-local extract = require "extract"
-local prompts = require "prompts"
+local extract = require "method.extract"
+local prompts = require "method.prompts"
 
-local dir = require("wiring").default_cuda_model
+local dir = require("method.wiring").default_cuda_model
 local pol = policy.load(dir, {device = "cpu"})
 
 local function sample(messages, n)

@@ -2,7 +2,7 @@
 -- writes for the stage-6 prompt, and short versions of both experiments run as a user
 -- runs them, with no --model (the small profile), to their reports.
 local t = require "engine.test"
-local wiring = require "wiring"
+local wiring = require "method.wiring"
 local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")
 local model_check = dofile(engine.scripts[1] .. "/model_check.lua")
 

@@ -6,10 +6,10 @@ package.path = here .. "/?.lua;" .. package.path
 
 local t = require "engine.test"
 local primitives = require "primitives"
-local reward = require "reward"
-local sqd = require "sqd"
-local prompts = require "prompts"
-local stages = require "stages"
+local reward = require "method.reward"
+local sqd = require "method.sqd"
+local prompts = require "method.prompts"
+local stages = require "method.stages"
 
 -- The machine's vector ISA (avx512 natively here, avx2 under ENGINE_TARGET=x86-64-v3):
 -- --isa=auto, the default, asks for it.
@@ -408,7 +408,7 @@ t.test("the report: plots, tables, the best kernel and its lineage", function()
       if cells[2]:match("^%d") then t.ok(cells[4]:match("^%d+%.%d%dx$"), "a ratio to OpenBLAS: " .. row) end
     end
     -- the figures need gnuplot (test_figures.lua checks the report without it)
-    for _, png in ipairs(require("figures").available() and {"reward.png", "gflops.png"} or {}) do
+    for _, png in ipairs(require("report.figures").available() and {"reward.png", "gflops.png"} or {}) do
       local f = assert(io.open(out .. "/report/" .. png, "rb"), png .. " was written")
       local bytes = f:read("a")
       f:close()

@@ -1,7 +1,7 @@
--- The arithmetic of multi-turn episodes (scripts/lib/episodes.lua): turn rewards, discounted
+-- The arithmetic of multi-turn episodes (scripts/lib/method/episodes.lua): turn rewards, discounted
 -- returns and turn-level leave-one-out advantages, against values worked out by hand.
 local t = require "engine.test"
-local episodes = require "episodes"
+local episodes = require "method.episodes"
 
 local function near_all(got, want, what)
   t.eq(#got, #want, (what or "") .. " length")

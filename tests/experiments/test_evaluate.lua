@@ -1,7 +1,7 @@
 -- From completions to judged kernels: which checks run before the benchmark, and how a
 -- stage rule judged by the front end's features overrides the benchmark's verdict.
 local t = require "engine.test"
-local evaluate = require "evaluate"
+local evaluate = require "method.evaluate"
 
 local SIG = "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K)"
 local NAIVE = SIG .. " { for (int i = 0; i < M * N; i++) C[i] = 0; }"
@@ -73,7 +73,7 @@ end)
 
 t.test("a stored sample says whose measurement it carries", function()
   local run = store.open(t.tmpdir() .. "/run", {config = {experiment = "experiment1", config = {lr = 0}}})
-  local s = setmetatable({run = run}, require("session").Session)
+  local s = setmetatable({run = run}, require("run.session").Session)
   local results = evaluate.completions({NAIVE, NAIVE .. "\n// again", OMP}, {bench = recording_bench()})
   s:record("prompt", {{}, {}, {}}, results, {iteration = 1, config_id = "c"})
   local stored = run:samples()

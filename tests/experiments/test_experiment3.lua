@@ -7,14 +7,14 @@ package.path = here .. "/?.lua;" .. package.path
 
 local t = require "engine.test"
 local args = require "engine.args"
-local episodes = require "episodes"
-local feedback = require "feedback"
+local episodes = require "method.episodes"
+local feedback = require "method.feedback"
 local fakes = require "fakes"
 local primitives = require "primitives"
-local prompts = require "prompts"
-local results = require "results"
-local seed_results = require "seed_results"
-local turn_results = require "turn_results"
+local prompts = require "method.prompts"
+local results = require "report.results"
+local seed_results = require "report.seed_results"
+local turn_results = require "report.turn_results"
 
 local exp3 = dofile(engine.scripts[1] .. "/experiment3.lua")
 

@@ -1,7 +1,7 @@
 -- Extraction of the kernel from a completion: fences, bare code, signatures, and the
 -- cases that are format violations.
 local t = require "engine.test"
-local extract = require "extract"
+local extract = require "method.extract"
 
 local SIG = "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K)"
 local BODY = " {\n  for (int i = 0; i < M * N; i++) C[i] = 0;\n}"

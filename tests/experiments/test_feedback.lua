@@ -2,9 +2,9 @@
 -- always did), a success as speed, share of the roofline, calls, techniques, counters and
 -- remarks; bounded, and the same text for the same record.
 local t = require "engine.test"
-local feedback = require "feedback"
-local sqd = require "sqd"
-local prompts = require "prompts"
+local feedback = require "method.feedback"
+local sqd = require "method.sqd"
+local prompts = require "method.prompts"
 
 local WRONG = "wrong result in call 2: C[17] = nan, expected 0.25 (error nan > 1.1e-13, the bound 4 K u (|A||B|))"
 

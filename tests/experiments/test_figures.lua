@@ -3,7 +3,7 @@
 -- report.md, saying how to get the figures.
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local t = require "engine.test"
-local figures = require "figures"
+local figures = require "report.figures"
 local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")
 local has_gnuplot = figures.available()
 
@@ -95,7 +95,7 @@ t.test("report.lua writes report.md without gnuplot and says how to get the figu
 end)
 
 t.test("the report names the machine of every run, and says when runs were measured on different ones", function()
-  local results = require "results"
+  local results = require "report.results"
   local xeon = {model = "Xeon", simd = "avx512", target = "sapphirerapids", cores = 4, peak_gflops = 300}
   local exp = {configs = {
     {name = "a", config = {}, identity = {}, machine = xeon, nodes = {{node = "n1:1"}, {node = "n1:2"}}},

@@ -10,10 +10,10 @@ package.path = here .. "/?.lua;" .. package.path
 local t = require "engine.test"
 local fakes = require "fakes"
 local primitives = require "primitives"
-local prompts = require "prompts"
+local prompts = require "method.prompts"
 local tasks = require "engine.tasks"
-local wiring = require "wiring"
-local evaluate = require "evaluate"
+local wiring = require "method.wiring"
+local evaluate = require "method.evaluate"
 
 local exp2 = dofile(engine.scripts[1] .. "/experiment2.lua")
 local heldout = dofile(engine.scripts[1] .. "/heldout.lua")

@@ -7,7 +7,7 @@ local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local t = require "engine.test"
 local tasks = require "engine.tasks"
 local kernelgen = require "kernelgen"
-local prompts = require "prompts"
+local prompts = require "method.prompts"
 
 local heldout = tasks.list("heldout")
 

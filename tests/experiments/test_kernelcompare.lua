@@ -7,12 +7,12 @@ package.path = here .. "/?.lua;" .. package.path
 
 local t = require "engine.test"
 local args = require "engine.args"
-local cli = require "cli"
+local cli = require "core.cli"
 local fakes = require "fakes"
 local primitives = require "primitives"
-local prompts = require "prompts"
-local stages = require "stages"
-local wiring = require "wiring"
+local prompts = require "method.prompts"
+local stages = require "method.stages"
+local wiring = require "method.wiring"
 
 local kc = dofile(engine.scripts[1] .. "/kernelcompare.lua")
 local exp1 = dofile(engine.scripts[1] .. "/experiment1.lua")

@@ -4,9 +4,9 @@
 -- every defect fails the way it is labelled).
 local t = require "engine.test"
 local kernelgen = require "kernelgen"
-local stages = require "stages"
-local prompts = require "prompts"
-local extract = require "extract"
+local stages = require "method.stages"
+local prompts = require "method.prompts"
+local extract = require "method.extract"
 
 local function same_list(a, b) return table.concat(a, ",") == table.concat(b, ",") end
 

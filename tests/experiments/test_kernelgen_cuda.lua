@@ -9,8 +9,8 @@ local t = require "engine.test"
 local kc = require "kernelgen.cuda"
 local kernelgen = require "kernelgen"
 local cuda_tasks = require "engine.cuda_tasks"
-local extract = require "extract"
-local prompts = require "prompts"
+local extract = require "method.extract"
+local prompts = require "method.prompts"
 local args = require "engine.args"
 local pretrain = dofile(engine.scripts[1] .. "/pretrain.lua")
 

@@ -7,7 +7,7 @@
 local t = require "engine.test"
 local kt = require "kernelgen.tasks"
 local kernelgen = require "kernelgen"
-local stages = require "stages"
+local stages = require "method.stages"
 local etasks = require "engine.tasks"
 
 -- The machine's vector ISA: AVX-512 kernels are evaluated only where it has AVX-512; AVX2

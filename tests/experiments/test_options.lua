@@ -2,10 +2,10 @@
 -- the small profile, and the errors a user meets first.
 local t = require "engine.test"
 local args = require "engine.args"
-local checks = require "checks"
-local cli = require "cli"
-local options = require "options"
-local wiring = require "wiring"
+local checks = require "run.checks"
+local cli = require "core.cli"
+local options = require "run.options"
+local wiring = require "method.wiring"
 
 local exp1 = dofile(engine.scripts[1] .. "/experiment1.lua")
 local exp2 = dofile(engine.scripts[1] .. "/experiment2.lua")
@@ -291,7 +291,7 @@ t.test("main prints a user's mistake as one line, a script's bug with its traceb
   local script = t.tmpdir() .. "/main.lua"
   local f = assert(io.open(script, "w"))
   f:write([[
-local cli = require "cli"
+local cli = require "core.cli"
 cli.main("demo.lua", function(argv)
   if argv[1] == "user" then cli.fail("--model=/x: no Hugging Face checkpoint there") end
   local t = nil

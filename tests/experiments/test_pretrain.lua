@@ -85,7 +85,7 @@ t.test("a toy model trains, exports in bf16 and samples", function()
   t.contains(text, "30% the task suite's other training tasks")
   t.contains(text, "nothing but these tasks.")
   local pol = policy.load(dir .. "/model")
-  local prompts = require "prompts"
+  local prompts = require "method.prompts"
   local got = pol:sample({prompts.render(prompts.write(6, {}))}, {n = 2, max_tokens = 8, seed = 1})
   t.eq(#got[1], 2)
 
@@ -152,7 +152,7 @@ t.test("the corpus pairs prompts naming AVX-512 or AVX2 with kernels of that ISA
   local opts = args.parse({[0] = "pretrain.lua", "--examples=200"}, pretrain.spec)
   t.eq(opts.isa, {"avx512", "avx2"}, "both ISAs by default")
   local corpus = pretrain.build_corpus(opts)
-  local stages = require "stages"
+  local stages = require "method.stages"
   local count = {}
   for _, ex in ipairs(corpus) do
     count[ex.isa] = (count[ex.isa] or 0) + 1

@@ -1,8 +1,8 @@
 -- The prompts: the task, the stage rules, the eight fixed prompts and ChatML.
 local t = require "engine.test"
-local prompts = require "prompts"
-local extract = require "extract"
-local stages = require "stages"
+local prompts = require "method.prompts"
+local extract = require "method.extract"
+local stages = require "method.stages"
 
 local task = {M = 256, N = 128, K = 64, opt = "O0"}
 
@@ -207,7 +207,7 @@ end)
 
 t.test("a CUDA task's prompt: its statement, sizes and signature, device code asked for", function()
   local cuda_tasks = require "engine.cuda_tasks"
-  local extract = require "extract"
+  local extract = require "method.extract"
   local spec = cuda_tasks.get("softmax_rows")
   local m = prompts.cuda_write(spec, cuda_tasks.resolve(spec, "train"), "NVIDIA H100 80GB HBM3")
   t.eq({m[1].role, m[2].role}, {"system", "user"})

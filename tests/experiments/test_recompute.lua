@@ -113,8 +113,8 @@ end
 
 t.test("a confirmatory experiment's claims work on another data folder", function()
   local data = t.tmpdir()
-  sys.mkdir(data .. "/docs/data/confirmatory/e2/runs")
-  make_confirmatory(data .. "/docs/data/confirmatory/e2")
+  sys.mkdir(data .. "/data/confirmatory/e2/runs")
+  make_confirmatory(data .. "/data/confirmatory/e2")
   local texts = {
     {label = "primary", figure = "heldout",
      text = "gain: {overall.roofline.mean:%+.2f} ± {overall.roofline.half:%.2f} points "
@@ -124,7 +124,7 @@ t.test("a confirmatory experiment's claims work on another data folder", functio
        .. "lr = {learned_lr:%s})"},
   }
   local claims = {}
-  for _, c in ipairs(require("claims_confirmatory").experiment("E2", "docs/data/confirmatory/e2", texts)) do
+  for _, c in ipairs(require("report.claims_confirmatory").experiment("E2", "data/confirmatory/e2", texts)) do
     if not c.label:find("report.md", 1, true) then claims[#claims + 1] = c end  -- no report in this folder
   end
   local path = data .. "/results.md"
@@ -142,7 +142,7 @@ t.test("a confirmatory experiment's claims work on another data folder", functio
 end)
 
 t.test("Holm's procedure steps down and stops at its first failure", function()
-  local claims = require "claims"
+  local claims = require "report.claims"
   local h = claims.holm({a = 0.01, b = 0.04, c = 0.03}, 0.05)
   t.near(h.a.threshold, 0.05 / 3, 1e-12)
   t.eq(h.a.passes, true)
@@ -155,7 +155,7 @@ t.test("Holm's procedure steps down and stops at its first failure", function()
 end)
 
 t.test("held-out comparisons run in pieces pool their seeds; a seed in both is refused, or taken from the file named for it", function()
-  local claims = require "claims"
+  local claims = require "report.claims"
   local data = t.tmpdir()
   local dir = data .. "/c"
   sys.mkdir(dir .. "/runs")

@@ -1,7 +1,7 @@
 -- The reward schemes on fixed groups: Eq. 3, Experiment 2's normalised reward and the
 -- KernelCompare weighting.
 local t = require "engine.test"
-local reward = require "reward"
+local reward = require "method.reward"
 
 local function r(status, gflops) return {status = status, gflops = gflops} end
 

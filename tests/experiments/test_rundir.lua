@@ -5,9 +5,9 @@ local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 package.path = here .. "/?.lua;" .. package.path
 
 local t = require "engine.test"
-local cli = require "cli"
+local cli = require "core.cli"
 local primitives = require "primitives"
-local runs = require "runs"
+local runs = require "run.runs"
 
 local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")
 local exp1 = dofile(engine.scripts[1] .. "/experiment1.lua")

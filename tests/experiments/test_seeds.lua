@@ -5,7 +5,7 @@ local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 package.path = here .. "/?.lua;" .. package.path
 
 local t = require "engine.test"
-local options = require "options"
+local options = require "run.options"
 local primitives = require "primitives"
 
 local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")
@@ -159,7 +159,7 @@ t.test("the report of a sweep over seeds: one row per configuration, drawn with 
   t.ok(md:find("\n| beta=0,lr=5e%-07,opt=O3 | [^\n]* | 2 %(1,2%) |\n"), "the learning row: " .. md)
   t.contains(md, "- `beta=0,lr=5e-07,opt=O3` against `beta=0,lr=0,opt=O3` (2 paired seeds): learning gain ")
   t.contains(assert(io.open(out .. "/report/gflops.gp")):read("a"), "filledcurves")
-  if require("figures").available() then
+  if require("report.figures").available() then
     local png = assert(io.open(out .. "/report/reward.png", "rb")):read("a")
     t.eq(png:sub(1, 8), "\137PNG\r\n\26\n", "gnuplot drew the bands")
   end

@@ -7,8 +7,8 @@ local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 package.path = here .. "/?.lua;" .. package.path
 
 local t = require "engine.test"
-local results = require "results"
-local seed_results = require "seed_results"
+local results = require "report.results"
+local seed_results = require "report.seed_results"
 local primitives = require "primitives"
 
 local function close(a, b, tol, what)
@@ -155,7 +155,7 @@ t.test("one seed per configuration: the report as without seeds", function()
 end)
 
 t.test("the report shows each run's timing noise and warns above the bound", function()
-  local controls = require "controls"
+  local controls = require "method.controls"
   local root = t.tmpdir()
   make_run(root, {opt = "O3", beta = 0.0, lr = 0.0}, 1, 20, {-20, 1}, nil, controls.summary{50, 51, 49, 50, 50})
   make_run(root, {opt = "O3", beta = 0.0, lr = 5e-7}, 1, 30, {-20, 5}, nil, controls.summary{50, 40, 55, 30, 50})

@@ -1,7 +1,7 @@
 -- SQD's selection arithmetic and pool bookkeeping on synthetic nodes.
 local t = require "engine.test"
-local sqd = require "sqd"
-local prompts = require "prompts"
+local sqd = require "method.sqd"
+local prompts = require "method.prompts"
 
 -- n successful nodes with GFLOPS 1..n (ids 1..n) and e failed ones after them.
 local function pool(n, e, stage)
@@ -111,7 +111,7 @@ t.test("each selection's prompt says what to do", function()
   t.contains(deepen[2].content, "Stage 4 of 6")
   -- the SIMD the machine has: AVX-512 natively here, AVX2/FMA under ENGINE_TARGET=x86-64-v3
   local simd = bench.machine().simd
-  t.contains(deepen[2].content, "add " .. require("stages").isa(simd).name .. " SIMD intrinsics")
+  t.contains(deepen[2].content, "add " .. require("method.stages").isa(simd).name .. " SIMD intrinsics")
   t.contains(sqd.prompt({node = node, action = "deepen", stage = 4}, {isa = "avx2"})[2].content,
              "add AVX2/FMA SIMD intrinsics")
   t.contains(sqd.prompt({node = node, action = "deepen", stage = 4}, {isa = "avx512"})[2].content,

@@ -1,7 +1,7 @@
 -- Table I and the stage check: the detection on every labelled kernel, every stage's
 -- verdict on each of them, and the front end's features as the other detector.
 local t = require "engine.test"
-local stages = require "stages"
+local stages = require "method.stages"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local kernel_dir = here .. "/../data/kernels"

@@ -1,8 +1,8 @@
--- The statistics over seeds (scripts/lib/stats.lua): the exact sign and permutation tests
+-- The statistics over seeds (scripts/lib/core/stats.lua): the exact sign and permutation tests
 -- on hand-counted cases, and the power simulation against what theory says of it.
 local t = require "engine.test"
-local stats = require "stats"
-local seed_results = require "seed_results"
+local stats = require "core.stats"
+local seed_results = require "report.seed_results"
 
 t.test("the sign test is the exact binomial tail, two-sided, zeros dropped", function()
   local s = stats.sign_test({1, 2, 3, 4, 5, 6})

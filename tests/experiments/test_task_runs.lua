@@ -7,7 +7,7 @@ package.path = here .. "/?.lua;" .. package.path
 
 local t = require "engine.test"
 local fakes = require "fakes"
-local stages = require "stages"
+local stages = require "method.stages"
 
 local exp1 = dofile(engine.scripts[1] .. "/experiment1.lua")
 local exp2 = dofile(engine.scripts[1] .. "/experiment2.lua")
@@ -24,7 +24,7 @@ local function parse(exp, name, extra)
   local argv = {[0] = name .. ".lua", "--model=fake-model", "--task=axpy", "--task_size=test",
                 "--threads=1", "--runs=1", "--max_runs=1", "--warmup=0", "--opt=O2"}
   for _, o in ipairs(extra) do argv[#argv + 1] = o end
-  return require("options").parse(argv, exp.spec)
+  return require("run.options").parse(argv, exp.spec)
 end
 
 t.test("experiment 1 on a task of the suite: its prompts, its kernels, measured on its problem", function()
@@ -86,7 +86,7 @@ t.test("experiment 1 on a mixture: each group its task's, rewards a share of eac
   local argv = {[0] = "experiment1.lua", "--model=fake-model", "--tasks=axpy,dot,matmul", "--task_size=test",
                 "--threads=1", "--runs=1", "--max_runs=1", "--warmup=0", "--opt=O2", "--out=" .. out, "--steps=1",
                 "--G=2", "--prompts_per_step=3", "--lr=5e-7", "--beta=0", "--profile=paper"}
-  local opts = require("options").parse(argv, exp1.spec)
+  local opts = require("run.options").parse(argv, exp1.spec)
   t.eq(opts.task_list, {"axpy", "dot", "matmul"})
   local deps = {policy = mixture_policy(seen), bench = bench, train = fakes.train()}
   local summaries = exp1.run(opts, deps)
@@ -109,8 +109,8 @@ t.test("experiment 1 on a mixture: each group its task's, rewards a share of eac
   t.eq(by_task, {axpy = 2, dot = 2, matmul = 2})
   run:close()
   -- the report has a row per task
-  local results = require "results"
-  local seed_results = require "seed_results"
+  local results = require "report.results"
+  local seed_results = require "report.seed_results"
   local tbl = seed_results.tasks_table(results.load(out))
   for _, name in ipairs({"axpy", "dot", "matmul"}) do
     t.ok(tbl:find("| " .. name .. " | 2 | 100% |", 1, true), name .. "'s row: " .. tbl)
@@ -127,7 +127,7 @@ t.test("experiment 2 on a mixture: a seed and pools per task, each on its own la
   local argv = {[0] = "experiment2.lua", "--model=fake-model", "--tasks=axpy,matmul", "--task_size=test",
                 "--threads=1", "--runs=1", "--max_runs=1", "--warmup=0", "--opt=O2", "--out=" .. out,
                 "--iterations=1", "--G=2", "--lr=0", "--profile=paper"}
-  local opts = require("options").parse(argv, exp2.spec)
+  local opts = require("run.options").parse(argv, exp2.spec)
   local deps = {policy = mixture_policy(seen), bench = bench, train = fakes.train()}
   local summaries = exp2.run(opts, deps)
   local run = store.open(summaries[1].dir, {log_file = false})

@@ -34,9 +34,9 @@
 -- arrays sized for the spec's block (256, or 32 per-warp slots, or the 16 x 16 and 32 x 32
 -- tiles); shuffles with the full mask only where the whole warp takes part.
 
-local prompts = require "prompts"
+local prompts = require "method.prompts"
 local cuda_tasks = require "engine.cuda_tasks"
-local split = require "heldout_split"
+local split = require "method.heldout_split"
 
 local M = {}
 

@@ -46,10 +46,10 @@
 -- bound that is no loop's variable); vector arithmetic that is not an accumulation is
 -- stored directly or bound to a fresh name.
 
-local stages = require "stages"
-local prompts = require "prompts"
+local stages = require "method.stages"
+local prompts = require "method.prompts"
 local etasks = require "engine.tasks"
-local split = require "heldout_split"
+local split = require "method.heldout_split"
 
 local M = {}
 

@@ -3,7 +3,7 @@
 -- sizes), and code fragments several families use (a dot product or an axpy over a range,
 -- a row update, a horizontal sum).
 
-local stages = require "stages"
+local stages = require "method.stages"
 
 local TECH = stages.techniques
 

@@ -1,0 +1,710 @@
+-- A generated universe of tasks for pretraining: computations drawn afresh, not templates
+-- of the suite's. Each task is a full spec (docs/tasks.md: statement, prototype, args,
+-- flops, bytes, bound, reference) with two kernels, a straightforward one and an optimised
+-- one that uses the techniques its spec lists. Families: elementwise chains, reductions,
+-- scans, 1-D and 2-D stencils of drawn shape and weights, triangular and banded products,
+-- first-order recurrences, affine gathers and scaled transposes, each with drawn
+-- coefficients, shapes and sizes, so that thousands of distinct tasks come out.
+--
+-- No task computes what a held-out task of the suite computes: a drawn task called with
+-- what a held-out task is called with (the same types and buffer lengths,
+-- universe.same_shape_as_heldout) is drawn again, so no function of the universe has a
+-- held-out task's domain.
+--
+--   local universe = require "universe"
+--   local list = universe.draw(1, 500)            -- seed, count: {spec =, kernels = {plain =, optimised =}}
+--   local dir = universe.write_dir(list, "/tmp/u")  -- spec files; require("engine.tasks").add_dir(dir)
+
+local rng_of = require("engine.rng").new
+local tasks = require "engine.tasks"
+
+local M = {}
+
+M.families = {"elementwise", "reduction", "scan", "stencil1d", "stencil2d", "triangular", "banded",
+              "recurrence", "gather", "transpose"}
+
+M.prefix = "u"  -- every universe task's name starts "u<number>_", no suite task's does
+
+---------------------------------------------------------------------------------------
+-- Numbers and expressions
+---------------------------------------------------------------------------------------
+
+-- A positive dyadic coefficient (k / 16, below 4): exact in binary, so the statement and the
+-- C agree to the bit, and positive, so the reference on the inputs' magnitudes bounds every
+-- term.
+local function coefficient(rng)
+  return rng:int(1, 63) / 16
+end
+
+-- A coefficient or, now and then, none.
+local function maybe(rng)
+  return rng:chance(0.75) and coefficient(rng) or nil
+end
+
+local function num(c)
+  local s = string.format("%.17g", c)
+  return s:find("[%.e]") and s or s .. ".0"
+end
+
+-- A sum of products of the inputs at index `ix`: {terms = {{coef =, factors = {names}}},
+-- constant =}. Every input appears at least once.
+local function polynomial(rng, inputs)
+  local terms = {}
+  for _, name in ipairs(inputs) do
+    local factors = {name}
+    if rng:chance(0.4) then factors[2] = rng:pick(inputs) end
+    terms[#terms + 1] = {coef = rng:chance(0.15) and 1 or coefficient(rng), factors = factors}
+  end
+  if rng:chance(0.3) then
+    terms[#terms + 1] = {coef = coefficient(rng), factors = {rng:pick(inputs), rng:pick(inputs)}}
+  end
+  return {terms = terms, constant = rng:chance(0.3) and coefficient(rng) or nil}
+end
+
+-- The polynomial as C (and as the statement's words): each factor `name[ix]`.
+local function render(poly, ix)
+  local parts = {}
+  for _, t in ipairs(poly.terms) do
+    local f = {}
+    if t.coef ~= 1 then f[1] = num(t.coef) end
+    for _, name in ipairs(t.factors) do f[#f + 1] = name .. "[" .. ix .. "]" end
+    parts[#parts + 1] = table.concat(f, " * ")
+  end
+  if poly.constant then parts[#parts + 1] = num(poly.constant) end
+  return table.concat(parts, " + ")
+end
+
+-- Floating-point operations of one evaluation.
+local function operations(poly)
+  local n = 0
+  for _, t in ipairs(poly.terms) do n = n + #t.factors - 1 + (t.coef ~= 1 and 1 or 0) end
+  return n + #poly.terms - 1 + (poly.constant and 1 or 0)
+end
+
+local function const_params(inputs)
+  local out = {}
+  for _, name in ipairs(inputs) do out[#out + 1] = "const double *" .. name end
+  return table.concat(out, ", ")
+end
+
+local function input_args(inputs, count, draw)
+  local args = {}
+  for _, name in ipairs(inputs) do args[name] = {count = count, draw = draw} end
+  return args
+end
+
+local function join(list, sep) return table.concat(list, sep or ", ") end
+
+---------------------------------------------------------------------------------------
+-- Sizes
+---------------------------------------------------------------------------------------
+
+local ONE_D = {1 << 19, 3 << 18, 1 << 20, 3 << 19, 1 << 21}
+local TWO_D = {{768, 1024}, {1024, 1024}, {1024, 1536}, {1536, 1024}, {2048, 1024}}
+local SQUARE = {1024, 1536, 2048, 3072}
+
+local function one_d(rng) local n = rng:pick(ONE_D); return {n = n}, {n = n + 13}, {n = 37} end
+local function two_d(rng)
+  local mn = rng:pick(TWO_D)
+  return {m = mn[1], n = mn[2]}, {m = mn[1] + 7, n = mn[2] + 9}, {m = 13, n = 17}
+end
+local function square(rng) local n = rng:pick(SQUARE); return {n = n}, {n = n + 11}, {n = 29} end
+
+---------------------------------------------------------------------------------------
+-- Families: each returns the spec's fields (without name) and its two kernels' bodies,
+-- written for the entry `NAME` (replaced by the task's name).
+---------------------------------------------------------------------------------------
+
+local INPUTS = {"a", "b", "c"}
+
+local function pick_inputs(rng, most)
+  local k = rng:int(1, most)
+  return table.move(INPUTS, 1, k, 1, {})
+end
+
+local family = {}
+
+function family.elementwise(rng)
+  local inputs = pick_inputs(rng, 3)
+  local poly = polynomial(rng, inputs)
+  local inout = rng:chance(0.3)
+  local expr = render(poly, "i")
+  local ops = operations(poly) + (inout and 2 or 0)
+  local rhs = inout and (num(coefficient(rng)) .. " * y[i] + " .. expr) or expr
+  local proto = string.format("void NAME(int n, %s, double *y)", const_params(inputs))
+  local args = input_args(inputs, "n")
+  args.n, args.y = {value = "n"}, {count = "n", role = inout and "inout" or nil}
+  local train, heldout, test = one_d(rng)
+  return {
+    statement = string.format("Compute y[i] = %s for 0 <= i < n%s.", rhs,
+                              inout and " (y holds its old values on entry)" or ""),
+    prototype = proto, args = args, sizes = {train = train, heldout = heldout, test = test},
+    flops = ops .. "*n", bytes = string.format("8*%d*n", #inputs + (inout and 2 or 1)), roofline = "memory",
+    bound = {factor = 2 * (ops + 1), why = "each y[i] is a short sum of products with positive "
+             .. "coefficients: its error is at most (terms + 1) u times the sum of their magnitudes, "
+             .. "the reference's as large again; single precision errs by 2^-24."},
+    techniques = {"simd", "omp"},
+    reference = string.format("%s {\n  for (int i = 0; i < n; ++i) y[i] = %s;\n}\n", proto, rhs),
+    optimised = string.format("%s {\n#pragma omp parallel for simd schedule(static)\n"
+                              .. "  for (long i = 0; i < n; ++i) y[i] = %s;\n}\n", proto, rhs),
+  }
+end
+
+function family.reduction(rng)
+  local inputs = pick_inputs(rng, 3)
+  local poly = polynomial(rng, inputs)
+  poly.constant = nil
+  local expr = render(poly, "i")
+  local ops = operations(poly)
+  local proto = string.format("double NAME(int n, %s)", const_params(inputs))
+  local args = input_args(inputs, "n")
+  args.n = {value = "n"}
+  local train, heldout, test = one_d(rng)
+  local body_term = expr
+  local unrolled = {}
+  for u = 0, 3 do unrolled[#unrolled + 1] = string.format("      s%d += %s;", u, render(poly, "i + " .. u)) end
+  return {
+    statement = string.format("Return the sum over 0 <= i < n of %s.", expr),
+    prototype = proto, args = args, sizes = {train = train, heldout = heldout, test = test},
+    flops = (ops + 1) .. "*n", bytes = string.format("8*%d*n", #inputs), roofline = "memory",
+    bound = {factor = string.format("2*n + %d", 2 * ops + 2), why = "a sum of n terms in any order "
+             .. "(blocked, vector lanes, threads) errs by at most (n + terms) u times the sum of the "
+             .. "terms' magnitudes, the reference's as large again; single precision errs by 2^-24."},
+    techniques = {"register_blocking", "omp"},
+    reference = string.format("%s {\n  double s = 0;\n  for (int i = 0; i < n; ++i) s += %s;\n  return s;\n}\n",
+                              proto, body_term),
+    optimised = string.format([[%s {
+  double s = 0;
+#pragma omp parallel reduction(+:s)
+  {
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+#pragma omp for schedule(static)
+    for (long i = 0; i < (n & ~3L); i += 4) {
+%s
+    }
+    s += (s0 + s1) + (s2 + s3);
+  }
+  for (long i = n & ~3L; i < n; ++i) s += %s;
+  return s;
+}
+]], proto, join(unrolled, "\n"), body_term),
+  }
+end
+
+function family.scan(rng)
+  local inputs = pick_inputs(rng, 3)
+  local poly = polynomial(rng, inputs)
+  poly.constant = nil
+  local expr = render(poly, "i")
+  local ops = operations(poly)
+  local proto = string.format("void NAME(int n, %s, double *y)", const_params(inputs))
+  local args = input_args(inputs, "n")
+  args.n, args.y = {value = "n"}, {count = "n"}
+  local train, heldout, test = one_d(rng)
+  return {
+    statement = string.format("Compute the inclusive prefix sums y[i] = t[0] + t[1] + ... + t[i] for "
+                              .. "0 <= i < n, where t[i] = %s.", expr),
+    prototype = proto, args = args, sizes = {train = train, heldout = heldout, test = test},
+    flops = (ops + 1) .. "*n", bytes = string.format("8*%d*n", #inputs + 1), roofline = "memory",
+    bound = {factor = string.format("2*n + %d", 2 * ops + 2), why = "y[i] is a sum of i + 1 terms: in "
+             .. "any order (a blocked parallel scan adds block totals) it errs by at most (n + terms) u "
+             .. "times the sum of their magnitudes, the reference's as large again."},
+    techniques = {"omp"},
+    reference = string.format("%s {\n  double s = 0;\n  for (int i = 0; i < n; ++i) {\n    s += %s;\n"
+                              .. "    y[i] = s;\n  }\n}\n", proto, expr),
+    -- each thread scans its block, then adds the totals of the blocks before it
+    optimised = string.format([[#include <omp.h>
+%s {
+  double totals[1024];
+  int parts = 1;
+#pragma omp parallel
+  {
+    int t = omp_get_thread_num(), p = omp_get_num_threads();
+    if (p > 1024) p = 1024;
+#pragma omp single
+    parts = p;
+    long lo = (long)n * t / p, hi = (long)n * (t + 1) / p;
+    double s = 0;
+    if (t < p) {
+      for (long i = lo; i < hi; ++i) {
+        s += %s;
+        y[i] = s;
+      }
+      totals[t] = s;
+    }
+#pragma omp barrier
+    double before = 0;
+    for (int u = 0; u < t && u < parts; ++u) before += totals[u];
+    if (t < p && before != 0)
+      for (long i = lo; i < hi; ++i) y[i] += before;
+  }
+}
+]], proto, expr),
+  }
+end
+
+-- Offsets of a stencil's taps, always with the centre; weights positive dyadic.
+local function taps_1d(rng, r)
+  local taps = {}
+  for d = -r, r do
+    if d == 0 or rng:chance(0.7) then taps[#taps + 1] = {d = d, w = coefficient(rng)} end
+  end
+  return taps
+end
+
+function family.stencil1d(rng)
+  local r = rng:int(1, 3)
+  local taps = taps_1d(rng, r)
+  local terms = {}
+  for _, t in ipairs(taps) do terms[#terms + 1] = string.format("%s * x[i + %d]", num(t.w), t.d + r) end
+  local expr = join(terms, " + ")
+  local proto = "void NAME(int n, const double *x, double *y)"
+  local train, heldout, test = one_d(rng)
+  return {
+    statement = string.format("Compute y[i] = %s for 0 <= i < n; x holds n + %d elements.", expr, 2 * r),
+    prototype = proto,
+    args = {n = {value = "n"}, x = {count = "n + " .. 2 * r}, y = {count = "n"}},
+    sizes = {train = train, heldout = heldout, test = test},
+    flops = (2 * #taps - 1) .. "*n", bytes = "16*n", roofline = "memory",
+    bound = {factor = 2 * #taps + 2, why = "each y[i] is a sum of " .. #taps .. " products with positive "
+             .. "weights: its error is at most that many u times their magnitudes' sum, the reference's "
+             .. "as large again; single precision errs by 2^-24."},
+    techniques = {"simd", "omp"},
+    reference = string.format("%s {\n  for (int i = 0; i < n; ++i) y[i] = %s;\n}\n", proto, expr),
+    optimised = string.format("%s {\n#pragma omp parallel for simd schedule(static)\n"
+                              .. "  for (long i = 0; i < n; ++i) y[i] = %s;\n}\n", proto, expr),
+  }
+end
+
+function family.stencil2d(rng)
+  local r = rng:int(1, 2)
+  local taps = {}
+  for di = -r, r do
+    for dj = -r, r do
+      if (di == 0 and dj == 0) or rng:chance(0.45) then
+        taps[#taps + 1] = {di = di, dj = dj, w = coefficient(rng)}
+      end
+    end
+  end
+  local w = "(n + " .. 2 * r .. ")"
+  local terms = {}
+  for _, t in ipairs(taps) do
+    terms[#terms + 1] = string.format("%s * x[(i + %d) * %s + j + %d]", num(t.w), t.di + r, w, t.dj + r)
+  end
+  local expr = join(terms, " + ")
+  local proto = "void NAME(int m, int n, const double *x, double *y)"
+  local train, heldout, test = two_d(rng)
+  local words = {}
+  for _, t in ipairs(taps) do words[#words + 1] = string.format("%s * X[i + %d][j + %d]", num(t.w), t.di + r, t.dj + r) end
+  return {
+    statement = string.format("X is an (m + %d) x (n + %d) row-major matrix in x, Y an m x n one in y. "
+                              .. "Compute Y[i][j] = %s for 0 <= i < m, 0 <= j < n.", 2 * r, 2 * r, join(words, " + ")),
+    prototype = proto,
+    args = {m = {value = "m"}, n = {value = "n"}, x = {count = string.format("(m + %d) * (n + %d)", 2 * r, 2 * r)},
+            y = {count = "m * n"}},
+    sizes = {train = train, heldout = heldout, test = test},
+    flops = (2 * #taps - 1) .. "*m*n", bytes = "16*m*n", roofline = "memory",
+    bound = {factor = 2 * #taps + 2, why = "each Y[i][j] is a sum of " .. #taps .. " products with positive "
+             .. "weights: its error is at most that many u times their magnitudes' sum, the reference's "
+             .. "as large again; single precision errs by 2^-24."},
+    techniques = {"cache_blocking", "simd", "omp"},
+    reference = string.format("%s {\n  for (int i = 0; i < m; ++i)\n    for (int j = 0; j < n; ++j)\n"
+                              .. "      y[(long)i * n + j] = %s;\n}\n", proto, expr:gsub("%(i %+", "((long)i +")),
+    optimised = string.format([[%s {
+  const int JB = 512;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int i = 0; i < m; ++i)
+    for (int jj = 0; jj < n; jj += JB) {
+      int je = jj + JB < n ? jj + JB : n;
+#pragma omp simd
+      for (int j = jj; j < je; ++j)
+        y[(long)i * n + j] = %s;
+    }
+}
+]], proto, (expr:gsub("%(i %+", "((long)i +"))),
+  }
+end
+
+function family.triangular(rng)
+  local lower = rng:chance(0.5)
+  local strict = rng:chance(0.5)
+  local transposed = rng:chance(0.5)  -- A[j][i]: a column of the triangle
+  local proto = "void NAME(int n, const double *A, const double *x, double *y)"
+  local train, heldout, test = square(rng)
+  -- the j a row (or a column) of the lower (upper) triangle holds for i
+  local below = lower ~= transposed
+  local range = below and (strict and "0 <= j < i" or "0 <= j <= i") or (strict and "i < j < n" or "i <= j < n")
+  local lo = below and "0" or (strict and "i + 1" or "i")
+  local hi = below and (strict and "i" or "i + 1") or "n"
+  local alpha = maybe(rng)
+  local scaled = maybe(rng)
+  local lhs = scaled and (num(scaled) .. " * x[i] + ") or ""
+  local times = alpha and (num(alpha) .. " * ") or ""
+  local entry = transposed and "A[j][i]" or "A[i][j]"
+  local centry = transposed and "A[(long)j * n + i]" or "A[(long)i * n + j]"
+  -- the entry at column (row) index expression ix, through the row pointer where it can
+  local function at(ix)
+    return transposed and ("A[(long)(" .. ix .. ") * n + i]") or ("row[" .. ix .. "]")
+  end
+  return {
+    statement = string.format("A is an n x n row-major %s triangular matrix (the other triangle is not "
+                              .. "to be read). Compute y[i] = %s%ssum over %s of %s * x[j] for 0 <= i < n.",
+                              lower and "lower" or "upper", lhs, times, range, entry),
+    prototype = proto,
+    args = {n = {value = "n"}, A = {count = "n * n", draw = {lower and "lower" or "upper", n = "n"}},
+            x = {count = "n"}, y = {count = "n"}},
+    sizes = {train = train, heldout = heldout, test = test},
+    flops = "n*(n + 1)" .. (scaled and " + 2*n" or "") .. (alpha and " + n" or ""),
+    bytes = "4*n*(n + 1) + 16*n", roofline = "memory",
+    bound = {factor = "2*n + 8", why = "y[i] is a sum of at most n + 1 products: in any order its error is "
+             .. "at most (n + 3) u times the sum of their magnitudes, the reference's as large again."},
+    techniques = {"register_blocking", "simd", "omp"},
+    reference = string.format([[%s {
+  for (int i = 0; i < n; ++i) {
+    double s = 0;
+    for (int j = %s; j < %s; ++j) s += %s * x[j];
+    y[i] = %s%ss;
+  }
+}
+]], proto, lo, hi, centry, lhs, times),
+    optimised = string.format([[%s {
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int i = 0; i < n; ++i) {
+    const double *row = A + (long)i * n;
+    int lo = %s, hi = %s, even = lo + ((hi - lo) & ~1);
+    double s0 = 0, s1 = 0;
+#pragma omp simd reduction(+:s0, s1)
+    for (int j = lo; j < even; j += 2) {
+      s0 += %s * x[j];
+      s1 += %s * x[j + 1];
+    }
+    if (even < hi) s0 += %s * x[even];
+    (void)row;
+    y[i] = %s%s(s0 + s1);
+  }
+}
+]], proto, lo, hi, at("j"), at("j + 1"), at("even"), lhs, times),
+  }
+end
+
+function family.banded(rng)
+  local bl, bu = rng:int(0, 4), rng:int(0, 4)
+  if bl + bu == 0 then bu = 1 end
+  local width = bl + bu + 1
+  local alpha = maybe(rng)
+  local times = alpha and (num(alpha) .. " * ") or ""
+  local proto = "void NAME(int n, const double *B, const double *x, double *y)"
+  local train, heldout, test = one_d(rng)
+  return {
+    statement = string.format("B holds a band matrix with %d diagonals, row by row: B[i*%d + d + %d] is "
+                              .. "the entry (i, i + d) for -%d <= d <= %d (entries with i + d outside [0, n) "
+                              .. "are not to be read). Compute y[i] = %ssum over d of B[i*%d + d + %d] * x[i + d], "
+                              .. "for 0 <= i < n, over the d with 0 <= i + d < n.",
+                              width, width, bl, bl, bu, times, width, bl),
+    prototype = proto,
+    args = {n = {value = "n"}, B = {count = width .. " * n"}, x = {count = "n"}, y = {count = "n"}},
+    sizes = {train = train, heldout = heldout, test = test},
+    flops = string.format("%d*n", 2 * width + (alpha and 1 or 0)), bytes = string.format("8*%d*n", width + 2),
+    roofline = "memory",
+    bound = {factor = 2 * width + 4, why = "each y[i] is a sum of at most " .. width .. " products: its error is "
+             .. "at most that many u (and one more for the scale) times their magnitudes' sum, the "
+             .. "reference's as large again."},
+    techniques = {"simd", "omp"},
+    reference = string.format([[%s {
+  for (int i = 0; i < n; ++i) {
+    double s = 0;
+    for (int d = -%d; d <= %d; ++d)
+      if (i + d >= 0 && i + d < n) s += B[(long)i * %d + d + %d] * x[i + d];
+    y[i] = %ss;
+  }
+}
+]], proto, bl, bu, width, bl, times),
+    -- the rows whose band lies inside the vector need no test
+    optimised = string.format([[%s {
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < n; ++i) {
+    double s = 0;
+    if (i >= %d && i + %d < n) {
+#pragma omp simd reduction(+:s)
+      for (int d = -%d; d <= %d; ++d) s += B[i * %d + d + %d] * x[i + d];
+    } else {
+      for (int d = -%d; d <= %d; ++d)
+        if (i + d >= 0 && i + d < n) s += B[i * %d + d + %d] * x[i + d];
+    }
+    y[i] = %ss;
+  }
+}
+]], proto, bl, bu, bl, bu, width, bl, bl, bu, width, bl, times),
+  }
+end
+
+function family.recurrence(rng)
+  local c = rng:int(1, 15) / 16
+  local w = maybe(rng)
+  local with_z = rng:chance(0.5)
+  local wz = with_z and maybe(rng)
+  local wx = (w and (num(w) .. " * ") or "") .. "x[i]"
+  local term = wx .. (with_z and (" + " .. (wz and (num(wz) .. " * ") or "") .. "z[i]") or "")
+  local proto = with_z and "void NAME(int n, const double *x, const double *z, double *y)"
+    or "void NAME(int n, const double *x, double *y)"
+  local train, heldout, test = one_d(rng)
+  local args = {n = {value = "n"}, x = {count = "n"}, y = {count = "n"}}
+  if with_z then args.z = {count = "n"} end
+  local t4 = {}
+  for u = 0, 3 do t4[u + 1] = (term:gsub("%[i%]", u == 0 and "[i]" or "[i + " .. u .. "]")) end
+  return {
+    statement = string.format("Compute y[0] = %s and y[i] = %s * y[i-1] + %s for 1 <= i < n.",
+                              (term:gsub("%[i%]", "[0]")), num(c), term),
+    prototype = proto, args = args,
+    sizes = {train = train, heldout = heldout, test = test},
+    flops = string.format("%d*n", 2 + (w and 1 or 0) + (with_z and 1 or 0) + (wz and 1 or 0)),
+    bytes = string.format("%d*n", with_z and 24 or 16), roofline = "memory",
+    bound = {factor = math.ceil(12 / (1 - c)) + 8, why = "each step rounds a few products and sums (at most "
+             .. "4 u of the step's magnitude) and later steps shrink that error by the factor, below 1: "
+             .. "y[i] errs by at most 4 u sum over m of (m + 1) factor^m |t[i-m]| for the step terms t, "
+             .. "about 4 u / (1 - factor) times the magnitudes' sum for inputs of one size; the "
+             .. "reference's as large again, with room for FMA contractions. Single precision errs by 2^-24."},
+    -- serial by nature: the unrolled steps are not register blocking (no independent
+    -- accumulators), so prefetch is the only technique it claims
+    techniques = {"prefetch"},
+    reference = string.format("%s {\n  double s = 0;\n  for (int i = 0; i < n; ++i) {\n"
+                              .. "    s = %s * s + %s;\n    y[i] = s;\n  }\n}\n", proto, num(c), term),
+    optimised = string.format([[%s {
+  const double c = %s;
+  double s = 0;
+  long i = 0;
+  for (; i + 4 <= n; i += 4) {
+    __builtin_prefetch(x + i + 64);
+    double s0 = c * s + %s;
+    double s1 = c * s0 + %s;
+    double s2 = c * s1 + %s;
+    s = c * s2 + %s;
+    y[i] = s0; y[i + 1] = s1; y[i + 2] = s2; y[i + 3] = s;
+  }
+  for (; i < n; ++i) {
+    s = c * s + %s;
+    y[i] = s;
+  }
+}
+]], proto, num(c), t4[1], t4[2], t4[3], t4[4], term),
+  }
+end
+
+function family.gather(rng)
+  local stride = rng:pick({3, 5, 7, 11, 13, 17, 31, 97, 1021})
+  local shift = rng:int(0, 999)
+  local w = coefficient(rng)
+  local proto = "void NAME(int n, const double *x, const double *z, double *y)"
+  local train, heldout, test = one_d(rng)
+  local index = string.format("((long)i * %d + %d) %% n", stride, shift)
+  return {
+    statement = string.format("Compute y[i] = %s * x[(%d*i + %d) mod n] + z[i] for 0 <= i < n "
+                              .. "(the index computed without overflow).", num(w), stride, shift),
+    prototype = proto,
+    args = {n = {value = "n"}, x = {count = "n"}, z = {count = "n"}, y = {count = "n"}},
+    sizes = {train = train, heldout = heldout, test = test},
+    flops = "2*n", bytes = "24*n", roofline = "memory",
+    bound = {factor = 4, why = "one product and one sum: at most 2 u times the magnitudes, the "
+             .. "reference's as large again; single precision errs by 2^-24."},
+    techniques = {"omp", "prefetch"},
+    reference = string.format("%s {\n  for (int i = 0; i < n; ++i) y[i] = %s * x[%s] + z[i];\n}\n",
+                              proto, num(w), index),
+    optimised = string.format([[%s {
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < n; ++i) {
+    long k = (i * %d + %d) %% n;
+    __builtin_prefetch(x + (k + 16L * %d) %% n);
+    y[i] = %s * x[k] + z[i];
+  }
+}
+]], proto, stride, shift, stride, num(w)),
+  }
+end
+
+function family.transpose(rng)
+  local alpha = coefficient(rng)
+  local beta = maybe(rng)
+  local proto = "void NAME(int m, int n, const double *A, double *B)"
+  local train, heldout, test = two_d(rng)
+  local rhs = num(alpha) .. " * A[i][j]" .. (beta and (" + " .. num(beta) .. " * B[j][i]") or "")
+  local crhs = num(alpha) .. " * A[(long)i * n + j]" .. (beta and (" + " .. num(beta) .. " * B[(long)j * m + i]") or "")
+  return {
+    statement = string.format("A is an m x n row-major matrix, B an n x m one%s. Compute B[j][i] = %s "
+                              .. "for 0 <= i < m, 0 <= j < n.", beta and " holding its old values on entry" or "",
+                              rhs),
+    prototype = proto,
+    args = {m = {value = "m"}, n = {value = "n"}, A = {count = "m * n"},
+            B = {count = "m * n", role = beta and "inout" or nil}},
+    sizes = {train = train, heldout = heldout, test = test},
+    flops = (beta and 3 or 1) .. "*m*n", bytes = (beta and 24 or 16) .. "*m*n", roofline = "memory",
+    bound = {factor = 6, why = "at most two products and a sum: 3 u times the magnitudes, the "
+             .. "reference's as large again."},
+    techniques = {"cache_blocking", "omp"},
+    reference = string.format("%s {\n  for (int i = 0; i < m; ++i)\n    for (int j = 0; j < n; ++j)\n"
+                              .. "      B[(long)j * m + i] = %s;\n}\n", proto, crhs),
+    optimised = string.format([[%s {
+  const int T = 32;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int ii = 0; ii < m; ii += T)
+    for (int jj = 0; jj < n; jj += T) {
+      int ie = ii + T < m ? ii + T : m, je = jj + T < n ? jj + T : n;
+      for (int j = jj; j < je; ++j)
+        for (int i = ii; i < ie; ++i)
+          B[(long)j * m + i] = %s;
+    }
+}
+]], proto, crhs),
+  }
+end
+
+---------------------------------------------------------------------------------------
+-- Drawing tasks
+---------------------------------------------------------------------------------------
+
+-- What a kernel is called with: its return type, and each parameter's type with, for a
+-- buffer, its length when every size variable is 37 and when it is 64 ("void|int|const
+-- double*:74,148|..."). Two tasks of different shapes cannot compute the same function.
+local function count_at(expr, vars, value)
+  if type(expr) == "number" then return expr end
+  if type(expr) ~= "string" then return "?" end
+  local env = setmetatable({}, {__index = function(_, k) return vars[k] and value or math[k] end})
+  local chunk = load("return " .. expr, "=count", "t", env)
+  local ok, v = pcall(chunk)
+  return ok and v or "?"
+end
+
+local function shape_of(spec)
+  local p = assert(tasks.parse_prototype(spec.prototype))
+  local vars = {}
+  for _, size in pairs(spec.sizes) do for k in pairs(size) do vars[k] = true end end
+  local parts = {p.returns}
+  for _, q in ipairs(p.params) do
+    local a = spec.args[q.name] or {}
+    local part = (q.const and "const " or "") .. q.type
+    if a.count then part = part .. ":" .. count_at(a.count, vars, 37) .. "," .. count_at(a.count, vars, 64) end
+    parts[#parts + 1] = part
+  end
+  return table.concat(parts, "|")
+end
+M.shape_of = shape_of
+
+local heldout_shapes
+-- The held-out task of the suite a spec has the shape of, or nil.
+function M.same_shape_as_heldout(spec)
+  if not heldout_shapes then
+    heldout_shapes = {}
+    for _, t in ipairs(tasks.list("heldout")) do heldout_shapes[shape_of(tasks.get(t.name))] = t.name end
+  end
+  return heldout_shapes[shape_of(spec)]
+end
+
+-- Task `index` of the universe drawn with `seed`: {spec =, kernels = {plain =, optimised =}}.
+-- The same seed and index give the same task in any process.
+function M.task(seed, index, only_family)
+  local rng = rng_of(string.format("universe %d %d", seed, index))
+  for _ = 1, 20 do
+    local fam = only_family or rng:pick(M.families)
+    local body = family[fam](rng)
+    local name = string.format("%s%d_%s", M.prefix, index, fam)
+    local function named(text) return (text:gsub("NAME", name)) end
+    local spec = {name = name, family = "universe_" .. fam, split = "train", statement = body.statement,
+                  prototype = named(body.prototype), sizes = body.sizes, args = body.args, flops = body.flops,
+                  bytes = body.bytes, roofline = body.roofline,
+                  bound = {factor = body.bound.factor, scale = "inputs", why = body.bound.why},
+                  techniques = body.techniques, reference = named(body.reference)}
+    if not M.same_shape_as_heldout(spec) then
+      return {spec = spec, kernels = {plain = named(body.reference), optimised = named(body.optimised)}}
+    end
+  end
+  error("universe.task: no task unlike the held-out ones in 20 draws (seed " .. seed .. ", index " .. index .. ")")
+end
+
+function M.draw(seed, count, only_family)
+  local out = {}
+  for i = 1, count do out[i] = M.task(seed, i, only_family) end
+  return out
+end
+
+---------------------------------------------------------------------------------------
+-- Spec files
+---------------------------------------------------------------------------------------
+
+local function lua_value(v, indent)
+  if type(v) == "string" then return string.format("%q", v) end
+  if type(v) == "number" then return math.type(v) == "integer" and tostring(v) or string.format("%.17g", v) end
+  if type(v) == "boolean" then return tostring(v) end
+  assert(type(v) == "table", "universe: cannot write a " .. type(v))
+  local pad = indent .. "  "
+  local parts = {}
+  for _, x in ipairs(v) do parts[#parts + 1] = pad .. lua_value(x, pad) end
+  local keys = {}
+  for k in pairs(v) do
+    if not (math.type(k) == "integer" and k >= 1 and k <= #v) then keys[#keys + 1] = k end
+  end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  for _, k in ipairs(keys) do
+    parts[#parts + 1] = string.format("%s[%s] = %s", pad, lua_value(k, pad), lua_value(v[k], pad))
+  end
+  return "{\n" .. table.concat(parts, ",\n") .. "\n" .. indent .. "}"
+end
+
+-- A spec as the source of its file.
+function M.spec_source(spec)
+  return "-- A task of the generated universe (scripts/pretraining/universe.lua).\nreturn "
+    .. lua_value(spec, "") .. "\n"
+end
+
+-- Writes each task's spec to dir/NAME.lua (dir made if missing); returns dir.
+function M.write_dir(list, dir)
+  os.execute(string.format("mkdir -p %q", dir))
+  for _, t in ipairs(list) do
+    local f = assert(io.open(dir .. "/" .. t.spec.name .. ".lua", "w"))
+    f:write(M.spec_source(t.spec))
+    f:close()
+  end
+  return dir
+end
+
+---------------------------------------------------------------------------------------
+-- Pretraining examples
+---------------------------------------------------------------------------------------
+
+-- n examples, each of a task of its own (index 1..n of the universe of `opts.seed`):
+-- half ask the fixed prompt (every technique: the optimised kernel answers), half the
+-- first stage (plain C: the straightforward kernel answers). The tasks' specs are written to
+-- opts.dir (default a fresh temporary folder) and added to the suite's folders, so the
+-- prompts and the audit read them as any task. Each example: {kind, task, isa, size,
+-- messages, completion}.
+function M.corpus(n, opts)
+  opts = opts or {}
+  if math.type(n) ~= "integer" or n < 0 then error("universe.corpus: n must be a non-negative integer", 2) end
+  if n == 0 then return {} end
+  local prompts = require "method.prompts"
+  local list = M.draw(opts.seed or 1, n)
+  local dir = opts.dir
+  if not dir then
+    dir = os.tmpname()
+    os.remove(dir)
+  end
+  tasks.add_dir(M.write_dir(list, dir))
+  local rng = rng_of(string.format("universe corpus %d", opts.seed or 1))
+  local isas = opts.isa or {avx512 = 1, avx2 = 1}
+  local out = {}
+  for i, u in ipairs(list) do
+    local isa = type(isas) == "string" and isas or rng:weighted(isas)
+    local task = {name = u.spec.name, size = "train", isa = isa}
+    local ex = {task = u.spec.name, isa = isa, size = "train"}
+    local code
+    if rng:chance(0.5) then
+      local all = prompts.fixed(task)
+      ex.kind, ex.messages, code = "fixed", all[rng:int(1, #all)], u.kernels.optimised
+    else
+      ex.kind, ex.messages, code = "write", prompts.write(1, task), u.kernels.plain
+    end
+    ex.completion = "```c\n" .. code:gsub("%s+$", "") .. "\n```"
+    out[i] = ex
+  end
+  return out
+end
+
+return M

@@ -1,0 +1,67 @@
+-- model_check.lua --split: every task of a split asked, and the figures per task and split.
+local t = require "engine.test"
+local args = require "engine.args"
+local tasks = require "engine.tasks"
+local model_check = dofile(engine.scripts[1] .. "/model_check.lua")
+
+t.test("the splits list the suite's tasks, each split with its prompt", function()
+  local list = model_check.split_tasks("all", {})
+  local by = {}
+  for _, item in ipairs(list) do
+    by[item.split] = by[item.split] or {}
+    by[item.split][item.task] = item.prompt
+  end
+  t.eq(by.train.matmul, "fixed")
+  t.eq(by.wordings.matmul, "reworded")
+  for _, h in ipairs(tasks.list("heldout")) do
+    t.eq(by.heldout[h.name], "fixed")
+    t.eq(by.train[h.name], nil, h.name .. " is held out, not a training task")
+  end
+  local n = 0
+  for _ in pairs(by.train) do n = n + 1 end
+  t.eq(n, #tasks.list("train"))  -- matmul is one of them, asked once
+  t.eq(by.user, nil)
+  -- a user's folder is its own split and leaves the training split as it was
+  local user = model_check.split_tasks("user", {mine = true})
+  t.eq(#user, 1)
+  t.eq(user[1].task, "mine")
+  for _, item in ipairs(model_check.split_tasks("train", {mine = true})) do t.ok(item.task ~= "mine") end
+end)
+
+t.test("a group's roofline score counts failed kernels as 0; a split averages its tasks", function()
+  local results = {{status = "ok", gflops = 50}, {status = "compile_error"}, {status = "ok", speed = 10, gflops = 1}}
+  t.near(model_check.roofline_score(results, 100), 20, 1e-9)
+  t.eq(model_check.roofline_score(results, nil), nil)
+  local s = model_check.split_summary({
+    {split = "a", verify_rate = 0.5, roofline = 10, format_violations = 1, samples = 4},
+    {split = "a", verify_rate = 0.25, roofline = 30, format_violations = 0, samples = 4},
+    {split = "b", verify_rate = 0, roofline = 0, format_violations = 4, samples = 4},
+  })
+  t.eq(#s, 2)
+  t.near(s[1].verify_rate, 0.375, 1e-12)
+  t.eq(s[1].lowest, 0.25)
+  t.near(s[1].roofline, 20, 1e-12)
+  t.near(s[1].violation_rate, 1 / 8, 1e-12)
+  t.eq(s[2].violation_rate, 1)
+end)
+
+t.test("the default model asked every held-out task: a row per task and one split", function()
+  local opts = args.parse({[0] = "model_check.lua", "--split=heldout", "--n=1", "--runs=1",
+                           "--max_tokens=64"}, model_check.spec)
+  local r = model_check.run_splits(opts)
+  t.eq(#r.rows, #tasks.list("heldout"))
+  for _, row in ipairs(r.rows) do
+    t.eq(row.split, "heldout")
+    t.eq(row.samples, 1)
+    t.ok(row.verified + row.format_violations <= 1)
+  end
+  t.eq(#r.splits, 1)
+  t.eq(r.splits[1].tasks, #r.rows)
+end)
+
+t.test("--split=user without --task_dir is a clear error", function()
+  local opts = args.parse({[0] = "model_check.lua", "--split=user"}, model_check.spec)
+  t.raises(function() model_check.run_splits(opts) end, "task_dir")
+end)
+
+t.run()

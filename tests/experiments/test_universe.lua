@@ -1,0 +1,78 @@
+-- The generated universe of tasks (scripts/pretraining/universe.lua): reproducible from its
+-- seed, thousands of distinct computations, every spec one the suite accepts, none with a
+-- held-out task's shape, and in every family both kernels verify against the reference
+-- through the harness while a kernel one coefficient off does not.
+local t = require "engine.test"
+local tasks = require "engine.tasks"
+local stages = require "method.stages"
+local universe = require "universe"
+
+t.test("the same seed draws the same tasks; another seed draws others", function()
+  local a, b, c = universe.draw(7, 60), universe.draw(7, 60), universe.draw(8, 60)
+  local same, other = 0, 0
+  for i = 1, 60 do
+    if universe.spec_source(a[i].spec) == universe.spec_source(b[i].spec)
+       and a[i].kernels.optimised == b[i].kernels.optimised then same = same + 1 end
+    if a[i].spec.statement ~= c[i].spec.statement then other = other + 1 end
+  end
+  t.eq(same, 60)
+  t.ok(other >= 55, other .. " of 60 statements differ between seeds 7 and 8")
+end)
+
+t.test("thousands of distinct computations over every family", function()
+  local list = universe.draw(1, 3000)
+  local statements, families = {}, {}
+  local distinct = 0
+  for _, u in ipairs(list) do
+    local key = u.spec.statement .. "|" .. u.spec.prototype:gsub("u%d+_%a+%d?", "f")
+    if not statements[key] then distinct = distinct + 1; statements[key] = true end
+    families[u.spec.family] = (families[u.spec.family] or 0) + 1
+  end
+  t.ok(distinct >= 2500, distinct .. " distinct of 3000")
+  for _, f in ipairs(universe.families) do
+    t.ok((families["universe_" .. f] or 0) >= 150, f .. ": " .. tostring(families["universe_" .. f]))
+  end
+end)
+
+t.test("every spec is one the suite accepts, named apart, with no held-out task's shape", function()
+  local list = universe.draw(3, 400)
+  local dir = universe.write_dir(list, t.tmpdir() .. "/u")
+  local held = {}
+  for _, h in ipairs(tasks.list("heldout")) do held[universe.shape_of(tasks.get(h.name))] = h.name end
+  for _, u in ipairs(list) do
+    local spec = tasks.load_file(dir .. "/" .. u.spec.name .. ".lua")
+    t.eq(spec.split, "train")
+    t.ok(spec.name:match("^u%d+_"), spec.name)
+    t.eq(held[universe.shape_of(spec)], nil, spec.name .. " has a held-out task's shape")
+    t.ok(tasks.resolve_spec(spec, "train") and tasks.resolve_spec(spec, "test"), spec.name)
+  end
+  -- the shape tells a held-out task's domain apart: fft's own spec is refused
+  t.eq(universe.same_shape_as_heldout(tasks.get("fft")), "fft")
+end)
+
+-- One task of each family, both kernels judged at the test size.
+t.test("in every family both kernels verify, use their techniques, and a wrong one fails", function()
+  local list = {}
+  for i, f in ipairs(universe.families) do list[i] = universe.task(11, i, f) end
+  tasks.add_dir(universe.write_dir(list, t.tmpdir() .. "/u"))
+  for _, u in ipairs(list) do
+    local name = u.spec.name
+    for _, which in ipairs({"plain", "optimised"}) do
+      local r = bench.evaluate(u.kernels[which], {task = name, size = "test", threads = 2})
+      t.eq(r.status, "ok", name .. " " .. which .. ": " .. tostring(r.message))
+    end
+    local used = stages.detect(u.kernels.optimised)
+    for _, tech in ipairs(u.spec.techniques) do
+      t.ok(used[tech], name .. "'s optimised kernel uses " .. tech)
+    end
+    -- the first coefficient or offset changed: the check must see it
+    local wrong = u.kernels.plain:gsub("(%d+)%.(%d+)", function(a, b) return a .. "." .. b .. "1" end, 1)
+    if wrong == u.kernels.plain then wrong = u.kernels.plain:gsub("%+ (%d+)%]", "+ 1 + %1]", 1) end
+    if wrong == u.kernels.plain then wrong = u.kernels.plain:gsub("s %+= ", "s -= ", 1) end
+    t.ok(wrong ~= u.kernels.plain, name .. ": a wrong twin")
+    local r = bench.evaluate(wrong, {task = name, size = "test", threads = 1})
+    t.ok(r.status ~= "ok", name .. "'s wrong twin was " .. r.status)
+  end
+end)
+
+t.run()
