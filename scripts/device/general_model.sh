@@ -20,7 +20,7 @@ mkdir -p "$RUNS"
 resume=()
 [ -d "$RUNS/pt" ] && resume=(--resume)
 engine pretrain.lua --device=cuda --examples="${EXAMPLES:-60000}" --universe_share="${UNIVERSE:-0.5}" \
-  --task_share="${TASKS:-0.2}" --pattern= --vocab_size="${VOCAB:-8192}" --max_len=2048 \
+  --task_share="${TASKS:-0.2}" --pattern= --vocab_size="${VOCAB:-2048}" --max_len=2048 \
   --hidden="${HIDDEN:-384}" --layers="${LAYERS:-6}" --heads="${HEADS:-6}" --kv_heads=2 \
   --intermediate="${INTERMEDIATE:-1152}" --steps="${STEPS:-4000}" --micro_batch="${MICRO:-32}" \
   --save_every="${SAVE:-100}" --log_every=50 --lr="${LR:-1e-3}" --out="$RUNS/pt" --export="$RUNS/models/general" --overwrite "${resume[@]}" \
