@@ -6,9 +6,12 @@
 //   completions given as tables {tokens =, logprobs =} need it; `advantages`, one per
 //   completion in every group, replace the group-normalised ones: multi-turn returns)
 //   trainer:save(dir); trainer:load(dir); trainer:export(dir, {adapter = true})
+#include <cmath>
+
 #include "host/bind.hpp"
 #include "host/mod_policy.hpp"
 #include "parallel/trainer_ranks/replica.hpp"
+#include "train/objective.hpp"
 #include "train/trainer.hpp"
 
 namespace host {
@@ -264,6 +267,55 @@ static void push_stats(lua_State* L, const train::StepStats& s) {
   integer("step", s.step);
 }
 
+// train.advantages(groups, {scale =, baseline =, eps =}): the advantages of groups of
+// rewards (a list of lists), the one place they are computed (the GRPO trainer uses the
+// same function on its groups); returns them in the groups' shape.
+static int train_advantages(lua_State* L) {
+  if (!lua_istable(L, 1)) throw Error("train.advantages: groups must be a list of lists of rewards");
+  std::vector<std::vector<double>> groups(static_cast<size_t>(luaL_len(L, 1)));
+  for (size_t g = 0; g < groups.size(); ++g) {
+    lua_geti(L, 1, static_cast<lua_Integer>(g + 1));
+    const std::string what = "groups[" + std::to_string(g + 1) + "]";
+    if (!lua_istable(L, -1)) throw Error("train.advantages: " + what + " must be a list of rewards");
+    const lua_Integer n = luaL_len(L, -1);
+    for (lua_Integer i = 1; i <= n; ++i) {
+      lua_geti(L, -1, i);
+      const std::string w = what + "[" + std::to_string(i) + "]";
+      const double r = check_number(L, -1, "train.advantages", w.c_str());
+      if (!std::isfinite(r)) throw Error("train.advantages: " + w + " is not a finite number");
+      groups[g].push_back(r);
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+  std::string scale = "group", baseline = "mean";
+  double eps = 1e-4;
+  if (!lua_isnoneornil(L, 2)) {
+    Options o(L, 2, "train.advantages");
+    o.get("scale", scale, {"group", "batch", "none"});
+    o.get("baseline", baseline, {"mean", "leave_one_out"});
+    o.get("eps", eps);
+    o.done();
+  }
+  train::Advantages a;
+  try {
+    a = train::compute_advantages(groups, train::reward_scaling_from(scale), eps, train::baseline_from(baseline));
+  } catch (const std::invalid_argument& e) {
+    throw Error(std::string("train.advantages: ") + e.what());
+  }
+  lua_createtable(L, static_cast<int>(groups.size()), 0);
+  size_t k = 0;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    lua_createtable(L, static_cast<int>(groups[g].size()), 0);
+    for (size_t i = 0; i < groups[g].size(); ++i) {
+      lua_pushnumber(L, a.values[k++]);
+      lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+    }
+    lua_rawseti(L, -2, static_cast<lua_Integer>(g + 1));
+  }
+  return 1;
+}
+
 static int trainer_step(lua_State* L) {
   auto& t = self(L, "trainer:step");
   auto& pol = trainer_policy(L, "trainer:step");
@@ -320,7 +372,8 @@ int open_train(lua_State* L) {
        HOST_FN("set_lr", trainer_set_lr)},
       {HOST_FN("__tostring", trainer_tostring)});
   lua_newtable(L);
-  set_functions(L, {HOST_FN("grpo", train_grpo), HOST_FN("sft", train_sft)});
+  set_functions(L, {HOST_FN("grpo", train_grpo), HOST_FN("sft", train_sft),
+                    HOST_FN("advantages", train_advantages)});
   return 1;
 }
 

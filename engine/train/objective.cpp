@@ -21,6 +21,12 @@ RewardScaling reward_scaling_from(const std::string& name) {
   throw std::invalid_argument("unknown reward scaling '" + name + "' (group, batch, none)");
 }
 
+Baseline baseline_from(const std::string& name) {
+  if (name == "mean") return Baseline::group_mean;
+  if (name == "leave_one_out") return Baseline::leave_one_out;
+  throw std::invalid_argument("unknown baseline '" + name + "' (mean, leave_one_out)");
+}
+
 Importance importance_from(const std::string& name) {
   if (name == "token") return Importance::token;
   if (name == "sequence") return Importance::sequence;
@@ -40,7 +46,7 @@ static double std_of(const std::vector<double>& v) {
 }
 
 Advantages compute_advantages(const std::vector<std::vector<double>>& group_rewards,
-                              RewardScaling scaling, double eps) {
+                              RewardScaling scaling, double eps, Baseline baseline) {
   Advantages out;
   std::vector<double> all;
   for (const auto& g : group_rewards) all.insert(all.end(), g.begin(), g.end());
@@ -54,7 +60,12 @@ Advantages compute_advantages(const std::vector<std::vector<double>>& group_rewa
     double scale = scaling == RewardScaling::group   ? s + eps
                    : scaling == RewardScaling::batch ? out.reward_std + eps
                                                      : 1.0;
-    for (double r : g) out.values.push_back(flat ? 0.0 : (r - m) / scale);
+    if (baseline == Baseline::group_mean) {
+      for (double r : g) out.values.push_back(flat ? 0.0 : (r - m) / scale);
+      continue;
+    }
+    const double sum = std::accumulate(g.begin(), g.end(), 0.0), others = static_cast<double>(g.size() - 1);
+    for (double r : g) out.values.push_back((g.size() > 1 ? r - (sum - r) / others : 0.0) / scale);
   }
   return out;
 }

@@ -40,8 +40,14 @@ struct Advantages {
   int64_t zero_variance_groups = 0;  // groups that contribute no gradient
   double reward_mean = 0, reward_std = 0;  // over the whole batch
 };
+// What a reward is compared with: its group's mean (GRPO; a group whose rewards are all
+// equal gets 0), or the mean of the group's other rewards (leave-one-out, RLOO/TRLOO:
+// r - (sum - r) / (n - 1), 0 in a group of one).
+enum class Baseline { group_mean, leave_one_out };
+Baseline baseline_from(const std::string& name);  // "mean" or "leave_one_out"
 Advantages compute_advantages(const std::vector<std::vector<double>>& group_rewards,
-                              RewardScaling scaling, double eps = 1e-4);
+                              RewardScaling scaling, double eps = 1e-4,
+                              Baseline baseline = Baseline::group_mean);
 
 // Advantages the caller computed, one per completion, checked (sizes, finite) and kept as
 // they are; the reward statistics still come from the rewards. A group whose advantages

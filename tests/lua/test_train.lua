@@ -136,6 +136,40 @@ t.test("given advantages replace the group's and must come with every group", fu
   end, "advantages")
 end)
 
+t.test("train.advantages is the trainer's own arithmetic, with a leave-one-out baseline beside it", function()
+  -- the trainer's group advantages, asked for and given back, make the same update bit for bit
+  local function updated(with_given)
+    local pol = policy.load(model)
+    local trainer = train.grpo(pol, {lr = 1e-2})
+    local groups = groups_of({{5, 6, 7}, {9, 10}}, sample(pol, 4))
+    if with_given then
+      local rewards = {}
+      for g, group in ipairs(groups) do rewards[g] = group.rewards end
+      for g, a in ipairs(train.advantages(rewards, {scale = "group"})) do groups[g].advantages = a end
+    end
+    local stats = trainer:step(groups)
+    return stats, pol:logprobs({5, 6, 7}, {8, 9})
+  end
+  local own, lp_own = updated(false)
+  local given, lp_given = updated(true)
+  t.eq(given.grad_norm, own.grad_norm)
+  t.eq(lp_given, lp_own)
+  -- by hand: mean baseline (a flat group is 0), leave-one-out, and the scalings
+  local a = train.advantages({{1, 2, 3}, {5, 5}})
+  t.near(a[1][1], -1 / (1 + 1e-4), 1e-15)
+  t.eq(a[1][2], 0.0)
+  t.eq(a[2], {0.0, 0.0})
+  t.eq(train.advantages({{1, 2, 3}}, {scale = "none", baseline = "leave_one_out"})[1], {-1.5, 0.0, 1.5})
+  t.eq(train.advantages({{7}}, {baseline = "leave_one_out"})[1], {0.0})
+  local batch = train.advantages({{0, 2}, {4, 4}}, {scale = "batch", eps = 0})
+  local s = math.sqrt(((0 - 2.5) ^ 2 + (2 - 2.5) ^ 2 + 2 * (4 - 2.5) ^ 2) / 3)
+  t.near(batch[1][2], 1 / s, 1e-15)
+  t.raises(function() train.advantages({{1, 0 / 0}}) end, "groups[1][2] is not a finite number")
+  t.raises(function() train.advantages({1, 2}) end, "groups[1] must be a list of rewards")
+  t.raises(function() train.advantages({{1}}, {baseline = "median"}) end, "baseline")
+  t.raises(function() train.advantages({{}}) end, "no completions")
+end)
+
 t.test("the trainer keeps its policy alive", function()
   local trainer = train.grpo(policy.load(model), {lr = 1e-3, lora = {r = 2, alpha = 4}})
   collectgarbage()

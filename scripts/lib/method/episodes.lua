@@ -1,7 +1,8 @@
 -- The arithmetic of multi-turn episodes (experiment3.lua): the reward each turn earns, an
 -- episode's discounted returns, and turn-level leave-one-out advantages over a group of
--- episodes of one prompt (TRLOO, as Dr. Kernel trains multi-turn refinement). Pure
--- functions of numbers, so they are tested on their own.
+-- episodes of one prompt (TRLOO, as Dr. Kernel trains multi-turn refinement), whose
+-- arithmetic per turn is the trainer's (train.advantages). Functions of numbers, so they
+-- are tested on their own.
 --
 --   local episodes = require "method.episodes"
 --   episodes.turn_rewards({10, 25, 20}, "improvement")   -- {10, 15, -5}
@@ -69,18 +70,6 @@ function episodes.returns(rewards, gamma)
   return out
 end
 
--- The unbiased standard deviation, as the trainer's (torch.std); 0 for fewer than two.
-function episodes.std(values)
-  check_numbers("std", "value", values)
-  local n = #values
-  if n < 2 then return 0.0 end
-  local sum = 0.0
-  for _, v in ipairs(values) do sum = sum + v end
-  local mean, ss = sum / n, 0.0
-  for _, v in ipairs(values) do ss = ss + (v - mean) ^ 2 end
-  return math.sqrt(ss / (n - 1))
-end
-
 -- A group's returns checked: a non-empty list of episodes, each of the same number of
 -- turns. Returns that number.
 local function check_group(fn, group)
@@ -101,33 +90,19 @@ local function check_group(fn, group)
   return turns
 end
 
--- The returns of turn t over a group's episodes.
-local function column(group, t)
-  local out = {}
-  for i, episode in ipairs(group) do out[i] = episode[t] end
-  return out
-end
-
 -- Turn-level leave-one-out advantages of one group: A_{i,t} = R_{i,t} - b_{i,t}, where
 -- b_{i,t} is the mean of the other episodes' returns at turn t. A group of one episode
 -- has no other to compare with: its advantages are 0 (no signal, as a GRPO group of one).
 function episodes.trloo(group)
-  local turns = check_group("trloo", group)
-  local n, out = #group, {}
-  for i = 1, n do out[i] = {} end
-  for t = 1, turns do
-    local sum = 0.0
-    for i = 1, n do sum = sum + group[i][t] end
-    for i = 1, n do
-      out[i][t] = n > 1 and group[i][t] - (sum - group[i][t]) / (n - 1) or 0.0
-    end
-  end
-  return out
+  check_group("trloo", group)
+  return episodes.advantages({group}, "none")[1]
 end
 
 -- TRLOO advantages of a step's groups (groups[g][i][t] returns), scaled per turn: none;
 -- group (divided by the std of the group's returns at that turn + eps); batch (by the std
 -- of every group's returns at that turn + eps). Returns advantages of the same shape.
+-- Each turn's arithmetic is the trainer's own (train.advantages, leave-one-out baseline),
+-- so that advantages are computed in one place.
 function episodes.advantages(groups, scale)
   scale = scale or "none"
   if scale ~= "none" and scale ~= "group" and scale ~= "batch" then
@@ -135,20 +110,25 @@ function episodes.advantages(groups, scale)
                         table.concat(episodes.scales, ", ")), 2)
   end
   if type(groups) ~= "table" then error("episodes.advantages: groups must be a list of groups", 2) end
-  local out, all = {}, {}  -- all[t]: every group's returns at turn t (batch)
+  local out, turns = {}, 0
   for g, group in ipairs(groups) do
-    local turns = check_group("advantages", group)
-    out[g] = episodes.trloo(group)
-    for t = 1, turns do
-      all[t] = all[t] or {}
-      for _, x in ipairs(column(group, t)) do all[t][#all[t] + 1] = x end
-    end
+    turns = math.max(turns, check_group("advantages", group))
+    out[g] = {}
+    for i = 1, #group do out[g][i] = {} end
   end
-  if scale == "none" then return out end
-  for g, group in ipairs(groups) do
-    for t = 1, #group[1] do
-      local divisor = episodes.std(scale == "group" and column(group, t) or all[t]) + episodes.eps
-      for i = 1, #group do out[g][i][t] = out[g][i][t] / divisor end
+  for t = 1, turns do
+    -- the groups that reach turn t, each as its column of returns
+    local columns, which = {}, {}
+    for g, group in ipairs(groups) do
+      if #group[1] >= t then
+        local col = {}
+        for i, episode in ipairs(group) do col[i] = episode[t] end
+        columns[#columns + 1], which[#which + 1] = col, g
+      end
+    end
+    local a = train.advantages(columns, {scale = scale, baseline = "leave_one_out", eps = episodes.eps})
+    for k, g in ipairs(which) do
+      for i = 1, #groups[g] do out[g][i][t] = a[k][i] end
     end
   end
   return out
