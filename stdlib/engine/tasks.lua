@@ -278,9 +278,25 @@ function M.check(spec, file)
   return spec
 end
 
+-- The OpenBLAS and BLIS yardsticks of a routine both libraries offer through CBLAS: the
+-- same C (the CBLAS declarations, then the wrapper with the task's prototype), each with
+-- its library's version call. A spec file calls it as cblas_yardsticks(declarations, wrapper,
+-- others), `others` holding any further yardsticks by name.
+function M.cblas_yardsticks(declarations, wrapper, others)
+  local function with(library, version_decl, version_call)
+    return { link = library, source = declarations .. version_decl .. "\n" .. wrapper
+                                   .. "const char *yardstick_version(void) { return " .. version_call .. "; }\n" }
+  end
+  local out = {}
+  for name, y in pairs(others or {}) do out[name] = y end
+  out.openblas = with("openblas", "const char *openblas_get_config(void);", "openblas_get_config()")
+  out.blis = with("blis", "const char *bli_info_get_version_str(void);", "bli_info_get_version_str()")
+  return out
+end
+
 -- Reads and checks one spec file.
 function M.load_file(path)
-  local env = setmetatable({}, { __index = _G })
+  local env = setmetatable({ cblas_yardsticks = M.cblas_yardsticks }, { __index = _G })
   local chunk, err = loadfile(path, "t", env)
   if not chunk then error(path .. ": " .. err, 0) end
   local ok, spec = pcall(chunk)

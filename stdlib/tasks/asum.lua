@@ -22,20 +22,11 @@ return {
        .. "bits, an error near 2^-24 times the sum, far above 2 n u for every n here.",
   },
   techniques = { "register_blocking", "simd", "omp", "prefetch" },
-  yardsticks = {
-    openblas = { link = "openblas", source = [[
+  yardsticks = cblas_yardsticks([[
 double cblas_dasum(int n, const double *x, int incx);
-const char *openblas_get_config(void);
+]], [[
 double asum(int n, const double *x) { return cblas_dasum(n, x, 1); }
-const char *yardstick_version(void) { return openblas_get_config(); }
-]] },
-    blis = { link = "blis", source = [[
-double cblas_dasum(int n, const double *x, int incx);
-const char *bli_info_get_version_str(void);
-double asum(int n, const double *x) { return cblas_dasum(n, x, 1); }
-const char *yardstick_version(void) { return bli_info_get_version_str(); }
-]] },
-  },
+]]),
   reference = [[
 #include <math.h>
 double asum(int n, const double *x) {

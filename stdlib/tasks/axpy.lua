@@ -21,20 +21,11 @@ return {
        .. "with or without FMA, the reference's as large again; a single-precision result is off by 2^-24.",
   },
   techniques = { "register_blocking", "simd", "omp", "prefetch" },
-  yardsticks = {
-    openblas = { link = "openblas", source = [[
+  yardsticks = cblas_yardsticks([[
 void cblas_daxpy(int n, double alpha, const double *x, int incx, double *y, int incy);
-const char *openblas_get_config(void);
+]], [[
 void axpy(int n, double alpha, const double *x, double *y) { cblas_daxpy(n, alpha, x, 1, y, 1); }
-const char *yardstick_version(void) { return openblas_get_config(); }
-]] },
-    blis = { link = "blis", source = [[
-void cblas_daxpy(int n, double alpha, const double *x, int incx, double *y, int incy);
-const char *bli_info_get_version_str(void);
-void axpy(int n, double alpha, const double *x, double *y) { cblas_daxpy(n, alpha, x, 1, y, 1); }
-const char *yardstick_version(void) { return bli_info_get_version_str(); }
-]] },
-  },
+]]),
   reference = [[
 void axpy(int n, double alpha, const double *x, double *y) {
   for (int i = 0; i < n; ++i) y[i] += alpha * x[i];

@@ -21,20 +21,11 @@ return {
        .. "precision errs by about 2^-24 times the sum, which is larger for every n here.",
   },
   techniques = { "register_blocking", "simd", "omp", "prefetch" },
-  yardsticks = {
-    openblas = { link = "openblas", source = [[
+  yardsticks = cblas_yardsticks([[
 double cblas_ddot(int n, const double *x, int incx, const double *y, int incy);
-const char *openblas_get_config(void);
+]], [[
 double dot(int n, const double *x, const double *y) { return cblas_ddot(n, x, 1, y, 1); }
-const char *yardstick_version(void) { return openblas_get_config(); }
-]] },
-    blis = { link = "blis", source = [[
-double cblas_ddot(int n, const double *x, int incx, const double *y, int incy);
-const char *bli_info_get_version_str(void);
-double dot(int n, const double *x, const double *y) { return cblas_ddot(n, x, 1, y, 1); }
-const char *yardstick_version(void) { return bli_info_get_version_str(); }
-]] },
-  },
+]]),
   reference = [[
 double dot(int n, const double *x, const double *y) {
   double s = 0;

@@ -32,29 +32,16 @@ return {
        .. "by about 2^-24 relative, far above 2 k u.",
   },
   techniques = { "register_blocking", "simd", "omp" },
-  yardsticks = {
-    openblas = { link = "openblas", source = [[
+  yardsticks = cblas_yardsticks([[
 void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *A,
                  int lda, const double *B, int ldb, double beta, double *C, int ldc);
-const char *openblas_get_config(void);
+]], [[
 void gemm_batched(int batch, int m, int n, int k, const double *A, const double *B, double *C) {
   for (int b = 0; b < batch; ++b)  /* one row-major dgemm per product */
     cblas_dgemm(101, 111, 111, m, n, k, 1.0, A + (long)b * m * k, k, B + (long)b * k * n, n, 0.0,
                 C + (long)b * m * n, n);
 }
-const char *yardstick_version(void) { return openblas_get_config(); }
-]] },
-    blis = { link = "blis", source = [[
-void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *A,
-                 int lda, const double *B, int ldb, double beta, double *C, int ldc);
-const char *bli_info_get_version_str(void);
-void gemm_batched(int batch, int m, int n, int k, const double *A, const double *B, double *C) {
-  for (int b = 0; b < batch; ++b)  /* one row-major dgemm per product */
-    cblas_dgemm(101, 111, 111, m, n, k, 1.0, A + (long)b * m * k, k, B + (long)b * k * n, n, 0.0,
-                C + (long)b * m * n, n);
-}
-const char *yardstick_version(void) { return bli_info_get_version_str(); }
-]] },
+]], {
     libxsmm = { link = { "xsmm", "openblas" }, source = [[
 #include <stddef.h>
 #include <stdio.h>
@@ -87,7 +74,7 @@ const char *yardstick_version(void) {
   return v;
 }
 ]] },
-  },
+  }),
   reference = [[
 void gemm_batched(int batch, int m, int n, int k, const double *A, const double *B, double *C) {
   for (int b = 0; b < batch; ++b) {

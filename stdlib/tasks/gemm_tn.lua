@@ -29,26 +29,14 @@ return {
        .. "as large again; single precision errs by about 2^-24 relative, far above 2 k u.",
   },
   techniques = { "register_blocking", "cache_blocking", "simd", "omp" },
-  yardsticks = {
-    openblas = { link = "openblas", source = [[
+  yardsticks = cblas_yardsticks([[
 void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *A,
                  int lda, const double *B, int ldb, double beta, double *C, int ldc);
-const char *openblas_get_config(void);
+]], [[
 void gemm_tn(int m, int n, int k, const double *A, const double *B, double *C) {
   cblas_dgemm(101, 112, 111, m, n, k, 1.0, A, m, B, n, 0.0, C, n);  /* row-major, A transposed (k x m, lda = m) */
 }
-const char *yardstick_version(void) { return openblas_get_config(); }
-]] },
-    blis = { link = "blis", source = [[
-void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *A,
-                 int lda, const double *B, int ldb, double beta, double *C, int ldc);
-const char *bli_info_get_version_str(void);
-void gemm_tn(int m, int n, int k, const double *A, const double *B, double *C) {
-  cblas_dgemm(101, 112, 111, m, n, k, 1.0, A, m, B, n, 0.0, C, n);  /* row-major, A transposed (k x m, lda = m) */
-}
-const char *yardstick_version(void) { return bli_info_get_version_str(); }
-]] },
-  },
+]]),
   reference = [[
 void gemm_tn(int m, int n, int k, const double *A, const double *B, double *C) {
   for (long i = 0; i < (long)m * n; ++i) C[i] = 0;

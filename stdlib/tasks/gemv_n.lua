@@ -23,26 +23,14 @@ return {
        .. "reference's as large again; single precision errs by 2^-24 relative.",
   },
   techniques = { "register_blocking", "cache_blocking", "simd", "omp", "prefetch" },
-  yardsticks = {
-    openblas = { link = "openblas", source = [[
+  yardsticks = cblas_yardsticks([[
 void cblas_dgemv(int order, int trans, int m, int n, double alpha, const double *A, int lda,
                  const double *x, int incx, double beta, double *y, int incy);
-const char *openblas_get_config(void);
+]], [[
 void gemv_n(int m, int n, const double *A, const double *x, double *y) {
   cblas_dgemv(101, 111, m, n, 1.0, A, n, x, 1, 0.0, y, 1);  /* row-major, no transpose */
 }
-const char *yardstick_version(void) { return openblas_get_config(); }
-]] },
-    blis = { link = "blis", source = [[
-void cblas_dgemv(int order, int trans, int m, int n, double alpha, const double *A, int lda,
-                 const double *x, int incx, double beta, double *y, int incy);
-const char *bli_info_get_version_str(void);
-void gemv_n(int m, int n, const double *A, const double *x, double *y) {
-  cblas_dgemv(101, 111, m, n, 1.0, A, n, x, 1, 0.0, y, 1);  /* row-major, no transpose */
-}
-const char *yardstick_version(void) { return bli_info_get_version_str(); }
-]] },
-  },
+]]),
   reference = [[
 void gemv_n(int m, int n, const double *A, const double *x, double *y) {
   for (int i = 0; i < m; ++i) {

@@ -27,26 +27,14 @@ return {
        .. "as large again; a single-precision result is off by about 2^-24 relative.",
   },
   techniques = { "register_blocking", "simd", "omp", "prefetch" },
-  yardsticks = {
-    openblas = { link = "openblas", source = [[
+  yardsticks = cblas_yardsticks([[
 void cblas_dger(int order, int m, int n, double alpha, const double *x, int incx, const double *y, int incy,
                 double *A, int lda);
-const char *openblas_get_config(void);
+]], [[
 void ger(int m, int n, double alpha, const double *x, const double *y, double *A) {
   cblas_dger(101, m, n, alpha, x, 1, y, 1, A, n);  /* row-major */
 }
-const char *yardstick_version(void) { return openblas_get_config(); }
-]] },
-    blis = { link = "blis", source = [[
-void cblas_dger(int order, int m, int n, double alpha, const double *x, int incx, const double *y, int incy,
-                double *A, int lda);
-const char *bli_info_get_version_str(void);
-void ger(int m, int n, double alpha, const double *x, const double *y, double *A) {
-  cblas_dger(101, m, n, alpha, x, 1, y, 1, A, n);  /* row-major */
-}
-const char *yardstick_version(void) { return bli_info_get_version_str(); }
-]] },
-  },
+]]),
   reference = [[
 void ger(int m, int n, double alpha, const double *x, const double *y, double *A) {
   for (int i = 0; i < m; ++i) {

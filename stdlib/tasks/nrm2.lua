@@ -24,20 +24,11 @@ return {
        .. "error near 2^-24 ||x||, far above 3 n u for every n here.",
   },
   techniques = { "register_blocking", "simd", "omp", "prefetch" },
-  yardsticks = {
-    openblas = { link = "openblas", source = [[
+  yardsticks = cblas_yardsticks([[
 double cblas_dnrm2(int n, const double *x, int incx);
-const char *openblas_get_config(void);
+]], [[
 double nrm2(int n, const double *x) { return cblas_dnrm2(n, x, 1); }
-const char *yardstick_version(void) { return openblas_get_config(); }
-]] },
-    blis = { link = "blis", source = [[
-double cblas_dnrm2(int n, const double *x, int incx);
-const char *bli_info_get_version_str(void);
-double nrm2(int n, const double *x) { return cblas_dnrm2(n, x, 1); }
-const char *yardstick_version(void) { return bli_info_get_version_str(); }
-]] },
-  },
+]]),
   reference = [[
 #include <math.h>
 double nrm2(int n, const double *x) {

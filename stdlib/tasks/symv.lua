@@ -27,26 +27,14 @@ return {
        .. "term alone, far above 2 n u.",
   },
   techniques = { "register_blocking", "cache_blocking", "simd", "omp" },
-  yardsticks = {
-    openblas = { link = "openblas", source = [[
+  yardsticks = cblas_yardsticks([[
 void cblas_dsymv(int order, int uplo, int n, double alpha, const double *A, int lda, const double *x, int incx,
                  double beta, double *y, int incy);
-const char *openblas_get_config(void);
+]], [[
 void symv(int n, const double *A, const double *x, double *y) {
   cblas_dsymv(101, 122, n, 1.0, A, n, x, 1, 0.0, y, 1);  /* row-major, lower triangle only */
 }
-const char *yardstick_version(void) { return openblas_get_config(); }
-]] },
-    blis = { link = "blis", source = [[
-void cblas_dsymv(int order, int uplo, int n, double alpha, const double *A, int lda, const double *x, int incx,
-                 double beta, double *y, int incy);
-const char *bli_info_get_version_str(void);
-void symv(int n, const double *A, const double *x, double *y) {
-  cblas_dsymv(101, 122, n, 1.0, A, n, x, 1, 0.0, y, 1);  /* row-major, lower triangle only */
-}
-const char *yardstick_version(void) { return bli_info_get_version_str(); }
-]] },
-  },
+]]),
   reference = [[
 void symv(int n, const double *A, const double *x, double *y) {
   for (int i = 0; i < n; ++i) {

@@ -30,28 +30,15 @@ return {
        .. "relative, far above 10 n u for every n here.",
   },
   techniques = { "register_blocking", "cache_blocking", "simd" },
-  yardsticks = {
-    openblas = { link = "openblas", source = [[
+  yardsticks = cblas_yardsticks([[
 #include <string.h>
 void cblas_dtrsv(int order, int uplo, int trans, int diag, int n, const double *A, int lda, double *x, int incx);
-const char *openblas_get_config(void);
+]], [[
 void trsv(int n, const double *L, const double *b, double *x) {
   memcpy(x, b, sizeof(double) * (size_t)n);  /* dtrsv solves in place: the copy of b is part of the measured call */
   cblas_dtrsv(101, 122, 111, 131, n, L, n, x, 1);  /* row-major, lower, no transpose, non-unit diagonal */
 }
-const char *yardstick_version(void) { return openblas_get_config(); }
-]] },
-    blis = { link = "blis", source = [[
-#include <string.h>
-void cblas_dtrsv(int order, int uplo, int trans, int diag, int n, const double *A, int lda, double *x, int incx);
-const char *bli_info_get_version_str(void);
-void trsv(int n, const double *L, const double *b, double *x) {
-  memcpy(x, b, sizeof(double) * (size_t)n);  /* dtrsv solves in place: the copy of b is part of the measured call */
-  cblas_dtrsv(101, 122, 111, 131, n, L, n, x, 1);  /* row-major, lower, no transpose, non-unit diagonal */
-}
-const char *yardstick_version(void) { return bli_info_get_version_str(); }
-]] },
-  },
+]]),
   reference = [[
 void trsv(int n, const double *L, const double *b, double *x) {
   for (int i = 0; i < n; ++i) {

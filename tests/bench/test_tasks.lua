@@ -84,6 +84,18 @@ t.test("a user's folder adds tasks and replaces the suite's of the same name", f
   t.eq(r.status, "ok", r.message)
 end)
 
+t.test("cblas_yardsticks gives OpenBLAS and BLIS the same C, each with its version call", function()
+  local y = tasks.cblas_yardsticks("void cblas_f(int n);\n", "void f(int n) { cblas_f(n); }\n")
+  t.eq(y.openblas.link, "openblas")
+  t.eq(y.blis.link, "blis")
+  t.eq(y.openblas.source, "void cblas_f(int n);\nconst char *openblas_get_config(void);\n"
+       .. "void f(int n) { cblas_f(n); }\nconst char *yardstick_version(void) { return openblas_get_config(); }\n")
+  t.eq((y.blis.source:gsub("bli_info_get_version_str", "openblas_get_config")), y.openblas.source)
+  -- a spec file has it: the suite's axpy uses it, and a user's copy loads the same
+  t.eq(bench.task("axpy").yardsticks.blis.source, tasks.get("axpy").yardsticks.blis.source)
+  t.contains(tasks.get("axpy").yardsticks.openblas.source, "cblas_daxpy(n, alpha, x, 1, y, 1);")
+end)
+
 -- A kernel with the task's prototype that caches its outputs by pointer: right on the
 -- first call, stale on every later one (each call has inputs of its own).
 local function pointer_cache(spec, plain, resolved)
@@ -253,7 +265,8 @@ t.test("the yardstick is the fastest library that works here, named with its ver
   -- A library missing here is a failed trial; the others still measure.
   local dir = t.tmpdir()
   local text = io.open(here .. "/../../stdlib/tasks/dot.lua"):read("a")
-  text = text:gsub('link = "blis"', 'link = "no_such_library_here"')
+  text = text:gsub("yardsticks = cblas_yardsticks%(", "yardsticks = (function(...) local y = cblas_yardsticks(...); "
+                   .. "y.blis.link = \"no_such_library_here\"; return y end)(")
   write(dir .. "/dot.lua", text)
   tasks.add_dir(dir)
   local mixed = bench.reference{task = "dot", size = "test", runs = 2, max_runs = 2, warmup = 1}
