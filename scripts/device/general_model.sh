@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # A model pretrained on the generated universe of tasks with a tokenizer that splits code
 # below the line (Qwen2's pre-tokenizer pattern: words, numbers, punctuation runs), then
-# asked for every held-out task of the suite and for tasks of the universe it never saw:
-# what share of its kernels compile and verify (model_check.lua). Resumable like
-# retrain_models.sh: the same command on a warm machine continues from the checkpoints.
+# asked for every task of the suite by split (model_check.lua --split=all: training tasks,
+# held-out tasks, held-out wordings) and, with TASK_DIR, a user's own tasks. Resumable like
+# retrain_models.sh: the same command on a warm machine continues from the checkpoints
+# (STOP_AFTER=N stops at step N with a checkpoint, for a call that cannot finish).
 #
 #   (after gpu_build_and_test.sh's build step, TARGETS="engine engine-sandbox")
 #   STEPS=4000 HIDDEN=384 LAYERS=6 bash scripts/device/general_model.sh OUT
+#   env: EXAMPLES UNIVERSE TASKS VOCAB HIDDEN LAYERS HEADS INTERMEDIATE STEPS MICRO SAVE LR
+#        STOP_AFTER AUDIT=0 N SPLIT TASK_DIR
 set -uo pipefail
 OUT=$(realpath "$1")
 cd "$(dirname "$0")/../.."
@@ -23,14 +26,18 @@ engine pretrain.lua --device=cuda --examples="${EXAMPLES:-60000}" --universe_sha
   --task_share="${TASKS:-0.2}" --pattern= --vocab_size="${VOCAB:-2048}" --max_len=2048 \
   --hidden="${HIDDEN:-384}" --layers="${LAYERS:-6}" --heads="${HEADS:-6}" --kv_heads=2 \
   --intermediate="${INTERMEDIATE:-1152}" --steps="${STEPS:-4000}" --micro_batch="${MICRO:-32}" \
-  --save_every="${SAVE:-100}" --log_every=50 --lr="${LR:-1e-3}" --out="$RUNS/pt" --export="$RUNS/models/general" --overwrite "${resume[@]}" \
+  --save_every="${SAVE:-100}" --log_every=50 --lr="${LR:-1e-3}" --out="$RUNS/pt" --export="$RUNS/models/general" --overwrite --stop_after="${STOP_AFTER:-0}" "${resume[@]}" \
   2>&1 | tee -a "$OUT/pretrain.log" | grep -E "corpus|fitted|step=|exported|error" | tail -4
 [ -f "$RUNS/models/general/model.safetensors" ] || { echo "not trained to the end yet: run again"; exit 0; }
 [ "${AUDIT:-1}" = 0 ] || engine audit.lua "$RUNS/models/general" 2>&1 | tail -5 | tee "$OUT/audit.txt"
 
-# What it writes for the held-out tasks (never in its corpus) and for matmul, on the GPU.
-for task in ${CHECK_TASKS:-cholesky conv1d conv2d_3x3 fft lu_nopiv axpy matmul}; do
-  engine model_check.lua --model="$RUNS/models/general" --device=cuda --task=$task ${TASK_DIR:+--task_dir=$TASK_DIR} --prompt=fixed \
-    --n="${N:-16}" --max_tokens=1536 2>&1 | tail -3 | sed "s/^/$task: /" | tee -a "$OUT/model_check.txt"
-done
-tar -cf "$OUT/general.tar" -C "$RUNS/models" general
+# What it writes for every task of the suite by split (training tasks, held-out tasks, the
+# training tasks in a held-out wording) and, with TASK_DIR, for a user's own tasks, on the GPU.
+check() {
+  engine model_check.lua --model="$RUNS/models/general" --device=cuda --prompt=fixed --n="${N:-16}" \
+    --max_tokens=1536 "$@" 2>&1 | grep -v "^\[" | tee -a "$OUT/model_check.txt"
+}
+check --split="${SPLIT:-all}" --json="$OUT/check.json"
+[ -z "${TASK_DIR:-}" ] || check --split=user --task_dir="$TASK_DIR" --json="$OUT/check-user.json"
+# The model comes back in parts under the 16 MiB a file the device returns.
+tar -czf /tmp/general.tgz -C "$RUNS/models" general && split -b 15M /tmp/general.tgz "$OUT/general.tgz.part-"
