@@ -137,7 +137,7 @@ t.test("given advantages replace the group's and must come with every group", fu
 end)
 
 t.test("train.advantages is the trainer's own arithmetic, with a leave-one-out baseline beside it", function()
-  -- the trainer's group advantages, asked for and given back, make the same update bit for bit
+  -- the trainer's group advantages, asked for and given back, make the same update
   local function updated(with_given)
     local pol = policy.load(model)
     local trainer = train.grpo(pol, {lr = 1e-2})
@@ -152,8 +152,9 @@ t.test("train.advantages is the trainer's own arithmetic, with a leave-one-out b
   end
   local own, lp_own = updated(false)
   local given, lp_given = updated(true)
-  t.eq(given.grad_norm, own.grad_norm)
-  t.eq(lp_given, lp_own)
+  -- (to a rounding: the two steps' threaded reductions may add in another order)
+  t.near(given.grad_norm, own.grad_norm, 1e-9 * own.grad_norm)
+  for i = 1, 2 do t.near(lp_given[i], lp_own[i], 1e-9) end
   -- by hand: mean baseline (a flat group is 0), leave-one-out, and the scalings
   local a = train.advantages({{1, 2, 3}, {5, 5}})
   t.near(a[1][1], -1 / (1 + 1e-4), 1e-15)
