@@ -6,8 +6,6 @@
 //   completions given as tables {tokens =, logprobs =} need it; `advantages`, one per
 //   completion in every group, replace the group-normalised ones: multi-turn returns)
 //   trainer:save(dir); trainer:load(dir); trainer:export(dir, {adapter = true})
-#include <cmath>
-
 #include "host/bind.hpp"
 #include "host/mod_policy.hpp"
 #include "parallel/trainer_ranks/replica.hpp"
@@ -109,11 +107,11 @@ static policy::Policy& trainer_policy(lua_State* L, const char* where) {
 }
 
 // Calls item(what) with each element of the list at idx on top of the stack, `what`
-// naming it ("groups[2]"); the stack is restored after each.
+// naming it ("groups[2]"); the stack is restored after each. `where` names the call.
 template <class F>
-static void each(lua_State* L, int idx, const std::string& what, F&& item) {
+static void each(lua_State* L, int idx, const char* where, const std::string& what, F&& item) {
   idx = lua_absindex(L, idx);
-  if (!lua_istable(L, idx)) throw Error("trainer:step: " + what + " must be a list");
+  if (!lua_istable(L, idx)) throw Error(std::string(where) + ": " + what + " must be a list");
   const lua_Integer n = luaL_len(L, idx);
   for (lua_Integer i = 1; i <= n; ++i) {
     const int top = lua_gettop(L);
@@ -139,7 +137,7 @@ static policy::Completion read_completion(lua_State* L, const std::string& what)
   lua_getfield(L, -1, "logprobs");
   if (!lua_isnil(L, -1)) {
     if (!lua_istable(L, -1)) throw Error("trainer:step: " + what + ".logprobs must be a list of numbers");
-    each(L, -1, what + ".logprobs", [&](const std::string& w) {
+    each(L, -1, "trainer:step", what + ".logprobs", [&](const std::string& w) {
       c.logprobs.push_back(static_cast<float>(check_number(L, -1, "trainer:step", w.c_str())));
     });
   }
@@ -190,25 +188,25 @@ static std::vector<int> group_prompt(lua_State* L, policy::Policy& pol, const st
 static std::vector<train::Group> read_groups(lua_State* L, policy::Policy& pol) {
   check_table(L, 2, "trainer:step", "groups");
   std::vector<train::Group> groups;
-  each(L, 2, "groups", [&](const std::string& what) {
+  each(L, 2, "trainer:step", "groups", [&](const std::string& what) {
     train::Group grp;
     if (!lua_istable(L, -1)) throw Error("trainer:step: " + what + " must be a table");
     grp.prompt = group_prompt(L, pol, what);
     lua_getfield(L, -1, "completions");
-    each(L, -1, what + ".completions", [&](const std::string& w) {
+    each(L, -1, "trainer:step", what + ".completions", [&](const std::string& w) {
       if (const SampledCompletion* c = test_completion(L, -1)) grp.completions.push_back(c->completion);
       else grp.completions.push_back(read_completion(L, w));
     });
     lua_pop(L, 1);
     lua_getfield(L, -1, "rewards");
-    each(L, -1, what + ".rewards", [&](const std::string& w) {
+    each(L, -1, "trainer:step", what + ".rewards", [&](const std::string& w) {
       grp.rewards.push_back(check_number(L, -1, "trainer:step", w.c_str()));
     });
     lua_pop(L, 1);
     lua_getfield(L, -1, "advantages");
     if (!lua_isnil(L, -1)) {
       grp.advantages.emplace();
-      each(L, -1, what + ".advantages", [&](const std::string& w) {
+      each(L, -1, "trainer:step", what + ".advantages", [&](const std::string& w) {
         grp.advantages->push_back(check_number(L, -1, "trainer:step", w.c_str()));
       });
     }
@@ -224,7 +222,7 @@ static std::vector<train::Group> read_groups(lua_State* L, policy::Policy& pol) 
 static std::vector<train::Example> read_examples(lua_State* L, policy::Policy& pol) {
   check_table(L, 2, "trainer:step", "examples");
   std::vector<train::Example> out;
-  each(L, 2, "examples", [&](const std::string& what) {
+  each(L, 2, "trainer:step", "examples", [&](const std::string& what) {
     train::Example e;
     field(L, what, "prompt");
     e.prompt = check_text_or_ids(L, -1, pol, "trainer:step", what + ".prompt");
@@ -271,23 +269,13 @@ static void push_stats(lua_State* L, const train::StepStats& s) {
 // rewards (a list of lists), the one place they are computed (the GRPO trainer uses the
 // same function on its groups); returns them in the groups' shape.
 static int train_advantages(lua_State* L) {
-  if (!lua_istable(L, 1)) throw Error("train.advantages: groups must be a list of lists of rewards");
-  std::vector<std::vector<double>> groups(static_cast<size_t>(luaL_len(L, 1)));
-  for (size_t g = 0; g < groups.size(); ++g) {
-    lua_geti(L, 1, static_cast<lua_Integer>(g + 1));
-    const std::string what = "groups[" + std::to_string(g + 1) + "]";
-    if (!lua_istable(L, -1)) throw Error("train.advantages: " + what + " must be a list of rewards");
-    const lua_Integer n = luaL_len(L, -1);
-    for (lua_Integer i = 1; i <= n; ++i) {
-      lua_geti(L, -1, i);
-      const std::string w = what + "[" + std::to_string(i) + "]";
-      const double r = check_number(L, -1, "train.advantages", w.c_str());
-      if (!std::isfinite(r)) throw Error("train.advantages: " + w + " is not a finite number");
-      groups[g].push_back(r);
-      lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-  }
+  std::vector<std::vector<double>> groups;
+  each(L, 1, "train.advantages", "groups", [&](const std::string& what) {
+    auto& group = groups.emplace_back();
+    each(L, -1, "train.advantages", what, [&](const std::string& w) {
+      group.push_back(check_number(L, -1, "train.advantages", w.c_str()));
+    });
+  });
   std::string scale = "group", baseline = "mean";
   double eps = 1e-4;
   if (!lua_isnoneornil(L, 2)) {

@@ -52,8 +52,13 @@ Advantages compute_advantages(const std::vector<std::vector<double>>& group_rewa
   for (const auto& g : group_rewards) all.insert(all.end(), g.begin(), g.end());
   out.reward_mean = mean_of(all);
   out.reward_std = std_of(all);
-  for (const auto& g : group_rewards) {
+  for (size_t k = 0; k < group_rewards.size(); ++k) {
+    const auto& g = group_rewards[k];
     if (g.empty()) throw std::invalid_argument("a group has no completions");
+    for (size_t i = 0; i < g.size(); ++i)
+      if (!std::isfinite(g[i]))
+        throw std::invalid_argument("groups[" + std::to_string(k + 1) + "][" + std::to_string(i + 1) +
+                                    "]: the reward is not a finite number");
     double m = mean_of(g), s = std_of(g);
     bool flat = std::all_of(g.begin(), g.end(), [&](double r) { return r == g.front(); });
     if (flat) ++out.zero_variance_groups;

@@ -95,27 +95,30 @@ t.test("a group's prompt must be the one its handles were sampled from", functio
   t.eq(trainer:steps(), 0)
 end)
 
+-- One GRPO step of the fixture on two sampled groups; with_advantages(groups) may give them
+-- advantages of its own. Returns the step's statistics and the updated policy's log-probs.
+local function step_with(with_advantages)
+  local pol = policy.load(model)
+  local trainer = train.grpo(pol, {lr = 1e-2})
+  local groups = groups_of({{5, 6, 7}, {9, 10}}, sample(pol, 4))
+  if with_advantages then with_advantages(groups) end
+  local stats = trainer:step(groups)
+  return stats, pol:logprobs({5, 6, 7}, {8, 9})
+end
+
 t.test("given advantages replace the group's and must come with every group", function()
   -- the group-normalised advantages passed by hand give the same update as the trainer's own
-  local function updated(with_given)
-    local pol = policy.load(model)
-    local trainer = train.grpo(pol, {lr = 1e-2})
-    local groups = groups_of({{5, 6, 7}, {9, 10}}, sample(pol, 4))
-    if with_given then
-      for _, g in ipairs(groups) do
-        local mean, ss = 0, 0
-        for _, r in ipairs(g.rewards) do mean = mean + r / #g.rewards end
-        for _, r in ipairs(g.rewards) do ss = ss + (r - mean) ^ 2 end
-        local std = math.sqrt(ss / (#g.rewards - 1))
-        g.advantages = {}
-        for i, r in ipairs(g.rewards) do g.advantages[i] = (r - mean) / (std + 1e-4) end
-      end
+  local own, lp_own = step_with(nil)
+  local given, lp_given = step_with(function(groups)
+    for _, g in ipairs(groups) do
+      local mean, ss = 0, 0
+      for _, r in ipairs(g.rewards) do mean = mean + r / #g.rewards end
+      for _, r in ipairs(g.rewards) do ss = ss + (r - mean) ^ 2 end
+      local std = math.sqrt(ss / (#g.rewards - 1))
+      g.advantages = {}
+      for i, r in ipairs(g.rewards) do g.advantages[i] = (r - mean) / (std + 1e-4) end
     end
-    local stats = trainer:step(groups)
-    return stats, pol:logprobs({5, 6, 7}, {8, 9})
-  end
-  local own, lp_own = updated(false)
-  local given, lp_given = updated(true)
+  end)
   t.near(given.grad_norm, own.grad_norm, 1e-6 * own.grad_norm)
   for i = 1, 2 do t.near(lp_given[i], lp_own[i], 1e-6) end
   -- a group of one, which has no group statistic, still moves the policy
@@ -138,20 +141,12 @@ end)
 
 t.test("train.advantages is the trainer's own arithmetic, with a leave-one-out baseline beside it", function()
   -- the trainer's group advantages, asked for and given back, make the same update
-  local function updated(with_given)
-    local pol = policy.load(model)
-    local trainer = train.grpo(pol, {lr = 1e-2})
-    local groups = groups_of({{5, 6, 7}, {9, 10}}, sample(pol, 4))
-    if with_given then
-      local rewards = {}
-      for g, group in ipairs(groups) do rewards[g] = group.rewards end
-      for g, a in ipairs(train.advantages(rewards, {scale = "group"})) do groups[g].advantages = a end
-    end
-    local stats = trainer:step(groups)
-    return stats, pol:logprobs({5, 6, 7}, {8, 9})
-  end
-  local own, lp_own = updated(false)
-  local given, lp_given = updated(true)
+  local own, lp_own = step_with(nil)
+  local given, lp_given = step_with(function(groups)
+    local rewards = {}
+    for g, group in ipairs(groups) do rewards[g] = group.rewards end
+    for g, a in ipairs(train.advantages(rewards, {scale = "group"})) do groups[g].advantages = a end
+  end)
   -- (to a rounding: the two steps' threaded reductions may add in another order)
   t.near(given.grad_norm, own.grad_norm, 1e-9 * own.grad_norm)
   for i = 1, 2 do t.near(lp_given[i], lp_own[i], 1e-9) end
@@ -165,10 +160,13 @@ t.test("train.advantages is the trainer's own arithmetic, with a leave-one-out b
   local batch = train.advantages({{0, 2}, {4, 4}}, {scale = "batch", eps = 0})
   local s = math.sqrt(((0 - 2.5) ^ 2 + (2 - 2.5) ^ 2 + 2 * (4 - 2.5) ^ 2) / 3)
   t.near(batch[1][2], 1 / s, 1e-15)
-  t.raises(function() train.advantages({{1, 0 / 0}}) end, "groups[1][2] is not a finite number")
-  t.raises(function() train.advantages({1, 2}) end, "groups[1] must be a list of rewards")
+  t.raises(function() train.advantages({{1, 0 / 0}}) end, "groups[1][2]: the reward is not a finite number")
+  t.raises(function() train.advantages({1, 2}) end, "train.advantages: groups[1] must be a list")
   t.raises(function() train.advantages({{1}}, {baseline = "median"}) end, "baseline")
   t.raises(function() train.advantages({{}}) end, "no completions")
+  -- the trainer refuses a reward that is not a number it can rank, by the same check
+  t.raises(function() step_with(function(groups) groups[2].rewards[3] = 0 / 0 end) end,
+           "groups[2][3]: the reward is not a finite number")
 end)
 
 t.test("the trainer keeps its policy alive", function()
