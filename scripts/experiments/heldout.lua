@@ -137,13 +137,8 @@ end
 -- What bounds a task's speed on `machine`: wiring.roofline, the rule the runs scale by.
 M.roofline_limit = wiring.roofline
 
--- A judged kernel's roofline score: its speed (reward.speed: GB/s for a memory-bound task)
--- as a percentage of `limit`, 0 for a kernel that is not ok; nil without a limit.
-function M.roofline_score(r, limit)
-  if not (limit and limit > 0) then return nil end
-  if r.status ~= "ok" then return 0 end
-  return 100 * reward.speed(r) / limit
-end
+-- A judged kernel's roofline score (wiring.roofline_score).
+M.roofline_score = wiring.roofline_score
 
 ---------------------------------------------------------------------------------------
 -- The prompts

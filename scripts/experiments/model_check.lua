@@ -19,7 +19,6 @@
 -- compile there).
 
 local args = require "engine.args"
-local reward = require "method.reward"
 local tasks = require "engine.tasks"
 local cli = require "core.cli"
 local evaluate = require "method.evaluate"
@@ -171,26 +170,22 @@ function M.split_tasks(split, user_names)
   return out
 end
 
--- A group's roofline score: the mean over its kernels of speed / roofline (0 if not ok).
+-- A group's roofline score: the mean of its kernels' (wiring.roofline_score; 0 if not ok).
 function M.roofline_score(results, limit)
   if not (limit and limit > 0) or #results == 0 then return nil end
   local sum = 0
-  for _, r in ipairs(results) do
-    if r.status == "ok" then sum = sum + 100 * reward.speed(r) / limit end
-  end
+  for _, r in ipairs(results) do sum = sum + wiring.roofline_score(r, limit) end
   return sum / #results
 end
 
 function M.run_splits(opts)
-  local user_names = {}
-  if opts.task_dir ~= "" then
-    local before = {}
-    for _, t in ipairs(tasks.list()) do before[t.name] = true end
-    local ok, err = pcall(tasks.add_dir, opts.task_dir)
-    if not ok then cli.fail("--task_dir=" .. opts.task_dir .. ": " .. cli.clean_message(err)) end
-    for _, t in ipairs(tasks.list()) do if not before[t.name] then user_names[t.name] = true end end
-  elseif opts.split == "user" then
+  if opts.split == "user" and opts.task_dir == "" then
     cli.fail("--split=user checks the tasks of --task_dir: name the folder")
+  end
+  options.add_task_dir(opts)
+  local user_names = {}  -- the folder's tasks, also those that replace one of the suite's
+  for _, t in ipairs(tasks.list()) do
+    if opts.task_dir ~= "" and t.file:sub(1, #opts.task_dir + 1) == opts.task_dir .. "/" then user_names[t.name] = true end
   end
   local deps = wiring.deps()
   local pol, dir = wiring.load_policy({model = opts.model, device = opts.device, dtype = "fp32"}, deps)

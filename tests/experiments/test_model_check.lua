@@ -59,9 +59,20 @@ t.test("the default model asked every held-out task: a row per task and one spli
   t.eq(r.splits[1].tasks, #r.rows)
 end)
 
-t.test("--split=user without --task_dir is a clear error", function()
+t.test("--split=user asks the tasks of --task_dir, and without it is a clear error", function()
   local opts = args.parse({[0] = "model_check.lua", "--split=user"}, model_check.spec)
   t.raises(function() model_check.run_splits(opts) end, "task_dir")
+  local dir = t.tmpdir()
+  local axpy = assert(io.open(engine.root .. "/stdlib/tasks/axpy.lua")):read("a")
+  local f = assert(io.open(dir .. "/mine.lua", "w"))
+  f:write((axpy:gsub("axpy", "mine")))
+  f:close()
+  opts = args.parse({[0] = "model_check.lua", "--split=user", "--task_dir=" .. dir, "--n=1", "--runs=1",
+                     "--max_tokens=64"}, model_check.spec)
+  local r = model_check.run_splits(opts)
+  t.eq(#r.rows, 1)
+  t.eq(r.rows[1].task, "mine")
+  t.eq(r.rows[1].split, "user")
 end)
 
 t.run()

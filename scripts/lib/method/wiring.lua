@@ -12,6 +12,7 @@
 
 local cli = require "core.cli"
 local prompts = require "method.prompts"
+local reward = require "method.reward"
 
 local wiring = {}
 
@@ -167,6 +168,15 @@ function wiring.roofline(machine, name, threads)
   if not (peak and cores and cores > 0) then return nil end
   local used = (threads or 0) > 0 and math.min(threads, cores) or cores
   return peak * used / cores
+end
+
+-- A judged kernel's roofline score: its speed (reward.speed: GB/s for a memory-bound task)
+-- as a percentage of `limit` (wiring.roofline), 0 for a kernel that is not ok; nil
+-- without a limit.
+function wiring.roofline_score(r, limit)
+  if not (limit and limit > 0) then return nil end
+  if r.status ~= "ok" then return 0 end
+  return 100 * reward.speed(r) / limit
 end
 
 -- What the roofline scores are measured against, in words.

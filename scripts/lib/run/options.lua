@@ -188,15 +188,19 @@ function options.configure_cluster(opts)
   engine_cluster.configure{worker_timeout = opts.worker_timeout, mixed_nodes = opts.mixed_nodes}
 end
 
+-- --task_dir: its specs join the suite's (an error is the user's to fix, said in one line).
+function options.add_task_dir(opts)
+  if opts.task_dir == nil or opts.task_dir == "" then return end
+  local ok, err = pcall(require("engine.tasks").add_dir, opts.task_dir)
+  if not ok then cli.fail("--task_dir=" .. opts.task_dir .. ": " .. cli.clean_message(err)) end
+end
+
 -- --task, --task_size and --task_dir: the task must exist, its size too (a spec's error
 -- is the user's to fix, said in one line).
 function options.check_task(opts, spec)
   if opts.task == nil then return end
   local tasks = require "engine.tasks"
-  if opts.task_dir ~= nil and opts.task_dir ~= "" then
-    local ok, err = pcall(tasks.add_dir, opts.task_dir)
-    if not ok then cli.fail("--task_dir=" .. opts.task_dir .. ": " .. cli.clean_message(err)) end
-  end
+  options.add_task_dir(opts)
   if opts.tasks ~= nil and opts.tasks ~= "" then return options.check_mixture(opts, tasks) end
   if opts.task:match("^cuda:") then return options.check_cuda_task(opts, spec) end
   local ok, spec = pcall(tasks.get, opts.task)
