@@ -122,6 +122,14 @@ local function pick_inputs(rng, most)
   return table.move(INPUTS, 1, k, 1, {})
 end
 
+-- The two kernels of y[i] = expr over 0 <= i < n: the loop, and the loop over threads and
+-- vector lanes.
+local function elementwise_kernels(proto, expr)
+  return string.format("%s {\n  for (int i = 0; i < n; ++i) y[i] = %s;\n}\n", proto, expr),
+         string.format("%s {\n#pragma omp parallel for simd schedule(static)\n"
+                       .. "  for (long i = 0; i < n; ++i) y[i] = %s;\n}\n", proto, expr)
+end
+
 local family = {}
 
 function family.elementwise(rng)
@@ -135,6 +143,7 @@ function family.elementwise(rng)
   local args = input_args(inputs, "n")
   args.n, args.y = {value = "n"}, {count = "n", role = inout and "inout" or nil}
   local train, heldout, test = one_d(rng)
+  local reference, optimised = elementwise_kernels(proto, rhs)
   return {
     statement = string.format("Compute y[i] = %s for 0 <= i < n%s.", rhs,
                               inout and " (y holds its old values on entry)" or ""),
@@ -144,9 +153,7 @@ function family.elementwise(rng)
              .. "coefficients: its error is at most (terms + 1) u times the sum of their magnitudes, "
              .. "the reference's as large again; single precision errs by 2^-24."},
     techniques = {"simd", "omp"},
-    reference = string.format("%s {\n  for (int i = 0; i < n; ++i) y[i] = %s;\n}\n", proto, rhs),
-    optimised = string.format("%s {\n#pragma omp parallel for simd schedule(static)\n"
-                              .. "  for (long i = 0; i < n; ++i) y[i] = %s;\n}\n", proto, rhs),
+    reference = reference, optimised = optimised,
   }
 end
 
@@ -260,6 +267,7 @@ function family.stencil1d(rng)
   local expr = join(terms, " + ")
   local proto = "void NAME(int n, const double *x, double *y)"
   local train, heldout, test = one_d(rng)
+  local reference, optimised = elementwise_kernels(proto, expr)
   return {
     statement = string.format("Compute y[i] = %s for 0 <= i < n; x holds n + %d elements.", expr, 2 * r),
     prototype = proto,
@@ -270,9 +278,7 @@ function family.stencil1d(rng)
              .. "weights: its error is at most that many u times their magnitudes' sum, the reference's "
              .. "as large again; single precision errs by 2^-24."},
     techniques = {"simd", "omp"},
-    reference = string.format("%s {\n  for (int i = 0; i < n; ++i) y[i] = %s;\n}\n", proto, expr),
-    optimised = string.format("%s {\n#pragma omp parallel for simd schedule(static)\n"
-                              .. "  for (long i = 0; i < n; ++i) y[i] = %s;\n}\n", proto, expr),
+    reference = reference, optimised = optimised,
   }
 end
 
