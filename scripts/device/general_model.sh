@@ -13,11 +13,8 @@
 set -uo pipefail
 OUT=$(realpath "$1")
 cd "$(dirname "$0")/../.."
-PREFIX=/tmp/engine-deps
-BUILD=${BUILD:-/tmp/engine-build}
+. scripts/device/engine_env.sh
 RUNS=${RUNS:-/tmp/general}
-export LD_LIBRARY_PATH=$PREFIX/usr/lib/x86_64-linux-gnu:$PREFIX/usr/lib/x86_64-linux-gnu/openblas-pthread
-engine() { "$BUILD/engine" "$@"; }
 mkdir -p "$RUNS"
 
 resume=()

@@ -13,12 +13,9 @@ set -uo pipefail
 OUT=$(realpath "$1")
 STEPS=${2:-"devices ranks main kill bench"}
 cd "$(dirname "$0")/../.."
-PREFIX=/tmp/engine-deps
-BUILD=${BUILD:-/tmp/engine-build}
-export LD_LIBRARY_PATH=$PREFIX/usr/lib/x86_64-linux-gnu:$PREFIX/usr/lib/x86_64-linux-gnu/openblas-pthread
+. scripts/device/engine_env.sh
 RANKS=${RANKS:-2}
 has() { [[ " $STEPS " == *" $1 "* ]]; }
-engine() { "$BUILD/engine" "$@"; }
 nvidia-smi -L | tee "$OUT/gpus.txt"
 
 if has devices; then

@@ -11,10 +11,8 @@
 set -uo pipefail
 OUT=$(realpath "$1")
 cd "$(dirname "$0")/../.."
-PREFIX=/tmp/engine-deps
-BUILD=${BUILD:-/tmp/engine-build}
+. scripts/device/engine_env.sh
 RUNS=${RUNS:-/tmp/retrain}
-export LD_LIBRARY_PATH=$PREFIX/usr/lib/x86_64-linux-gnu:$PREFIX/usr/lib/x86_64-linux-gnu/openblas-pthread
 gpus=$(nvidia-smi -L | wc -l)
 mkdir -p "$RUNS"
 
