@@ -251,34 +251,9 @@ local function cuda_corpus_words(opts)
   return words, "these tasks"
 end
 
--- What the corpus was, in the README's words: matmul alone, or with the suite's tasks (and
--- the CUDA tasks').
-local corpus_words_of
-
--- With a share of the generated universe, the corpus's parts in turn.
-local function corpus_words(opts)
-  local universe = opts.universe_share or 0
-  if universe == 0 then return corpus_words_of(opts) end
-  local share, cuda = opts.task_share or 0, opts.cuda_share or 0
-  local words = {string.format("synthetic corpus of kernels: %.0f%% double-precision matmul in C", 100 * (1 - share - cuda - universe)),
-                 "(`scripts/pretraining/kernelgen.lua`),"}
-  if share > 0 then
-    words[#words + 1] = string.format("%.0f%% the task suite's other training tasks (`kernelgen/tasks.lua`),", 100 * share)
-  end
-  if cuda > 0 then
-    words[#words + 1] = string.format("%.0f%% CUDA device code for the CUDA tasks' training split (`kernelgen/cuda.lua`),", 100 * cuda)
-  end
-  for _, l in ipairs{
-    string.format("and %.0f%% tasks of a generated universe (`scripts/pretraining/universe.lua`: elementwise", 100 * universe),
-    "chains, reductions, scans, stencils, triangular and banded products, recurrences, gathers,",
-    "transposes; a computation of its own per example, none with a held-out task's shape),",
-    "each paired with the prompt it answers in the experiments' ChatML format. It writes varied,",
-    "mostly compilable kernels that compose loop orders, cache",
-  } do words[#words + 1] = l end
-  return words, "these tasks"
-end
-
-corpus_words_of = function(opts)
+-- What a corpus without the universe was, in the README's words: matmul alone, or with the
+-- suite's tasks (and the CUDA tasks').
+local function suite_corpus_words(opts)
   local share = opts.task_share or 0
   if (opts.cuda_share or 0) > 0 then return cuda_corpus_words(opts) end
   if share == 0 then
@@ -299,6 +274,30 @@ corpus_words_of = function(opts)
     "write/improve/advance/repair prompts for every stage of its task's ladder. It writes",
     "varied, mostly compilable kernels that compose loop orders, cache",
   }, "these tasks"
+end
+
+-- What the corpus was, in the README's words; with a share of the generated universe, its
+-- parts in turn.
+local function corpus_words(opts)
+  local universe = opts.universe_share or 0
+  if universe == 0 then return suite_corpus_words(opts) end
+  local share, cuda = opts.task_share or 0, opts.cuda_share or 0
+  local words = {string.format("synthetic corpus of kernels: %.0f%% double-precision matmul in C", 100 * (1 - share - cuda - universe)),
+                 "(`scripts/pretraining/kernelgen.lua`),"}
+  if share > 0 then
+    words[#words + 1] = string.format("%.0f%% the task suite's other training tasks (`kernelgen/tasks.lua`),", 100 * share)
+  end
+  if cuda > 0 then
+    words[#words + 1] = string.format("%.0f%% CUDA device code for the CUDA tasks' training split (`kernelgen/cuda.lua`),", 100 * cuda)
+  end
+  for _, l in ipairs{
+    string.format("and %.0f%% tasks of a generated universe (`scripts/pretraining/universe.lua`: elementwise", 100 * universe),
+    "chains, reductions, scans, stencils, triangular and banded products, recurrences, gathers,",
+    "transposes; a computation of its own per example, none with a held-out task's shape),",
+    "each paired with the prompt it answers in the experiments' ChatML format. It writes varied,",
+    "mostly compilable kernels that compose loop orders, cache",
+  } do words[#words + 1] = l end
+  return words, "these tasks"
 end
 
 function M.model_readme(opts, figures)
