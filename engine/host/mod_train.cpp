@@ -28,6 +28,8 @@ static void read_update_options(Options& o, lua_State* L, train::UpdateOptions& 
   o.get("eps", u.eps);
   o.get("max_grad_norm", u.max_grad_norm);
   o.get("micro_batch", u.micro_batch);
+  o.get("micro_tokens", u.micro_tokens);
+  o.get("tf32", u.tf32);
   o.get("grad_checkpoint", u.grad_checkpoint);
   o.get("grad_checkpoint_layers", u.grad_checkpoint_layers);
   int64_t seed = 0;

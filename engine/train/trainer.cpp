@@ -415,8 +415,44 @@ static PassTotals run_pass(Trainer::Impl& m, GrpoBatch& gb) {
   return out;
 }
 
+// The micro-batches of an SFT step: `micro_batch` rows each in the given order, or
+// (micro_tokens > 0) the rows longest first, cut where rows x longest would pass the budget.
+static std::vector<std::vector<const Row*>> sft_micro_batches(const std::vector<Row>& rows,
+                                                             const UpdateOptions& o) {
+  std::vector<const Row*> order;
+  for (const Row& r : rows) order.push_back(&r);
+  auto length = [](const Row* r) { return static_cast<int64_t>(r->prompt->size() + r->completion->size()); };
+  if (o.micro_tokens > 0)
+    std::stable_sort(order.begin(), order.end(), [&](const Row* x, const Row* y) { return length(x) > length(y); });
+  std::vector<std::vector<const Row*>> out;
+  for (const Row* r : order) {
+    bool full = out.empty() ||
+                (o.micro_tokens > 0
+                     ? static_cast<int64_t>(out.back().size() + 1) * length(out.back().front()) > o.micro_tokens
+                     : static_cast<int>(out.back().size()) >= o.micro_batch);
+    if (full) out.emplace_back();
+    out.back().push_back(r);
+  }
+  return out;
+}
+
+// TensorFloat-32 products on CUDA while it lives (UpdateOptions::tf32), as before afterwards.
+class TF32Scope {
+ public:
+  explicit TF32Scope(bool on) : was_(at::globalContext().allowTF32CuBLAS()), on_(on) {
+    if (on_) at::globalContext().setAllowTF32CuBLAS(true);
+  }
+  ~TF32Scope() {
+    if (on_) at::globalContext().setAllowTF32CuBLAS(was_);
+  }
+
+ private:
+  bool was_, on_;
+};
+
 static StepStats sft_pass(Trainer::Impl& m, const std::vector<Example>& examples) {
   const policy::OnDevice on_device(m.device);
+  const TF32Scope tf32(m.o.tf32 && m.device.is_cuda());
   StepStats st;
   std::vector<Row> rows;
   for (const auto& e : examples) {
@@ -428,12 +464,10 @@ static StepStats sft_pass(Trainer::Impl& m, const std::vector<Example>& examples
   if (rows.empty()) throw std::invalid_argument("sft: no examples");
   AdapterDropout dropout_on(m.lora.get());
   m.model->train();
-  const size_t mb = static_cast<size_t>(m.o.micro_batch);
-  for (size_t i = 0; i < rows.size(); i += mb) {
-    if (!m.runs(i / mb)) continue;
-    std::vector<const Row*> part;
-    for (size_t j = i; j < std::min(rows.size(), i + mb); ++j) part.push_back(&rows[j]);
-    Batch b = make_batch(part, m.device);
+  const auto micro = sft_micro_batches(rows, m.o);
+  for (size_t j = 0; j < micro.size(); ++j) {
+    if (!m.runs(j)) continue;
+    Batch b = make_batch(micro[j], m.device);
     Tensor logp = completion_logprobs(m.model, b, 1.0);
     // Token-weighted: the step's loss is the mean over all its completion tokens.
     double tokens = b.mask.sum().item<double>();

@@ -67,6 +67,11 @@ M.spec = {
     {"steps", 2000, "optimizer steps", min = 1},
     {"batch", 64, "examples per step", min = 1},
     {"micro_batch", 16, "examples per forward/backward pass", min = 1},
+    {"micro_tokens", 0, "instead of --micro_batch, examples sorted by length and cut where a "
+     .. "pass would hold more tokens than this with its padding (0: off); the same step, "
+     .. "far less padding", min = 0},
+    {"tf32", false, "float32 matrix products in TensorFloat-32 on CUDA (faster, 10-bit "
+     .. "mantissas in the products)"},
     {"lr", 2e-3, "peak learning rate", above = 0},
     {"warmup", 100, "steps of linear warm-up", min = 0},
     {"min_lr", 0.1, "final learning rate as a fraction of the peak (cosine decay)", min = 0,
@@ -332,10 +337,12 @@ function M.model_readme(opts, figures)
                   .. "tokens, %d tokens", opts.examples, opts.seed, opts.defect_rate,
                   table.concat(type(opts.isa) == "table" and opts.isa or {opts.isa}, "+"),
                   figures.corpus.examples, opts.max_len, figures.corpus.tokens),
-    string.format("- tokenizer: byte-level BPE, %d tokens, trained on the first %d examples; "
-                  .. "its pieces are whole lines (split regex `%s`), so a frequent line of "
-                  .. "code is one token", opts.vocab_size, opts.tokenizer_examples,
-                  opts.pattern),
+    string.format("- tokenizer: byte-level BPE, %d tokens, trained on the first %d examples; %s",
+                  opts.vocab_size, opts.tokenizer_examples, opts.pattern == ""
+                    and "its pieces are Qwen2's (words, numbers, punctuation runs: merges stay "
+                        .. "below the line), so an unseen line is a few tokens"
+                    or string.format("its pieces are whole lines (split regex `%s`), so a "
+                                     .. "frequent line of code is one token", opts.pattern)),
     string.format("- model: hidden %d, %d layers, %d heads (%d key/value), MLP %d, tied "
                   .. "embeddings, %d parameters, stored as %s", opts.hidden, opts.layers,
                   opts.heads, opts.kv_heads, opts.intermediate, figures.parameters, opts.dtype),
@@ -408,7 +415,8 @@ function M.run(opts)
   if #kept < opts.batch then cli.fail("fewer examples than a batch fit in --max_len") end
 
   local trainer = train.sft(pol, {lr = M.lr_at(1, opts), weight_decay = opts.weight_decay,
-                                  micro_batch = opts.micro_batch, seed = opts.seed})
+                                  micro_batch = opts.micro_batch, micro_tokens = opts.micro_tokens,
+                                  tf32 = opts.tf32, seed = opts.seed})
   local done = run:get("step", 0)
   if done > 0 then
     local path = run:checkpoint_path(run:get("checkpoint"))

@@ -84,6 +84,9 @@ t.test("a toy model trains, exports in bf16 and samples", function()
   t.contains(text, "70% matmul")
   t.contains(text, "30% the task suite's other training tasks")
   t.contains(text, "nothing but these tasks.")
+  t.contains(text, "its pieces are whole lines")
+  opts.pattern = ""  -- the tokenizer's default: Qwen2's pieces
+  t.contains(pretrain.model_readme(opts, info.figures), "its pieces are Qwen2's")
   local pol = policy.load(dir .. "/model")
   local prompts = require "method.prompts"
   local got = pol:sample({prompts.render(prompts.write(6, {}))}, {n = 2, max_tokens = 8, seed = 1})

@@ -37,7 +37,8 @@ void fields(IO& io, LoraSettings& l) {
 template <class IO>
 void fields(IO& io, UpdateOptions& u) {
   io(u.lr), io(u.beta1), io(u.beta2), io(u.eps), io(u.weight_decay), io(u.max_grad_norm);
-  io(u.micro_batch), io(u.grad_checkpoint), io(u.lora), io(u.seed);
+  io(u.micro_batch), io(u.micro_tokens), io(u.tf32), io(u.grad_checkpoint), io(u.grad_checkpoint_layers);
+  io(u.lora), io(u.seed);
 }
 template <class IO>
 void fields(IO& io, GrpoOptions& g) {
