@@ -21,7 +21,7 @@ local tasks = require "engine.tasks"
 local M = {}
 
 M.families = {"elementwise", "reduction", "scan", "stencil1d", "stencil2d", "triangular", "banded",
-              "recurrence", "gather", "transpose"}
+              "recurrence", "gather", "transpose", "window", "filter2d"}
 
 M.prefix = "u"  -- every universe task's name starts "u<number>_", no suite task's does
 
@@ -560,6 +560,160 @@ function family.transpose(rng)
     }
 }
 ]], proto, crhs),
+  }
+end
+
+-- Names a family's statement and prototype use, drawn so that a model learns to read them
+-- from the statement rather than to expect one spelling.
+local WINDOW_NAMES = {{n = "n", k = "k", x = "x", w = "w", y = "y"}, {n = "n", k = "m", x = "in", w = "h", y = "out"},
+                      {n = "len", k = "k", x = "sig", w = "coef", y = "res"}, {n = "n", k = "taps", x = "u", w = "c", y = "v"}}
+local FILTER_NAMES = {{h = "h", w = "w", img = "img", f = "f", out = "out"}, {h = "m", w = "n", img = "x", f = "k", out = "y"},
+                      {h = "rows", w = "cols", img = "a", f = "c", out = "b"}, {h = "h", w = "w", img = "src", f = "g", out = "dst"}}
+
+-- A weighted window whose weights are an input array of a length given at run time:
+-- y[i] = alpha * (sum over j < k of w[j] * x[s*i + d*j]) (+ z[i]), dilation d, stride s.
+function family.window(rng)
+  local v = rng:pick(WINDOW_NAMES)
+  local d, s = rng:pick({1, 1, 2, 3}), rng:pick({1, 1, 2})
+  local alpha, plus = maybe(rng), rng:chance(0.3)
+  local left = s == 1 and "i" or (s .. "*i")
+  local function at(j)  -- x's index for output i and tap j, as words
+    if j == "0" then return left end
+    return left .. " + " .. (d == 1 and j or (j == "1" and tostring(d) or (d .. "*" .. j)))
+  end
+  local length = s == 1 and string.format("%s + %s(%s - 1)", v.n, d == 1 and "" or d .. "*", v.k)
+                 or string.format("%d*(%s - 1) + %s(%s - 1) + 1", s, v.n, d == 1 and "" or d .. "*", v.k)
+  if s == 1 and d == 1 then length = v.n .. " + " .. v.k .. " - 1" end
+  local sum
+  if rng:chance(0.5) then
+    sum = string.format("%s[0]*%s[%s] + %s[1]*%s[%s] + ... + %s[%s-1]*%s[%s]", v.w, v.x, at("0"), v.w, v.x,
+                        at("1"), v.w, v.k, v.x, at("(" .. v.k .. "-1)"))
+  else
+    sum = string.format("sum over j = 0..%s-1 of %s[j] * %s[%s]", v.k, v.w, v.x, at("j"))
+  end
+  local rhs = (alpha and (num(alpha) .. " * (" .. sum .. ")") or sum) .. (plus and " + z[i]" or "")
+  local params = string.format("int %s, int %s, const double *%s, const double *%s%s, double *%s", v.n, v.k,
+                               v.x, v.w, plus and ", const double *z" or "", v.y)
+  local proto = "void NAME(" .. params .. ")"
+  local n = rng:pick(ONE_D)
+  local k = rng:pick({3, 4, 5, 7, 8, 9, 11, 13, 16})
+  local args = {[v.n] = {value = v.n}, [v.k] = {value = v.k}, [v.x] = {count = length},
+                [v.w] = {count = v.k}, [v.y] = {count = v.n}}
+  if plus then args.z = {count = v.n} end
+  local cindex = string.format("(long)%s%s + %sj", s == 1 and "" or s .. " * ", "i", d == 1 and "" or d .. " * ")
+  local finish = (alpha and (num(alpha) .. " * ") or "") .. "%s" .. (plus and " + z[i]" or "")
+  local ik = d == 1 and "j" or (d .. " * j")
+  return {
+    statement = string.format("Compute %s[i] = %s for 0 <= i < %s; %s holds %s elements and %s holds %s.",
+                              v.y, rhs, v.n, v.x, length, v.w, v.k),
+    prototype = proto, args = args,
+    sizes = {train = {[v.n] = n, [v.k] = k}, heldout = {[v.n] = n + 13, [v.k] = k + 2}, test = {[v.n] = 37, [v.k] = 3}},
+    flops = string.format("%d*%s*%s", 2, v.n, v.k), bytes = string.format("8*(%s + %s + %d*%s)", length, v.k,
+                                                                         plus and 2 or 1, v.n),
+    roofline = "memory",
+    bound = {factor = "2*" .. v.k .. " + 4", why = "each output is a sum of " .. v.k .. " products: in any order "
+             .. "its error is at most that many u times the sum of their magnitudes, the reference's as large "
+             .. "again; single precision errs by 2^-24."},
+    techniques = {"simd", "omp"},
+    reference = string.format([[%s {
+  for (int i = 0; i < %s; ++i) {
+    double s = 0;
+    for (int j = 0; j < %s; ++j) s += %s[j] * %s[%s];
+    %s[i] = %s;
+  }
+}
+]], proto, v.n, v.k, v.w, v.x, cindex, v.y, string.format(finish, "s")),
+    -- a block of outputs accumulates tap by tap (each output's sum in the same order),
+    -- vectorised over the outputs
+    optimised = string.format([[%s {
+#pragma omp parallel for schedule(static)
+  for (int i0 = 0; i0 < %s; i0 += 256) {
+    int i1 = i0 + 256 < %s ? i0 + 256 : %s;
+    double acc[256];
+    for (int i = i0; i < i1; ++i) acc[i - i0] = 0;
+    for (int j = 0; j < %s; ++j) {
+      const double t = %s[j];
+      const double *p = %s + %s;
+#pragma omp simd
+      for (int i = i0; i < i1; ++i) acc[i - i0] += t * p[%s];
+    }
+    for (int i = i0; i < i1; ++i) %s[i] = %s;
+  }
+}
+]], proto, v.n, v.n, v.n, v.k, v.w, v.x, ik, s == 1 and "i" or "(long)" .. s .. " * i", v.y,
+    string.format(finish, "acc[i - i0]")),
+  }
+end
+
+-- A 2-D correlation with a p x q filter given as an input array over an image with its halo.
+function family.filter2d(rng)
+  local v = rng:pick(FILTER_NAMES)
+  local p, q = rng:pick({2, 3, 3, 4, 5}), rng:pick({2, 3, 3, 4, 5})
+  local alpha = maybe(rng)
+  local stride = string.format("(%s+%d)", v.w, q - 1)
+  local img_count = string.format("(%s+%d)*(%s+%d)", v.h, p - 1, v.w, q - 1)
+  local words
+  local term = string.format("%s[a*%d + b] * %s[(i+a)*%s + (j+b)]", v.f, q, v.img, stride)
+  if rng:chance(0.5) then
+    words = string.format("%s is an (%s+%d)-by-(%s+%d) image stored row-major (%s[r*%s + c]) including its halo, "
+                          .. "%s a %dx%d filter stored row-major (%s[a*%d + b]); compute the %s-by-%s output "
+                          .. "(%s[i*%s + j], 0 <= i < %s, 0 <= j < %s): %s[i*%s + j] = %ssum over a in {0..%d}, "
+                          .. "b in {0..%d} of %s%s.",
+                          v.img, v.h, p - 1, v.w, q - 1, v.img, stride, v.f, p, q, v.f, q, v.h, v.w, v.out,
+                          v.w, v.h, v.w, v.out, v.w, alpha and (num(alpha) .. " * ") or "", p - 1, q - 1, term,
+                          alpha and "" or "")
+  else
+    words = string.format("X is the (%s+%d) x (%s+%d) row-major matrix in %s, F the %d x %d one in %s and Y the "
+                          .. "%s x %s one in %s. Compute Y[i][j] = %ssum over 0 <= a < %d, 0 <= b < %d of "
+                          .. "F[a][b] * X[i+a][j+b] for 0 <= i < %s, 0 <= j < %s.",
+                          v.h, p - 1, v.w, q - 1, v.img, p, q, v.f, v.h, v.w, v.out,
+                          alpha and (num(alpha) .. " * ") or "", p, q, v.h, v.w)
+  end
+  local proto = string.format("void NAME(int %s, int %s, const double *%s, const double *%s, double *%s)",
+                              v.h, v.w, v.img, v.f, v.out)
+  local train, heldout, test = two_d(rng)
+  local function sized(t) return {[v.h] = t.m, [v.w] = t.n} end
+  local scale = alpha and (num(alpha) .. " * ") or ""
+  return {
+    statement = words, prototype = proto,
+    args = {[v.h] = {value = v.h}, [v.w] = {value = v.w}, [v.img] = {count = img_count}, [v.f] = {count = p * q},
+            [v.out] = {count = v.h .. "*" .. v.w}},
+    sizes = {train = sized(train), heldout = sized(heldout), test = sized(test)},
+    flops = string.format("%d*%s*%s", 2 * p * q, v.h, v.w),
+    bytes = string.format("8*(%s + %d + %s*%s)", img_count, p * q, v.h, v.w), roofline = "memory",
+    bound = {factor = 2 * p * q + 4, why = "each output is a sum of " .. p * q .. " products: in any order its "
+             .. "error is at most that many u times the sum of their magnitudes, the reference's as large "
+             .. "again; single precision errs by 2^-24."},
+    techniques = {"simd", "omp"},
+    reference = string.format([[%s {
+  const long ld = (long)%s + %d;
+  for (long i = 0; i < %s; ++i)
+    for (long j = 0; j < %s; ++j) {
+      double s = 0;
+      for (int a = 0; a < %d; ++a)
+        for (int b = 0; b < %d; ++b) s += %s[a * %d + b] * %s[(i + a) * ld + j + b];
+      %s[i * %s + j] = %ss;
+    }
+}
+]], proto, v.w, q - 1, v.h, v.w, p, q, v.f, q, v.img, v.out, v.w, scale),
+    -- a row of outputs accumulates filter tap by tap (each output's sum in the same order)
+    optimised = string.format([[%s {
+  const long s = (long)%s + %d;
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < %s; ++i) {
+    double *o = %s + i * %s;
+    for (long j = 0; j < %s; ++j) o[j] = 0;
+    for (int a = 0; a < %d; ++a)
+      for (int b = 0; b < %d; ++b) {
+        const double c = %s[a * %d + b];
+        const double *row = %s + (i + a) * s + b;
+#pragma omp simd
+        for (long j = 0; j < %s; ++j) o[j] += c * row[j];
+      }
+%s  }
+}
+]], proto, v.w, q - 1, v.h, v.out, v.w, v.w, p, q, v.f, q, v.img, v.w,
+    alpha and string.format("#pragma omp simd\n    for (long j = 0; j < %s; ++j) o[j] *= %s;\n", v.w, num(alpha)) or ""),
   }
 end
 
