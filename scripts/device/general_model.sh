@@ -4,12 +4,13 @@
 # asked for every task of the suite by split (model_check.lua --split=all: training tasks,
 # held-out tasks, held-out wordings) and, with TASK_DIR, a user's own tasks. Resumable like
 # retrain_models.sh: the same command on a warm machine continues from the checkpoints
-# (STOP_AFTER=N stops at step N with a checkpoint, for a call that cannot finish).
+# (STOP_AFTER=N stops at step N, TIME_LIMIT=S after S seconds of training, with a checkpoint,
+# for a call that cannot finish).
 #
 #   (after gpu_build_and_test.sh's build step, TARGETS="engine engine-sandbox")
 #   STEPS=4000 HIDDEN=384 LAYERS=6 bash scripts/device/general_model.sh OUT
 #   env: EXAMPLES UNIVERSE TASKS VOCAB HIDDEN LAYERS HEADS INTERMEDIATE STEPS MICRO MICRO_TOKENS
-#        TF32 BATCH WARMUP SAVE LR
+#        TF32 BATCH WARMUP SAVE LR TIME_LIMIT (seconds of training in this call)
 #        STOP_AFTER AUDIT=0 N SPLIT TASK_DIR
 set -uo pipefail
 OUT=$(realpath "$1")
@@ -25,9 +26,13 @@ engine pretrain.lua --device=cuda --examples="${EXAMPLES:-60000}" --universe_sha
   --hidden="${HIDDEN:-384}" --layers="${LAYERS:-6}" --heads="${HEADS:-6}" --kv_heads=2 \
   --intermediate="${INTERMEDIATE:-1152}" --steps="${STEPS:-4000}" --micro_batch="${MICRO:-32}" \
   --micro_tokens="${MICRO_TOKENS:-0}" --tf32="${TF32:-false}" --batch="${BATCH:-64}" --warmup="${WARMUP:-100}" \
-  --save_every="${SAVE:-100}" --log_every=50 --lr="${LR:-1e-3}" --out="$RUNS/pt" --export="$RUNS/models/general" --overwrite --stop_after="${STOP_AFTER:-0}" "${resume[@]}" \
+  --save_every="${SAVE:-100}" --log_every=50 --lr="${LR:-1e-3}" --out="$RUNS/pt" --export="$RUNS/models/general" --overwrite --stop_after="${STOP_AFTER:-0}" --time_limit="${TIME_LIMIT:-0}" "${resume[@]}" \
   2>&1 | tee -a "$OUT/pretrain.log" | grep -E "corpus|fitted|step=|exported|error" | tail -4
 [ -f "$RUNS/models/general/model.safetensors" ] || { echo "not trained to the end yet: run again"; exit 0; }
+# The model comes back in parts under the 16 MiB a file the device returns, before the
+# checks, so a call cut short by its limit still brings it.
+[ -f "$OUT/general.tgz.part-aa" ] || { tar -czf /tmp/general.tgz -C "$RUNS/models" general &&
+                                       split -b 15M /tmp/general.tgz "$OUT/general.tgz.part-"; }
 [ "${AUDIT:-1}" = 0 ] || engine audit.lua "$RUNS/models/general" 2>&1 | tail -5 | tee "$OUT/audit.txt"
 
 # What it writes for every task of the suite by split (training tasks, held-out tasks, the
@@ -38,5 +43,3 @@ check() {
 }
 check --split="${SPLIT:-all}" --json="$OUT/check.json"
 [ -z "${TASK_DIR:-}" ] || check --split=user --task_dir="$TASK_DIR" --json="$OUT/check-user.json"
-# The model comes back in parts under the 16 MiB a file the device returns.
-tar -czf /tmp/general.tgz -C "$RUNS/models" general && split -b 15M /tmp/general.tgz "$OUT/general.tgz.part-"

@@ -81,6 +81,8 @@ M.spec = {
     {"save_every", 250, "checkpoint every N steps", min = 1},
     {"stop_after", 0, "stop after this step with a checkpoint (0: train to --steps and "
      .. "export); --resume continues", min = 0},
+    {"time_limit", 0.0, "stop with a checkpoint after the first step past this many seconds of "
+     .. "training in this call (0: none); --resume continues", min = 0},
     {"log_every", 25, "log the loss every N steps", min = 1},
     cli.debug_option,
   },
@@ -436,7 +438,8 @@ function M.run(opts)
     if #recent > 50 then table.remove(recent, 1) end
     local record = {step = step, loss = stats.loss, lr = stats.lr, tokens = stats.tokens,
                     grad_norm = stats.grad_norm, seconds = stats.seconds}
-    local save = step % opts.save_every == 0 or step == last
+    local out_of_time = opts.time_limit > 0 and sys.now() - started >= opts.time_limit
+    local save = step % opts.save_every == 0 or step == last or out_of_time
     run:atomic(function()
       run:log(record)
       if save then
@@ -453,6 +456,7 @@ function M.run(opts)
                         lr = string.format("%.2e", stats.lr),
                         tokens_per_s = string.format("%.0f", stats.tokens / stats.seconds)})
     end
+    if out_of_time then break end
   end
 
   if run:get("step", 0) < opts.steps then

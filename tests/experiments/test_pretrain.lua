@@ -115,6 +115,17 @@ t.test("a resumed run ends with the model of an uninterrupted one", function()
   t.ok(ok, out)
   t.contains(out, "resumed")
   t.eq(read(dir .. "/cut_model/model.safetensors"), read(dir .. "/whole_model/model.safetensors"))
+  -- out of time: a checkpoint at the step that passed the limit, then the same model
+  ok, out = run{"--steps=6", "--save_every=5", "--time_limit=1e-9", "--out=" .. dir .. "/timed",
+                "--export=" .. dir .. "/timed_model"}
+  t.ok(ok, out)
+  t.contains(out, "stopped")
+  t.contains(out, "step=1")
+  t.ok(not sys.exists(dir .. "/timed_model/config.json"), "no export when out of time")
+  ok, out = run{"--steps=6", "--save_every=5", "--resume", "--out=" .. dir .. "/timed",
+                "--export=" .. dir .. "/timed_model"}
+  t.ok(ok, out)
+  t.eq(read(dir .. "/timed_model/model.safetensors"), read(dir .. "/whole_model/model.safetensors"))
   -- the loss it reports is the run's, not that of the steps this process happened to make
   local whole = json.read(dir .. "/whole_model/pretrain.json").figures
   local cut = json.read(dir .. "/cut_model/pretrain.json").figures
