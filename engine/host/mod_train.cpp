@@ -9,7 +9,7 @@
 #include "host/bind.hpp"
 #include "host/mod_policy.hpp"
 #include "parallel/trainer_ranks/replica.hpp"
-#include "train/objective.hpp"
+#include "train/advantages.hpp"
 #include "train/trainer.hpp"
 
 namespace host {
