@@ -23,7 +23,9 @@ local M = {}
 M.families = {"elementwise", "reduction", "scan", "stencil1d", "stencil2d", "triangular", "banded",
               "recurrence", "gather", "transpose", "window", "filter2d"}
 
-M.prefix = "u"  -- every universe task's name starts "u<number>_", no suite task's does
+-- Every universe task's name starts "u<number>_", no suite task's does; the function it asks
+-- for has a name of its own (entry_name).
+M.prefix = "u"
 
 ---------------------------------------------------------------------------------------
 -- Numbers and expressions
@@ -112,7 +114,7 @@ local function square(rng) local n = rng:pick(SQUARE); return {n = n}, {n = n + 
 
 ---------------------------------------------------------------------------------------
 -- Families: each returns the spec's fields (without name) and its two kernels' bodies,
--- written for the entry `NAME` (replaced by the task's name).
+-- written for the entry `NAME` (replaced by the function's drawn name).
 ---------------------------------------------------------------------------------------
 
 local INPUTS = {"a", "b", "c"}
@@ -758,6 +760,33 @@ function M.same_shape_as_heldout(spec)
   return heldout_shapes[shape_of(spec)]
 end
 
+-- The function a task asks for: a name of the kind people give such a routine, drawn from
+-- the family's words with varied affixes, so that a model learns to copy the signature's
+-- name (a model trained on names of one pattern writes that pattern for a task it has not
+-- seen). No name is a held-out task's, a C library function's or a keyword.
+local ENTRY_STEMS = {
+  elementwise = {"blend", "combine", "mix", "poly_eval", "ew_chain", "fma_chain", "vec_expr", "pointwise"},
+  reduction = {"weighted_total", "reduce_terms", "sum_terms", "accumulate", "total_expr", "dot_expr"},
+  scan = {"running_total", "cumulate", "prefix_terms", "inclusive_scan", "partial_sums", "cumsum_expr"},
+  stencil1d = {"smooth", "blur1d", "taps3", "neighbour_avg", "relax1d", "diffuse"},
+  stencil2d = {"smooth2d", "blur2d", "relax2d", "neighbour_mix", "grid_update", "box_weights"},
+  triangular = {"tri_mv", "lower_mv", "upper_mv", "tri_apply", "half_matvec", "tri_dot"},
+  banded = {"band_mv", "banded_apply", "diag_band", "band_matvec", "tridiag_mv", "band_mul"},
+  recurrence = {"recur", "first_order", "linear_rec", "iir1", "carry_chain", "lag_update"},
+  gather = {"gather_mix", "permute_add", "index_pick", "strided_gather", "shuffle_add", "remap"},
+  transpose = {"scaled_transpose", "flip_axes", "trans_scale", "swap_axes", "transpose_mix", "mirror"},
+  window = {"window_sum", "fir", "weighted_window", "tap_sum", "dilated_taps", "strided_fir", "moving_dot"},
+  filter2d = {"filter2d", "apply_mask", "image_taps", "patch_sum", "kernel2d_apply", "mask_weights"},
+}
+local ENTRY_PREFIXES = {"", "", "", "d", "compute_", "apply_", "k_", "fast_", "my_"}
+local ENTRY_SUFFIXES = {"", "", "", "_d", "_f64", "2", "_v", "_kernel", "_op", "_rows"}
+
+local function entry_name(rng, fam)
+  local stem = rng:pick(ENTRY_STEMS[fam])
+  return rng:pick(ENTRY_PREFIXES) .. stem .. rng:pick(ENTRY_SUFFIXES)
+end
+M.entry_stems = ENTRY_STEMS
+
 -- Task `index` of the universe drawn with `seed`: {spec =, kernels = {plain =, optimised =}}.
 -- The same seed and index give the same task in any process.
 function M.task(seed, index, only_family)
@@ -766,7 +795,8 @@ function M.task(seed, index, only_family)
     local fam = only_family or rng:pick(M.families)
     local body = family[fam](rng)
     local name = string.format("%s%d_%s", M.prefix, index, fam)
-    local function named(text) return (text:gsub("NAME", name)) end
+    local entry = entry_name(rng, fam)
+    local function named(text) return (text:gsub("NAME", entry)) end
     local spec = {name = name, family = "universe_" .. fam, split = "train", statement = body.statement,
                   prototype = named(body.prototype), sizes = body.sizes, args = body.args, flops = body.flops,
                   bytes = body.bytes, roofline = body.roofline,

@@ -24,7 +24,8 @@ t.test("thousands of distinct computations over every family", function()
   local statements, families = {}, {}
   local distinct = 0
   for _, u in ipairs(list) do
-    local key = u.spec.statement .. "|" .. u.spec.prototype:gsub("u%d+_%a+%d?", "f")
+    local entry = tasks.parse_prototype(u.spec.prototype).entry
+    local key = u.spec.statement .. "|" .. u.spec.prototype:gsub(entry, "f", 1)
     if not statements[key] then distinct = distinct + 1; statements[key] = true end
     families[u.spec.family] = (families[u.spec.family] or 0) + 1
   end
@@ -46,6 +47,17 @@ t.test("every spec is one the suite accepts, named apart, with no held-out task'
     t.eq(held[universe.shape_of(spec)], nil, spec.name .. " has a held-out task's shape")
     t.ok(tasks.resolve_spec(spec, "train") and tasks.resolve_spec(spec, "test"), spec.name)
   end
+  -- the functions have names of many kinds, none a held-out task's
+  local entries, heldout_entries = {}, {}
+  for _, h in ipairs(tasks.list("heldout")) do heldout_entries[h.entry] = true end
+  for _, u in ipairs(list) do
+    local entry = tasks.parse_prototype(u.spec.prototype).entry
+    t.ok(not heldout_entries[entry] and not entry:match("^u%d"), entry)
+    entries[entry] = true
+  end
+  local kinds = 0
+  for _ in pairs(entries) do kinds = kinds + 1 end
+  t.ok(kinds >= 200, kinds .. " function names among 400 tasks")
   -- the shape tells a held-out task's domain apart: fft's own spec is refused
   t.eq(universe.same_shape_as_heldout(tasks.get("fft")), "fft")
 end)
