@@ -61,6 +61,9 @@ M.spec = {
      .. "and matmul), heldout (the held-out tasks), wordings (the training tasks in a held-out "
      .. "wording), user (the tasks of --task_dir), all (train, heldout and wordings)",
      choices = {"", "train", "heldout", "wordings", "user", "all"}},
+    {"rename_entry", false, "diagnostic, not the protocol's figures: the first function a "
+     .. "completion defines is renamed to the task's before judging (tells a model that writes "
+     .. "the computation under another name from one that cannot write it)"},
     {"json", nil, "also write the figures to this file", type = "string"},
     cli.debug_option,
   },
@@ -113,6 +116,19 @@ local function first_prompt(which, stage, task)
   return (which == "reworded" and prompts.reworded(task) or prompts.fixed(task))[1]
 end
 
+-- The completion with the first function it defines at the top level (a line that starts
+-- with its type) renamed to `entry`, wherever that name stands as a word.
+function M.renamed_entry(text, entry)
+  for line in text:gmatch("[^\n]+") do
+    local name = line:match("^[%a_][%w_%s%*]-[%s%*]([%a_][%w_]*)%s*%(")
+    if name and not line:match("^return") then
+      if name == entry then return text end
+      return (text:gsub("%f[%w_]" .. name .. "%f[^%w_]", entry))
+    end
+  end
+  return text
+end
+
 -- One group: `opts.n` kernels for the task's first `which` prompt, judged.
 local function check(pol, dir, deps, opts, which)
   -- the problem and benchmark settings exactly as the experiments build them
@@ -125,6 +141,12 @@ local function check(pol, dir, deps, opts, which)
                                                       max_tokens = opts.max_tokens,
                                                       seed = opts.seed})[1]
   local t1 = sys.now()
+  if opts.rename_entry and not task.cuda then
+    local entry = task.name and tasks.get(task.name).entry or "matmul"
+    local texts = {}
+    for i, c in ipairs(out) do texts[i] = M.renamed_entry(c.text, entry) end
+    out = texts
+  end
   local results = evaluate.completions(out, {bench = deps.bench,
                                              bench_opts = wiring.bench_opts(opts, config),
                                              stage = opts.prompt == "write" and stage or nil,

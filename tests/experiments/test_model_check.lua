@@ -4,6 +4,18 @@ local args = require "engine.args"
 local tasks = require "engine.tasks"
 local model_check = dofile(engine.scripts[1] .. "/model_check.lua")
 
+t.test("--rename_entry renames the first function a completion defines, and only as a word", function()
+  local text = "Here:\n```c\n#include <omp.h>\nstatic void u11_win(int n, double *y) {\n"
+    .. "  for (int i = 0; i < n; ++i) y[i] = 0;\n}\n/* u11_win2 stays */\n```"
+  local renamed = model_check.renamed_entry(text, "conv1d")
+  t.contains(renamed, "static void conv1d(int n, double *y)")
+  t.contains(renamed, "u11_win2 stays")
+  t.eq(model_check.renamed_entry(text:gsub("u11_win%(", "conv1d("), "conv1d"), (text:gsub("u11_win%(", "conv1d(")))
+  t.eq(model_check.renamed_entry("no code at all", "f"), "no code at all")
+  -- an indented call or a return is not a definition
+  t.eq(model_check.renamed_entry("  return exp(x);\nvoid g(void) {}", "f"), "  return exp(x);\nvoid f(void) {}")
+end)
+
 t.test("the splits list the suite's tasks, each split with its prompt", function()
   local list = model_check.split_tasks("all", {})
   local by = {}
