@@ -205,8 +205,8 @@ std::unique_ptr<Task> checked_task(const EvalOptions& o) {
 
 void check_options(const EvalOptions& o) { checked_task(o); }
 
-nlohmann::json resolve_options(const EvalOptions& o) {
-  auto task = checked_task(o);
+// The options resolved for this node, for a task checked from them already.
+static nlohmann::json resolved_for(const EvalOptions& o, const Task& task) {
   ResolvedOptions r;
   static_cast<EvalOptions&>(r) = o;
   r.march_flags = resolve_march(o.march);
@@ -214,9 +214,11 @@ nlohmann::json resolve_options(const EvalOptions& o) {
   r.backend = o.backend.empty() ? default_backend() : o.backend;
   r.threads = o.threads ? o.threads : machine().cores;
   r.max_runs = std::max(o.runs, o.max_runs);
-  r.problem = task->options();
+  r.problem = task.options();
   return r.to_json();
 }
+
+nlohmann::json resolve_options(const EvalOptions& o) { return resolved_for(o, *checked_task(o)); }
 
 // The zygote's record of one evaluation, as a Result.
 Result result_from_record(const nlohmann::json& j) {
@@ -330,7 +332,7 @@ static nlohmann::json fastest_threads(nlohmann::json resolved, const EvalOptions
 nlohmann::json reference_record(const EvalOptions& opts) {
   auto task = checked_task(opts);
   std::vector<std::string> names = opts.yardstick.empty() ? task->yardsticks() : std::vector<std::string>{opts.yardstick};
-  nlohmann::json resolved = resolve_options(opts);
+  nlohmann::json resolved = resolved_for(opts, *task);  // the task checked once
   nlohmann::json best, failed, trials = nlohmann::json::array();
   for (const auto& name : names) {
     resolved["yardstick"] = name;

@@ -59,11 +59,12 @@
 // the verdict's peak rule for judges written in Lua: why the figures cannot be a
 // measurement, or nil.
 //
-// Tasks of the suite (stdlib/tasks/*.lua, docs/tasks.md): bench.tasks() lists them
-// ({name, family, split, file, ...}), bench.task(name) gives one spec, and
+// This is engine.bench_core; scripts see engine.bench (stdlib/engine/bench.lua), the same
+// functions with a task of the suite (stdlib/tasks/*.lua, docs/tasks.md) resolved in Lua:
 //   bench.evaluate(src, {task = "axpy", size = "test"})   -- size: a name or {n = ...}
-// evaluates on one (problem = {task =, size =, seed =} says the same);
-// bench.task_inputs{task =, size =, seed =, call =} draws one call's inputs as an evaluation would.
+// reaches these as problem = {task =, size =, seed =, spec = the spec for that size}, and
+// bench.task_inputs{task =, size =, seed =, call =} draws one call's inputs as an evaluation
+// would. A task without its spec is refused here: nothing in C++ calls back into Lua.
 
 #include <cmath>
 
@@ -86,29 +87,21 @@ namespace host {
 template <>
 const char* Class<cluster::Submission>::name = "engine.bench.Batch";
 
-// A task of the suite by name: engine.tasks.resolve adds its spec, resolved for the size.
-static nlohmann::json resolve_task(lua_State* L, const nlohmann::json& problem, const char* where) {
-  lua_getglobal(L, "require");
-  lua_pushliteral(L, "engine.tasks");
-  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
-    std::string e = lua_tostring(L, -1) ? lua_tostring(L, -1) : "cannot load engine.tasks";
-    lua_pop(L, 1);
-    throw Error(std::string(where) + ": " + e);
-  }
-  lua_getfield(L, -1, "resolve");
-  push_json(L, problem);
-  if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
-    std::string e = lua_tostring(L, -1) ? lua_tostring(L, -1) : "error";
-    lua_pop(L, 2);
-    throw Error(std::string(where) + ": " + e);
-  }
-  nlohmann::json j = to_json(L, -1, "problem");
-  lua_pop(L, 2);
-  return j;
+// A task of the suite reaches C++ resolved (engine.bench, in Lua, adds its spec for the
+// size): a problem that names a task without one did not come through it.
+static void require_spec(const nlohmann::json& problem, const char* where) {
+  if (problem.is_object() && problem.contains("task") && !problem.contains("spec"))
+    throw Error(std::string(where) + ": problem.task has no resolved spec (call engine.bench, which "
+                "resolves a task of the suite, not engine.bench_core)");
 }
 
+// What a call does once its options are read: check them now (bench.check_options, and
+// bench.submit_batch, whose work starts later), or leave the check to the evaluation it
+// makes at once, which checks them anyway (one check, one spec built, per call).
+enum class Check { now, by_the_call };
+
 static bench::EvalOptions read_options(lua_State* L, int idx, const char* where,
-                                       bench::EvalOptions o = {}) {
+                                       bench::EvalOptions o = {}, Check check = Check::now) {
   Options t(L, idx, where);
   t.get("opt", o.opt);  // checked with the rest, by bench::check_options
   t.get("march", o.march);
@@ -140,7 +133,7 @@ static bench::EvalOptions read_options(lua_State* L, int idx, const char* where,
     lua_pop(L, 1);
   }
   t.done();
-  if (o.problem.contains("task") && !o.problem.contains("spec")) o.problem = resolve_task(L, o.problem, where);
+  require_spec(o.problem, where);
   auto in_int = [&](int64_t v, const char* name) {
     if (v < 0 || v > (int64_t(1) << 30)) throw Error(std::string(where) + ": option '" + name + "' is out of range");
     return static_cast<int>(v);
@@ -151,12 +144,25 @@ static bench::EvalOptions read_options(lua_State* L, int idx, const char* where,
   o.max_runs = in_int(max_runs, "max_runs");
   o.pool = in_int(pool, "pool");
   o.memory_mb = memory_mb;
+  if (check == Check::now) {
+    try {
+      bench::check_options(o);  // bad options fail at the call that gave them
+    } catch (const std::invalid_argument& e) {
+      throw Error(std::string(where) + ": " + e.what());
+    }
+  }
+  return o;
+}
+
+// f() for a call whose options are checked by the evaluation it makes (Check::by_the_call):
+// a bad option is named with the call, as a check at reading would have named it.
+template <class F>
+static auto checked_by_the_call(const char* where, F f) {
   try {
-    bench::check_options(o);  // bad options fail at the call that gave them
+    return f();
   } catch (const std::invalid_argument& e) {
     throw Error(std::string(where) + ": " + e.what());
   }
-  return o;
 }
 
 static void push_strings(lua_State* L, const std::vector<std::string>& v) {
@@ -169,15 +175,15 @@ static void push_strings(lua_State* L, const std::vector<std::string>& v) {
 
 static int bench_evaluate(lua_State* L) {
   std::string src = check_string(L, 1, "bench.evaluate", "source");
-  auto opts = read_options(L, 2, "bench.evaluate");
-  push_json(L, cluster::evaluate_records({src}, opts).at(0));
+  auto opts = read_options(L, 2, "bench.evaluate", {}, Check::by_the_call);
+  push_json(L, checked_by_the_call("bench.evaluate", [&] { return cluster::evaluate_records({src}, opts); }).at(0));
   return 1;
 }
 
 static int bench_evaluate_batch(lua_State* L) {
   auto sources = check_string_list(L, 1, "bench.evaluate_batch", "sources");
-  auto opts = read_options(L, 2, "bench.evaluate_batch");
-  push_json(L, cluster::evaluate_records(sources, opts));
+  auto opts = read_options(L, 2, "bench.evaluate_batch", {}, Check::by_the_call);
+  push_json(L, checked_by_the_call("bench.evaluate_batch", [&] { return cluster::evaluate_records(sources, opts); }));
   return 1;
 }
 
@@ -218,8 +224,8 @@ static int bench_reference(lua_State* L) {
   bench::EvalOptions defaults;
   defaults.warmup = 5;
   defaults.runs = defaults.max_runs = 20;
-  auto opts = read_options(L, 1, "bench.reference", defaults);
-  push_json(L, cluster::reference_record(opts));
+  auto opts = read_options(L, 1, "bench.reference", defaults, Check::by_the_call);
+  push_json(L, checked_by_the_call("bench.reference", [&] { return cluster::reference_record(opts); }));
   return 1;
 }
 
@@ -328,22 +334,6 @@ static int bench_allowed_symbols(lua_State* L) {
   return 1;
 }
 
-// bench.tasks([filter]) and bench.task(name): the suite, as engine.tasks reads it from the
-// spec files (stdlib/tasks and the folders a user adds), in Lua.
-static int call_tasks(lua_State* L, const char* fn) {
-  const int args = lua_gettop(L);
-  lua_getglobal(L, "require");
-  lua_pushliteral(L, "engine.tasks");
-  lua_call(L, 1, 1);
-  lua_getfield(L, -1, fn);
-  lua_remove(L, -2);
-  lua_insert(L, 1);
-  lua_call(L, args, 1);
-  return 1;
-}
-static int bench_tasks(lua_State* L) { return call_tasks(L, "list"); }
-static int bench_task(lua_State* L) { return call_tasks(L, "get"); }
-
 // bench.task_inputs{task = NAME, size = NAME or {...}, seed = n (none: a fresh key), call = 0}:
 // the inputs one call of an evaluation would draw, {name = {values}} per drawn buffer and
 // scalar (NaN as 0/0), drawn here as the evaluation's helper draws them. For tests of what
@@ -357,7 +347,7 @@ static int bench_task_inputs(lua_State* L) {
     call = problem["call"].get<int>();
     problem.erase("call");
   }
-  problem = resolve_task(L, problem, "bench.task_inputs");
+  require_spec(problem, "bench.task_inputs");
   nlohmann::json values;
   try {
     values = bench::draw_task_inputs(problem, call);
@@ -730,8 +720,7 @@ int open_bench(lua_State* L) {
                     HOST_FN("measure_peak", bench_measure_peak), HOST_FN("measure_bandwidth", bench_measure_bandwidth),
                     HOST_FN("backends", bench_backends), HOST_FN("check_options", bench_check_options),
                     HOST_FN("symbol_allowed", bench_symbol_allowed),
-                    HOST_FN("allowed_symbols", bench_allowed_symbols), HOST_FN("tasks", bench_tasks),
-                    HOST_FN("task", bench_task), HOST_FN("task_inputs", bench_task_inputs), HOST_FN("cuda", bench_cuda), HOST_FN("cuda_sandbox", bench_cuda_sandbox),
+                    HOST_FN("allowed_symbols", bench_allowed_symbols), HOST_FN("task_inputs", bench_task_inputs), HOST_FN("cuda", bench_cuda), HOST_FN("cuda_sandbox", bench_cuda_sandbox),
                     HOST_FN("cuda_compile", bench_cuda_compile), HOST_FN("cuda_run", bench_cuda_run),
                     HOST_FN("cuda_reference", bench_cuda_reference), HOST_FN("cuda_check", bench_cuda_check),
                     HOST_FN("cuda_judge", bench_cuda_judge), HOST_FN("cuda_yardstick", bench_cuda_yardstick),

@@ -12,8 +12,9 @@
 
 namespace host {
 
-// A C++ module: `require(name)` calls open, which returns the module table; global is
-// the short name scripts see without a require (nullptr: none).
+// A module: `require(name)` calls open, which returns the module table (nullptr: a Lua
+// module of stdlib/); global is the short name scripts see without a require (nullptr:
+// none).
 struct Module {
   const char* name;
   const char* global;
