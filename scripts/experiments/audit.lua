@@ -17,6 +17,7 @@
 local cli = require "core.cli"
 local kernelgen = require "kernelgen"
 local split = require "method.heldout_split"
+local universe = require "universe"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$") or "."
 
@@ -36,7 +37,8 @@ M.spec = {
 }
 
 -- The settings of pretrain.json that rebuild the corpus.
-M.corpus_keys = {"corpus_version", "seed", "examples", "defect_rate", "task_share", "cuda_share", "isa"}
+M.corpus_keys = {"corpus_version", "seed", "examples", "defect_rate", "task_share", "cuda_share", "universe_share",
+                 "universe_version", "isa"}
 
 -- What each kind of overlap holds in the pairs of a corpus (pretrain.build_corpus's):
 -- {[kind] = {count =, examples = {{index =, task =, example_kind =, item =}, ...}}}.
@@ -83,6 +85,13 @@ function M.settings(dir)
   s.corpus_version = s.corpus_version or 1
   s.cuda_share = s.cuda_share or 0
   s.task_share = s.task_share or 0
+  s.universe_share = s.universe_share or 0
+  local universe_version = require("universe").version
+  if s.universe_share > 0 and s.universe_version ~= universe_version then
+    return nil, string.format("its corpus drew the generated universe at %s; this tree draws version %d, so the "
+                              .. "corpus cannot be rebuilt", s.universe_version and "version " .. s.universe_version
+                              or "a version before they were recorded", universe_version)
+  end
   if math.type(s.seed) ~= "integer" or math.type(s.examples) ~= "integer" then
     return nil, "pretrain.json names no integer seed and examples of the corpus"
   end
@@ -121,7 +130,8 @@ function M.model(dir, opts)
   result.examples = #corpus
   result.tasks = {}
   for _, p in ipairs(corpus) do
-    local family = p.task == "matmul" and "matmul" or p.task:match("^cuda:") and "cuda" or "suite"
+    local family = p.task == "matmul" and "matmul" or p.task:match("^cuda:") and "cuda"
+                   or p.task:match("^" .. universe.prefix .. "%d+_") and "universe" or "suite"
     result.tasks[family] = (result.tasks[family] or 0) + 1
   end
   result.kinds = M.audit_pairs(corpus, {matmul_sizes = sizes, show = opts.show})
@@ -152,9 +162,11 @@ function M.text(result)
   end
   local s = result.settings
   lines[1] = string.format("%s: corpus rebuilt from pretrain.json: version %d, seed %d, %d examples "
-                           .. "(%d matmul, %d of the suite's tasks, %d CUDA)", result.model, s.corpus_version,
+                           .. "(%d matmul, %d of the suite's tasks, %d CUDA%s)", result.model, s.corpus_version,
                            s.seed, result.examples, result.tasks.matmul or 0, result.tasks.suite or 0,
-                           result.tasks.cuda or 0)
+                           result.tasks.cuda or 0, result.tasks.universe and string.format(
+                             ", %d of the generated universe at version %d", result.tasks.universe,
+                             s.universe_version) or "")
   lines[#lines + 1] = string.format("held-out split: matmul at %s; each task's size \"heldout\"; the held-out "
                                     .. "wordings (runs of %d words); the tasks %s and the CUDA tasks %s",
                                     table.concat(result.split.matmul_sizes, ", "), result.split.run_words,

@@ -105,7 +105,7 @@ M.spec = {
 
 -- The settings that define the model: a run resumes only with the same ones.
 local identity_keys = {"corpus_version", "seed", "examples", "defect_rate", "task_share", "cuda_share",
-                       "universe_share", "isa",
+                       "universe_share", "universe_version", "isa",
                        "max_len", "vocab_size", "tokenizer_examples", "pattern", "hidden", "layers", "heads",
                        "kv_heads", "intermediate", "steps", "batch", "lr", "warmup", "min_lr",
                        "weight_decay"}
@@ -119,12 +119,16 @@ local introduced = {cuda_share = 0, universe_share = 0, corpus_version = 1}
 
 local function identity(opts)
   local id = {}
-  local with = setmetatable({corpus_version = opts.corpus_version or kernelgen.corpus_version}, {__index = opts})
+  -- the universe's version only where the corpus holds universe tasks
+  local universe_version = (opts.universe_share or 0) > 0 and (opts.universe_version or require("universe").version) or nil
+  local with = setmetatable({corpus_version = opts.corpus_version or kernelgen.corpus_version,
+                             universe_version = universe_version}, {__index = opts})
   for _, k in ipairs(identity_keys) do
     if introduced[k] == nil or with[k] ~= introduced[k] then id[k] = with[k] end
   end
   return id
 end
+M.identity = identity
 
 -- Linear warm-up, then cosine decay to min_lr * lr.
 function M.lr_at(step, opts)

@@ -20,6 +20,12 @@ local tasks = require "engine.tasks"
 
 local M = {}
 
+-- What a seed draws changes with this file; a model records the version its corpus came from
+-- (pretrain.json's universe_version), and audit.lua rebuilds only the current one.
+-- 1: ten families, functions named u<N>_<family>; 2: the window and filter2d families;
+-- 3: functions named in their family's words (entry_name).
+M.version = 3
+
 M.families = {"elementwise", "reduction", "scan", "stencil1d", "stencil2d", "triangular", "banded",
               "recurrence", "gather", "transpose", "window", "filter2d"}
 

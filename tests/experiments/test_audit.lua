@@ -111,6 +111,26 @@ t.test("the shipped generators at the shipped settings give a corpus the audit f
   end
 end)
 
+t.test("a corpus with the generated universe is rebuilt at the universe's version, and only then", function()
+  local universe = require "universe"
+  local s = shipped("small", 300, kernelgen.corpus_version)
+  s.universe_share, s.universe_version = 0.4, universe.version
+  local r = audit.model(model_with(s))
+  t.eq(r.status, "clean", table.concat(audit.text(r), "\n"))
+  t.eq(r.tasks.universe, 120)
+  t.contains(audit.text(r)[1], "120 of the generated universe at version " .. universe.version)
+  -- what pretrain.lua records: the version, only where the universe is in the corpus
+  t.eq(pretrain.identity({examples = 10, seed = 1, universe_share = 0.5}).universe_version, universe.version)
+  t.eq(pretrain.identity({examples = 10, seed = 1, universe_share = 0}).universe_version, nil)
+  -- another version's corpus, or one from before versions were recorded, cannot be rebuilt
+  s.universe_version = universe.version - 1
+  local other = audit.model(model_with(s))
+  t.eq(other.status, "unknown")
+  t.contains(other.reason, "version " .. (universe.version - 1))
+  s.universe_version = nil
+  t.contains(audit.model(model_with(s)).reason, "a version before they were recorded")
+end)
+
 -- The corpus as text, one example after another.
 local function corpus_text(corpus)
   local parts = {}
