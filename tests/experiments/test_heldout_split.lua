@@ -151,4 +151,14 @@ t.test("no training prompt and no file of the pretraining or templates names one
   end
 end)
 
+t.test("the generated universe's tasks are no part of the held-out wordings", function()
+  local split = require "method.heldout_split"
+  local universe = require "universe"
+  local before = #split.worded_tasks()
+  tasks.add_dir(universe.write_dir(universe.draw(5, 30), t.tmpdir() .. "/u"))
+  t.ok(#tasks.list("train") >= 30, "the universe's tasks are registered")
+  t.eq(#split.worded_tasks(), before)
+  for _, w in ipairs(split.worded_tasks()) do t.ok(not (w.name or ""):match("^u%d+_"), w.name) end
+end)
+
 t.run()

@@ -110,13 +110,17 @@ local function training_texts(task)
 end
 
 -- The tasks whose held-out wordings are asked: matmul at its training sizes, every
--- training task of the suite at its size "train", in each ISA.
-local function worded_tasks()
+-- training task of the suite at its size "train", in each ISA. The generated universe's
+-- tasks (family universe_*, registered while a corpus is built) are pretraining material,
+-- not the suite: no experiment asks them in a held-out wording.
+function M.worded_tasks()
   local out = {}
   for _, isa in ipairs(M.isas) do
     for _, s in ipairs(M.matmul_training_sizes) do out[#out + 1] = {M = s, N = s, K = s, isa = isa} end
     for _, t in ipairs(tasks.list("train")) do
-      if t.name ~= "matmul" then out[#out + 1] = {name = t.name, size = "train", isa = isa} end
+      if t.name ~= "matmul" and not t.family:match("^universe_") then
+        out[#out + 1] = {name = t.name, size = "train", isa = isa}
+      end
     end
   end
   return out
@@ -128,7 +132,7 @@ local wording_runs
 function M.wording_runs()
   if wording_runs then return wording_runs end
   local runs, first = {}, {}
-  for _, task in ipairs(worded_tasks()) do
+  for _, task in ipairs(M.worded_tasks()) do
     local boiler = {}
     for _, text in ipairs(training_texts(task)) do add_runs(boiler, text) end
     for _, msgs in ipairs(prompts.reworded(task)) do
