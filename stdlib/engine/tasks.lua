@@ -278,25 +278,39 @@ function M.check(spec, file)
   return spec
 end
 
+-- The version call of each library a yardstick can be written for with library_yardstick.
+local library_versions = {
+  openblas = { declaration = "const char *openblas_get_config(void);", call = "openblas_get_config()" },
+  blis = { declaration = "const char *bli_info_get_version_str(void);", call = "bli_info_get_version_str()" },
+}
+
+-- A yardstick calling OpenBLAS or BLIS: the C declarations, the library's version call
+-- declared, the wrapper with the task's prototype, then yardstick_version() returning the
+-- library's version. A spec file calls it as library_yardstick(library, declarations, wrapper).
+function M.library_yardstick(library, declarations, wrapper)
+  local version = library_versions[library]
+  if not version then error("library_yardstick: no version call known for '" .. tostring(library) .. "'", 2) end
+  return { link = library, source = declarations .. version.declaration .. "\n" .. wrapper
+                                 .. "const char *yardstick_version(void) { return " .. version.call .. "; }\n" }
+end
+
 -- The OpenBLAS and BLIS yardsticks of a routine both libraries offer through CBLAS: the
 -- same C (the CBLAS declarations, then the wrapper with the task's prototype), each with
 -- its library's version call. A spec file calls it as cblas_yardsticks(declarations, wrapper,
--- others), `others` holding any further yardsticks by name.
-function M.cblas_yardsticks(declarations, wrapper, others)
-  local function with(library, version_decl, version_call)
-    return { link = library, source = declarations .. version_decl .. "\n" .. wrapper
-                                   .. "const char *yardstick_version(void) { return " .. version_call .. "; }\n" }
-  end
+-- others, blis_declarations), `others` holding any further yardsticks by name and
+-- `blis_declarations` any declarations BLIS's source adds after the common ones.
+function M.cblas_yardsticks(declarations, wrapper, others, blis_declarations)
   local out = {}
   for name, y in pairs(others or {}) do out[name] = y end
-  out.openblas = with("openblas", "const char *openblas_get_config(void);", "openblas_get_config()")
-  out.blis = with("blis", "const char *bli_info_get_version_str(void);", "bli_info_get_version_str()")
+  out.openblas = M.library_yardstick("openblas", declarations, wrapper)
+  out.blis = M.library_yardstick("blis", declarations .. (blis_declarations or ""), wrapper)
   return out
 end
 
 -- Reads and checks one spec file.
 function M.load_file(path)
-  local env = setmetatable({ cblas_yardsticks = M.cblas_yardsticks }, { __index = _G })
+  local env = setmetatable({ cblas_yardsticks = M.cblas_yardsticks, library_yardstick = M.library_yardstick },
+                           { __index = _G })
   local chunk, err = loadfile(path, "t", env)
   if not chunk then error(path .. ": " .. err, 0) end
   local ok, spec = pcall(chunk)

@@ -23,15 +23,14 @@ return {
        .. "it by a factor near 2^29 / K.",
   },
   yardsticks = {  -- besides OpenBLAS, which the engine loads itself
-    blis = { link = "blis", source = [[
+    blis = library_yardstick("blis", [[
 void cblas_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *A, int lda,
                  const double *B, int ldb, double beta, double *C, int ldc);
-const char *bli_info_get_version_str(void);
+]], [[
 void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
   cblas_dgemm(101, 111, 111, M, N, K, 1.0, A, K, B, N, 0.0, C, N);  /* row-major, no transposes */
 }
-const char *yardstick_version(void) { return bli_info_get_version_str(); }
-]] },
+]]),
   },
   techniques = { "register_blocking", "cache_blocking", "simd", "omp", "prefetch" },
 }

@@ -29,32 +29,19 @@ return {
        .. "about 2^-24 relative, far above 2 k u.",
   },
   techniques = { "register_blocking", "cache_blocking", "simd", "omp" },
-  yardsticks = {
-    openblas = { link = "openblas", source = [[
+  yardsticks = cblas_yardsticks([[
 void cblas_dsyrk(int order, int uplo, int trans, int n, int k, double alpha, const double *A, int lda,
                  double beta, double *C, int ldc);
-const char *openblas_get_config(void);
+]], [[
 void syrk(int n, int k, const double *A, double *C) {
   cblas_dsyrk(101, 122, 111, n, k, 1.0, A, k, 0.0, C, n);  /* row-major: the lower triangle of A A^T */
   for (long i = 0; i < n; ++i)  /* dsyrk writes one triangle: mirroring the upper one is part of the measured call */
     for (long j = i + 1; j < n; ++j) C[i * n + j] = C[j * n + i];
 }
-const char *yardstick_version(void) { return openblas_get_config(); }
-]] },
-    blis = { link = "blis", source = [[
-void cblas_dsyrk(int order, int uplo, int trans, int n, int k, double alpha, const double *A, int lda,
-                 double beta, double *C, int ldc);
+]], nil, [[
 void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *A,
                  int lda, const double *B, int ldb, double beta, double *C, int ldc);
-const char *bli_info_get_version_str(void);
-void syrk(int n, int k, const double *A, double *C) {
-  cblas_dsyrk(101, 122, 111, n, k, 1.0, A, k, 0.0, C, n);  /* row-major: the lower triangle of A A^T */
-  for (long i = 0; i < n; ++i)  /* dsyrk writes one triangle: mirroring the upper one is part of the measured call */
-    for (long j = i + 1; j < n; ++j) C[i * n + j] = C[j * n + i];
-}
-const char *yardstick_version(void) { return bli_info_get_version_str(); }
-]] },
-  },
+]]),
   reference = [[
 void syrk(int n, int k, const double *A, double *C) {
   for (int i = 0; i < n; ++i) {

@@ -26,27 +26,25 @@ return {
   },
   techniques = { "cache_blocking", "simd", "omp", "prefetch" },
   yardsticks = {
-    openblas = { link = "openblas", source = [[
+    openblas = library_yardstick("openblas", [[
 void cblas_domatcopy(int order, int trans, int rows, int cols, double alpha, const double *a, int lda, double *b,
                      int ldb);
-const char *openblas_get_config(void);
+]], [[
 void transpose(int m, int n, const double *A, double *B) {
   cblas_domatcopy(101, 112, m, n, 1.0, A, n, B, m);  /* OpenBLAS extension: B = 1.0 * A^T, row-major */
 }
-const char *yardstick_version(void) { return openblas_get_config(); }
-]] },
-    blis = { link = "blis", source = [[
+]]),
+    blis = library_yardstick("blis", [[
 #include <stdint.h>
 /* BLIS's typed API (0.9, 64-bit dim_t): B = A^T as a copy with BLIS_TRANSPOSE (8), dense (BLIS_DENSE,
    224), non-unit diagonal (0); m and n are B's dimensions, then each matrix's row and column strides. */
 void bli_dcopym(int64_t diagoffx, int diagx, int uplox, int transx, int64_t m, int64_t n, double *x,
                 int64_t rs_x, int64_t cs_x, double *y, int64_t rs_y, int64_t cs_y);
-const char *bli_info_get_version_str(void);
+]], [[
 void transpose(int m, int n, const double *A, double *B) {
   bli_dcopym(0, 0, 224, 8, n, m, (double *)A, n, 1, B, m, 1);  /* A is only read */
 }
-const char *yardstick_version(void) { return bli_info_get_version_str(); }
-]] },
+]]),
   },
   reference = [[
 void transpose(int m, int n, const double *A, double *B) {

@@ -31,32 +31,19 @@ return {
        .. "term alone, far above 2 m u.",
   },
   techniques = { "register_blocking", "cache_blocking", "simd", "omp" },
-  yardsticks = {
-    openblas = { link = "openblas", source = [[
+  yardsticks = cblas_yardsticks([[
 #include <string.h>
 void cblas_dtrmm(int order, int side, int uplo, int transa, int diag, int m, int n, double alpha, const double *A,
                  int lda, double *B, int ldb);
-const char *openblas_get_config(void);
+]], [[
 void trmm(int m, int n, const double *L, const double *B, double *C) {
   memcpy(C, B, sizeof(double) * (size_t)m * n);  /* dtrmm works in place: the copy of B is part of the measured call */
   cblas_dtrmm(101, 141, 122, 111, 131, m, n, 1.0, L, m, C, n);  /* row-major, left, lower, no transpose, non-unit */
 }
-const char *yardstick_version(void) { return openblas_get_config(); }
-]] },
-    blis = { link = "blis", source = [[
-#include <string.h>
-void cblas_dtrmm(int order, int side, int uplo, int transa, int diag, int m, int n, double alpha, const double *A,
-                 int lda, double *B, int ldb);
+]], nil, [[
 void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *A,
                  int lda, const double *B, int ldb, double beta, double *C, int ldc);
-const char *bli_info_get_version_str(void);
-void trmm(int m, int n, const double *L, const double *B, double *C) {
-  memcpy(C, B, sizeof(double) * (size_t)m * n);  /* dtrmm works in place: the copy of B is part of the measured call */
-  cblas_dtrmm(101, 141, 122, 111, 131, m, n, 1.0, L, m, C, n);  /* row-major, left, lower, no transpose, non-unit */
-}
-const char *yardstick_version(void) { return bli_info_get_version_str(); }
-]] },
-  },
+]]),
   reference = [[
 void trmm(int m, int n, const double *L, const double *B, double *C) {
   for (int i = 0; i < m; ++i) {
