@@ -77,6 +77,21 @@ function t.tmpdir()
   return dir
 end
 
+-- A file's whole text, as its bytes are; a file that cannot be opened is an error naming it.
+function t.read(path)
+  local f = assert(io.open(path, "rb"))
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+-- Writes `text` as the whole of the file at `path`.
+function t.write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
 function t.run()
   local passed, failed = 0, 0
   local filter = os.getenv("TEST_FILTER")

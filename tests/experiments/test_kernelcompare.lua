@@ -49,13 +49,6 @@ local function parse(out, extra)
   return primitives.parse(kc, "kernelcompare", list)
 end
 
-local function read(file)
-  local f = assert(io.open(file))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
 local function rows(out)
   local list = {}
   for line in io.lines(out .. "/pairs.jsonl") do list[#list + 1] = json.decode(line) end
@@ -101,10 +94,10 @@ t.test("pairs: a slow kernel with one at least --min_speedup faster, in experime
   -- the same seed draws the same pairs; another seed others
   local again = t.tmpdir()
   kc.run(parse(again, {"--phases=pairs", "--seeds=2"}), deps())
-  t.eq(read(again .. "/pairs.jsonl"), read(out .. "/pairs.jsonl"))
+  t.eq(t.read(again .. "/pairs.jsonl"), t.read(out .. "/pairs.jsonl"))
   local other = t.tmpdir()
   kc.run(parse(other, {"--phases=pairs", "--seed=2"}), deps())
-  t.ok(read(other .. "/pairs.jsonl") ~= read(out .. "/pairs.jsonl"), "another seed, other pairs")
+  t.ok(t.read(other .. "/pairs.jsonl") ~= t.read(out .. "/pairs.jsonl"), "another seed, other pairs")
   -- a higher bar keeps fewer pairs, each above it
   local strict = t.tmpdir()
   kc.run(parse(strict, {"--phases=pairs", "--seeds=2", "--min_speedup=3", "--pairs=1000"}), deps())
@@ -142,7 +135,7 @@ t.test("pairs: a phase stopped while judging keeps the batches it judged", funct
   t.eq(d2.bench.kernels, 40 - 16, "the first batch was not judged again")
   local whole = t.tmpdir()
   kc.run(parse(whole, {"--phases=pairs"}), deps())
-  t.eq(read(out .. "/pairs.jsonl"), read(whole .. "/pairs.jsonl"), "the same pairs as an uninterrupted phase")
+  t.eq(t.read(out .. "/pairs.jsonl"), t.read(whole .. "/pairs.jsonl"), "the same pairs as an uninterrupted phase")
 end)
 
 t.test("pairs of a task of the suite, and from earlier runs' verified samples", function()
@@ -191,7 +184,7 @@ t.test("sft: the SFT trainer gets the pairs, resumes from its checkpoint, export
   local mark = json.read(out .. "/sft_model/sft.json")
   t.ok(mark.complete)
   t.eq({mark.figures.steps, mark.figures.first_loss, mark.figures.last_loss}, {3, 1.0, 0.5})
-  t.contains(read(out .. "/sft_model/README.md"), "3 steps of 4 pairs")
+  t.contains(t.read(out .. "/sft_model/README.md"), "3 steps of 4 pairs")
   t.eq(kc.run(parse(out, {"--phases=sft"}), deps()).sft, "complete")
 
   -- stopped at step 3 (after the checkpoint of step 2), then run again: step 3 alone,
@@ -241,7 +234,7 @@ t.test("the whole pipeline: stopped in the grpo phase, run again, it continues t
   failing_grpo(d1, 3)  -- the second learning run's first update
   t.raises(function() kc.run(parse(out, {"--seeds=2"}), d1) end, "the trainer failed")
   t.eq(#d1.train.sft_trainers, 1)
-  local pairs_before = read(out .. "/pairs.jsonl")
+  local pairs_before = t.read(out .. "/pairs.jsonl")
 
   local d2 = deps()
   local outcome = kc.run(parse(out, {"--seeds=2"}), d2)
@@ -250,7 +243,7 @@ t.test("the whole pipeline: stopped in the grpo phase, run again, it continues t
   t.eq(outcome.grpo, "grpo done, sft_grpo done")
   t.eq(outcome.heldout, "heldout_grpo.json done, heldout_sft_grpo.json done")
   t.eq(#d2.train.sft_trainers, 0, "the SFT was not made again")
-  t.eq(read(out .. "/pairs.jsonl"), pairs_before)
+  t.eq(t.read(out .. "/pairs.jsonl"), pairs_before)
 
   -- the four kinds of runs, each with the KernelCompare reward, from its model
   for _, s in ipairs{{"grpo", "fake-model"}, {"sft_grpo", out .. "/sft_model"}} do
@@ -293,7 +286,7 @@ t.test("the whole pipeline: stopped in the grpo phase, run again, it continues t
     t.ok(b.seeds[i].overall.base.roofline > a.seeds[i].overall.base.roofline, "seed " .. i)
   end
 
-  local report = read(out .. "/report.md")
+  local report = t.read(out .. "/report.md")
   for _, name in ipairs{"| base model |", "| SFT only |", "| GRPO only |", "| SFT then GRPO |",
                         "| SFT only − base model | overall | roofline score",
                         "| GRPO only − base model | overall | verified share",
@@ -310,7 +303,7 @@ t.test("the whole pipeline: stopped in the grpo phase, run again, it continues t
        {"complete", "complete", "grpo complete, sft_grpo complete",
         "heldout_grpo.json complete, heldout_sft_grpo.json complete"})
   t.eq(d3.policy.samples, 0)
-  t.eq(read(out .. "/report.md"), report)
+  t.eq(t.read(out .. "/report.md"), report)
 end)
 
 t.test("the GRPO-only sweep starts from the base model, the default one too", function()

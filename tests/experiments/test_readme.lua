@@ -6,13 +6,6 @@ local t = require "engine.test"
 
 local root = here .. "/../.."
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
 -- A path in the README is a repository path when its first folder is one of the
 -- repository's; outputs (build/, runs/, ~/.cache) and placeholders (PREFIX/, DIR) are not.
 local repo_folders = {engine = true, stdlib = true, scripts = true, tests = true,
@@ -82,14 +75,14 @@ end
 local function dir_of(path) return path:match("^(.*)/[^/]*$") or "." end
 
 local function check_links(page)
-  local text = read(root .. "/" .. page)
+  local text = t.read(root .. "/" .. page)
   local base = root .. "/" .. dir_of(page)
   local checked = 0
   for _, link in ipairs(links(text)) do
     local file = link.file == "" and (root .. "/" .. page) or (base .. "/" .. link.file)
     t.ok(sys.exists(file), page .. " links to " .. link.target .. ", which does not exist")
     if link.anchor and file:match("%.md$") then
-      t.ok(anchors(read(file))[link.anchor],
+      t.ok(anchors(t.read(file))[link.anchor],
            page .. " links to " .. link.target .. ": no such heading there")
     end
     checked = checked + 1
@@ -98,12 +91,12 @@ local function check_links(page)
 end
 
 t.test("the README has at most 250 lines", function()
-  local n = select(2, read(root .. "/README.md"):gsub("\n", "\n"))
+  local n = select(2, t.read(root .. "/README.md"):gsub("\n", "\n"))
   t.ok(n <= 250, "README.md has " .. n .. " lines")
 end)
 
 t.test("every repository path the README names exists", function()
-  local paths = named_paths(read(root .. "/README.md"))
+  local paths = named_paths(t.read(root .. "/README.md"))
   t.ok(#paths >= 10, "found only " .. #paths .. " paths: is the parser still right?")
   for _, path in ipairs(paths) do
     t.ok(sys.exists(root .. "/" .. path), "README.md names " .. path .. ", which does not exist")
@@ -111,10 +104,10 @@ t.test("every repository path the README names exists", function()
 end)
 
 t.test("the README's two commands and what .ci/run runs", function()
-  local text = read(root .. "/README.md")
+  local text = t.read(root .. "/README.md")
   t.contains(text, "bash scripts/setup.sh")
   t.contains(text, "bash scripts/test.sh")
-  t.contains(read(root .. "/.ci/run"), "scripts/test.sh")
+  t.contains(t.read(root .. "/.ci/run"), "scripts/test.sh")
 end)
 
 t.test("every relative link of the README and of docs/ reaches a file and its heading", function()

@@ -11,27 +11,14 @@ local recompute = dofile(engine.scripts[1] .. "/recompute.lua")
 local root = here .. "/../.."
 local page = root .. "/docs/results.md"
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
 -- A copy of the page with `from` (plain text, present once) replaced by `to`.
 local function altered_page(from, to)
-  local text = read(page)
+  local text = t.read(page)
   local at = text:find(from, 1, true)
   t.ok(at, "the page no longer holds " .. from)
   t.ok(not text:find(from, at + 1, true), "the page holds " .. from .. " more than once")
   local path = t.tmpdir() .. "/results.md"
-  write(path, text:sub(1, at - 1) .. to .. text:sub(at + #from))
+  t.write(path, text:sub(1, at - 1) .. to .. text:sub(at + #from))
   return path
 end
 
@@ -106,7 +93,7 @@ local function make_confirmatory(dir)
         local reward = (lr == 0 or step < 4) and 10 or 20 + 2 * (s - 1)
         lines[step] = json.encode{kind = "step", step = step, mean_reward = reward, max_gflops = 50 + step, kernels = 8}
       end
-      write(run .. "/metrics.jsonl", table.concat(lines, "\n") .. "\n")
+      t.write(run .. "/metrics.jsonl", table.concat(lines, "\n") .. "\n")
     end
   end
 end
@@ -129,13 +116,13 @@ t.test("a confirmatory experiment's claims work on another data folder", functio
   end
   local path = data .. "/results.md"
   -- 11, 12, 13: mean 12, sd 1, t(2) = 4.3027; 10, 12, 14: sd 2
-  write(path, "gain: +12.00 ± 2.48 points (per seed +11, +12, +13), permutation p = 0.25\n"
+  t.write(path, "gain: +12.00 ± 2.48 points (per seed +11, +12, +13), permutation p = 0.25\n"
               .. "final +12.00 ± 4.97 (last 1 steps of 4, lr = 1e-4)\n")
   local lines, failures = recompute.run{data = data, results = path, claims = claims}
   t.eq(not_ok(lines), {})
   t.eq(failures, 0)
   t.eq(#lines, 3)
-  write(path, "gain: +12.00 ± 2.48 points (per seed +11, +12, +13), permutation p = 0.25\n"
+  t.write(path, "gain: +12.00 ± 2.48 points (per seed +11, +12, +13), permutation p = 0.25\n"
               .. "final +13.00 ± 4.97 (last 1 steps of 4, lr = 1e-4)\n")
   local _, failures2 = recompute.run{data = data, results = path, claims = claims}
   t.eq(failures2, 1)

@@ -23,17 +23,10 @@ local function lua_files(dir)
   return out
 end
 
-local function read(path)
-  local f = assert(io.open(path))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
 -- The modules a file requires, comments left out (they show usage).
 local function requires(path)
   local out = {}
-  for line in read(path):gmatch("[^\n]*") do
+  for line in t.read(path):gmatch("[^\n]*") do
     local code = line:gsub("%-%-.*$", "")
     for name in code:gmatch("require%s*%(?%s*[\"']([%w_.]+)[\"']") do out[#out + 1] = name end
   end

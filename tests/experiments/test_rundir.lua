@@ -15,12 +15,6 @@ local exp2 = dofile(engine.scripts[1] .. "/experiment2.lua")
 
 local engine = primitives.engine
 
-local function write(path, text)
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-end
-
 -- A user's mistake: status 1, its message on the last line, no traceback.
 local function one_line(text, out, ok, code)
   t.ok(not ok and code == 1, "status 1: " .. out)
@@ -41,12 +35,12 @@ t.test("a missing or malformed --model leaves no run directory, and the fixed co
            engine("experiment1.lua", "--model=" .. dir .. "/missing", "--out=" .. out))
   t.ok(not sys.exists(out), "no run directory was made")
   sys.mkdir(dir .. "/garbled")
-  write(dir .. "/garbled/config.json", "{not json")
+  t.write(dir .. "/garbled/config.json", "{not json")
   one_line("config.json is not a model's JSON configuration",
            engine("experiment2.lua", "--model=" .. dir .. "/garbled", "--out=" .. out))
   t.ok(not sys.exists(out), "no run directory was made")
   sys.mkdir(dir .. "/noweights")
-  write(dir .. "/noweights/config.json", '{"model_type": "qwen2"}')
+  t.write(dir .. "/noweights/config.json", '{"model_type": "qwen2"}')
   one_line("--model=" .. dir .. "/noweights: cannot load the model on ",
            engine("experiment1.lua", "--model=" .. dir .. "/noweights", "--out=" .. out))
   t.ok(not sys.exists(out), "no run directory was made")
@@ -135,9 +129,9 @@ t.test("a second engine on a run in use is refused, naming the holder", function
   local dir = t.tmpdir()
   local out = dir .. "/runs"
   sys.mkdir(dir .. "/model")
-  write(dir .. "/model/config.json", '{"model_type": "qwen2"}')  -- never loaded: refused first
+  t.write(dir .. "/model/config.json", '{"model_type": "qwen2"}')  -- never loaded: refused first
   local config_dir = out .. "/beta=0,lr=5e-07,opt=O3"
-  write(dir .. "/hold.lua", [[
+  t.write(dir .. "/hold.lua", [[
 local run = store.open(arg[1], {log_file = false})
 io.stdout:write(sys.pid(), "\n")
 io.stdout:flush()
@@ -186,7 +180,7 @@ t.test("a damaged checkpoint stops --resume with one line naming it", function()
   local base = {"--out=" .. out, "--steps=1", table.unpack(E1)}
   exp1.run(parse(exp1, "experiment1", base), primitives.deps())
   local ckpt = out .. "/beta=0,lr=5e-07,opt=O3/checkpoints/update-1"
-  write(ckpt .. "/trainer.json", "{damaged")
+  t.write(ckpt .. "/trainer.json", "{damaged")
   local ok, err = pcall(exp1.run, parse(exp1, "experiment1", {"--resume", "--steps=2",
                                                               table.unpack(base)}),
                         primitives.deps())
@@ -199,7 +193,7 @@ t.test("a damaged checkpoint stops --resume with one line naming it", function()
               "--pool_size=2", "--opt=O3", "--lr=5e-7"}
   exp2.run(parse(exp2, "experiment2", e2), primitives.deps())
   local ckpt2 = out2 .. "/lr=5e-07,opt=O3/checkpoints/update-1"
-  write(ckpt2 .. "/trainer.json", "{damaged")
+  t.write(ckpt2 .. "/trainer.json", "{damaged")
   ok, err = pcall(exp2.run, parse(exp2, "experiment2", {"--resume", "--iterations=2",
                                                         table.unpack(e2)}), primitives.deps())
   t.ok(not ok and cli.is_user_error(err), tostring(err))
@@ -217,7 +211,7 @@ t.test("a checkpoint of binary garbage stops --resume with one printable line na
   local text, ok = engine(child, "experiment1", "--out=" .. out, "--steps=1", table.unpack(E1))
   t.ok(ok, "the first step ran: " .. text)
   local ckpt = out .. "/beta=0,lr=5e-07,opt=O3/checkpoints/update-1"
-  write(ckpt .. "/trainer.json", garbage)
+  t.write(ckpt .. "/trainer.json", garbage)
   local code
   text, ok, code = engine(child, "experiment1", "--out=" .. out, "--steps=2", "--resume", table.unpack(E1))
   one_line(ckpt .. "/trainer.json: parse error at line 1", text, ok, code)
@@ -239,13 +233,13 @@ t.test("the engine's trainer names a damaged checkpoint file without quoting its
   sys.mkdir(dir .. "/ckpt")
   trainer:save(dir .. "/ckpt")
   local saved = assert(io.open(dir .. "/ckpt/trainer.json")):read("a")
-  write(dir .. "/ckpt/trainer.json", garbage)
+  t.write(dir .. "/ckpt/trainer.json", garbage)
   local _, err = pcall(trainer.load, trainer, dir .. "/ckpt")
   t.contains(tostring(err), "train: corrupt " .. dir .. "/ckpt/trainer.json: ")
   t.ok(not tostring(err):find("last read", 1, true) and not tostring(err):find("[^\32-\126]"),
        "no bytes of the file: " .. tostring(err))
-  write(dir .. "/ckpt/trainer.json", saved)
-  write(dir .. "/ckpt/optimizer.pt", garbage)
+  t.write(dir .. "/ckpt/trainer.json", saved)
+  t.write(dir .. "/ckpt/optimizer.pt", garbage)
   _, err = pcall(trainer.load, trainer, dir .. "/ckpt")
   t.contains(tostring(err), "train: cannot load the checkpoint " .. dir .. "/ckpt: ")
   t.ok(not tostring(err):find("\n") and not tostring(err):find("[^\32-\126]"),

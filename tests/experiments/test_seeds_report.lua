@@ -42,8 +42,6 @@ local function report(...)
   return primitives.engine_with({ENGINE_GNUPLOT = ""}, "report.lua", ...)
 end
 
-local function read(path) return assert(io.open(path)):read("a") end
-
 t.test("the 95% interval is Student's t with n - 1 degrees of freedom", function()
   local iv = seed_results.interval({1, 2, 3})
   t.eq(iv.n, 3)
@@ -89,7 +87,7 @@ t.test("Table II over seeds: mean ± half-width, gains paired by seed, their ver
   seeded_sweep(root)
   local out, ok = report(root)
   t.ok(ok, out)
-  local md = read(root .. "/report/report.md")
+  local md = t.read(root .. "/report/report.md")
   t.contains(md, "9 runs: 3 configurations over seeds.")
   t.contains(md, "| configuration | best GFLOPS | peak ratio | vs yardstick | learning gain | "
                  .. "final mean reward | reward gain | samples | seeds |")
@@ -125,10 +123,10 @@ t.test("Table II over seeds: mean ± half-width, gains paired by seed, their ver
                                  .. "excludes 0: better than lr = 0 beyond seed noise", g.half, g.lo, g.hi))
   t.contains(tail, "beta=0,lr=2e-07,opt=O3 against beta=0,lr=0,opt=O3 (3 paired seeds): learning gain -0.33 ± ")
   -- the figures' data: per step the mean and the band, and the script shades it
-  local dat = read(root .. "/report/reward.dat")
+  local dat = t.read(root .. "/report/reward.dat")
   t.contains(dat, "# beta=0,lr=0,opt=O3 (3 seeds)\n1 -20 -20 -20\n" .. string.format(
              "2 2 %.10g %.10g\n", 2 - h, 2 + h))
-  t.contains(read(root .. "/report/reward.gp"), "with filledcurves")
+  t.contains(t.read(root .. "/report/reward.gp"), "with filledcurves")
   -- Table III and the best kernel still name each run
   t.contains(md, "| beta=0,lr=5e-07,opt=O3,seed=2 |")
 end)
@@ -139,15 +137,15 @@ t.test("one seed per configuration: the report as without seeds", function()
   make_run(root, {opt = "O3", beta = 0.0, lr = 5e-7}, 1, 20, {-20, 5})
   local out, ok = report(root)
   t.ok(ok, out)
-  local md = read(root .. "/report/report.md")
+  local md = t.read(root .. "/report/report.md")
   t.contains(md, "Runs: `" .. root .. "`, 2 configurations.")
   t.contains(md, "| configuration | best GFLOPS | peak ratio | vs yardstick | learning gain | "
                  .. "final mean reward | reward gain | samples |\n")
   t.contains(md, "| beta=0,lr=0,opt=O3 | 10.00 | 10.0% | 1.00x | (baseline) | 1.00 | (baseline) | 2 |\n")
   t.contains(md, "| beta=0,lr=5e-07,opt=O3 | 20.00 | 20.0% | 2.00x | 2.00x (+10.00 GFLOPS) | 5.00 | +4.00 | 2 |\n")
   t.ok(not md:find("±", 1, true) and not md:find("seeds", 1, true), "no intervals, no seeds")
-  t.contains(read(root .. "/report/reward.dat"), "# beta=0,lr=0,opt=O3\n1 -20\n2 1\n")
-  t.ok(not read(root .. "/report/reward.gp"):find("filledcurves", 1, true), "no band")
+  t.contains(t.read(root .. "/report/reward.dat"), "# beta=0,lr=0,opt=O3\n1 -20\n2 1\n")
+  t.ok(not t.read(root .. "/report/reward.gp"):find("filledcurves", 1, true), "no band")
   local exp = results.load(root)
   t.contains(md, results.table2(exp))
   t.contains(out, "beta=0,lr=5e-07,opt=O3 against beta=0,lr=0,opt=O3: best 20.00 against 10.00 GFLOPS, "
@@ -161,7 +159,7 @@ t.test("the report shows each run's timing noise and warns above the bound", fun
   make_run(root, {opt = "O3", beta = 0.0, lr = 5e-7}, 1, 30, {-20, 5}, nil, controls.summary{50, 40, 55, 30, 50})
   local out, ok = report(root)
   t.ok(ok, out)
-  local md = read(root .. "/report/report.md")
+  local md = t.read(root .. "/report/report.md")
   t.contains(md, "## Timing noise")
   t.contains(md, "| beta=0,lr=0,opt=O3 | 5 | 50.00 | 1.4% | 1.02 |")
   local noisy = controls.summary{50, 40, 55, 30, 50}
@@ -178,7 +176,7 @@ t.test("the measured peak is the yardstick; a kernel above it gets a warning, no
   make_run(root, {opt = "O3", beta = 0.0, lr = 5e-7}, 1, 60, {-20, 5}, machine)
   local out, ok = report(root)
   t.ok(ok, out)
-  local md = read(root .. "/report/report.md")
+  local md = t.read(root .. "/report/report.md")
   t.contains(md, "FP64 peak 50.0 GFLOPS measured 2026-11-25 (nominal 100.0)")
   t.contains(md, "| beta=0,lr=0,opt=O3 | 20.00 | 40.0% |")
   t.contains(md, "| beta=0,lr=5e-07,opt=O3 | 60.00 | above the peak: see below |")
@@ -201,7 +199,7 @@ t.test("report.lua A B: each figure in both and the difference with its interval
   end
   local out, ok = report(a, b, "--out=" .. a .. "/cmp")
   t.ok(ok, out)
-  local md = read(a .. "/cmp/compare.md")
+  local md = t.read(a .. "/cmp/compare.md")
   t.contains(out, md)
   local h = 4.3027 / math.sqrt(3)
   local d = seed_results.difference({20, 21, 22}, {10, 11, 12})
@@ -218,7 +216,7 @@ t.test("report.lua A B: each figure in both and the difference with its interval
   make_run(c, {opt = "O1", lr = 5e-7}, 1, 5, {-20, 1})
   out, ok = report(a, c, "--out=" .. c .. "/cmp")
   t.ok(ok, out)
-  t.contains(read(c .. "/cmp/compare.md"), "| lr=5e-07,opt=O3 / lr=5e-07,opt=O1 | best GFLOPS | "
+  t.contains(t.read(c .. "/cmp/compare.md"), "| lr=5e-07,opt=O3 / lr=5e-07,opt=O1 | best GFLOPS | "
                                            .. string.format("21.00 ± %.2f | 5.00 | +16.00 | one value: no interval |", h))
   -- nothing in common: one line
   make_run(c, {opt = "O0", lr = 0.0}, 1, 5, {-20, 1})
@@ -234,7 +232,7 @@ t.test("a held-out comparison beside the runs adds the protocol's primary metric
   json.write(root .. "/heldout.json", {parts = {"sizes"}, seeds = seeds})
   local out, ok = report(root)
   t.ok(ok, out)
-  local md = read(root .. "/report/report.md")
+  local md = t.read(root .. "/report/report.md")
   t.contains(md, "## Held out (the protocol's primary metric)")
   local iv = seed_results.interval({11, 12, 13})
   t.contains(md, string.format("| beta=0,lr=5e-07,opt=O3 | 3 | +12.00 ± %.2f | [%+.2f, %+.2f] | +11.00, +12.00, +13.00 | "
@@ -253,12 +251,12 @@ t.test("a held-out comparison beside the runs adds the protocol's primary metric
   json.write(root .. "/heldout.json", {parts = {"sizes"}, seeds = require("fakes").heldout_seeds("beta=0,lr=5e-07,opt=O3", 1)})
   out, ok = report(root)
   t.ok(ok, out)
-  t.contains(read(root .. "/report/report.md"), "| beta=0,lr=5e-07,opt=O3 | 1 | +11.00 | no interval (one seed) | +11.00 |")
+  t.contains(t.read(root .. "/report/report.md"), "| beta=0,lr=5e-07,opt=O3 | 1 | +11.00 | no interval (one seed) | +11.00 |")
   t.contains(out, "held-out roofline-score gain +11.00 points (permutation p = 1)")
   -- without the file, no section
   os.remove(root .. "/heldout.json")
   report(root)
-  t.ok(not read(root .. "/report/report.md"):find("Held out", 1, true), "no held-out section")
+  t.ok(not t.read(root .. "/report/report.md"):find("Held out", 1, true), "no held-out section")
 end)
 
 t.run()
