@@ -2,14 +2,7 @@
 -- One family of kernelgen.tasks (its header says what varies and the rules the text keeps).
 
 local parts = require "kernelgen.tasks.parts"
-local emitter = parts.emitter
-local vops = parts.vops
-local sample_style = parts.sample_style
 local inc = parts.inc
-local sample_sched = parts.sample_sched
-local sample_pf = parts.sample_pf
-local pf_stmt = parts.pf_stmt
-local includes = parts.includes
 local ix = parts.ix
 
 local reductions = {
@@ -37,35 +30,25 @@ local reductions = {
 -- A reduction kernel (dot, nrm2, asum).
 local function gen_reduction(rng, name, set, isa)
   local R = reductions[name]
-  local st = sample_style(rng)
-  local em = emitter(st.indent)
+  local st = parts.sample_style(rng)
+  local em = parts.emitter(st.indent)
   em.pragma_indent = st.pragma_indent
-  local pf = set.prefetch and sample_pf(rng) or nil
+  local pf = set.prefetch and parts.sample_pf(rng) or nil
   local ity = st.ity
   local i = rng:pick({"i", "i", "k", "idx"})
   local s = rng:pick({"s", "sum", "total", "result"})
-  local sched = set.omp and sample_sched(rng) or ""
-  local V = set.simd and vops(isa) or nil
-  local hsum = rng:pick({"hsum", "hadd", "reduce_vec", "sum_lanes"})
-  local use_reduce = V and isa == "avx512" and rng:chance(0.5)
-  includes(em, set, pf, R.math, rng)
-  if V and not use_reduce then
-    em:open("static inline double " .. hsum .. "(" .. V.ty .. " v)")
-    em:line("double t[" .. V.w .. "];")
-    em:line(V.st("t", "v"))
-    local parts = {}
-    for k = 0, V.w - 1, 2 do parts[#parts + 1] = "(t[" .. k .. "] + t[" .. (k + 1) .. "])" end
-    em:line("return " .. table.concat(parts, " + ") .. ";")
-    em:close()
-    em:line("")
-  end
+  local sched = set.omp and parts.sample_sched(rng) or ""
+  local V = set.simd and parts.vops(isa) or nil
+  local hsum, use_reduce = parts.sample_hsum(rng, V, isa, {"hsum", "hadd", "reduce_vec", "sum_lanes"})
+  parts.includes(em, set, pf, R.math, rng)
+  if V and not use_reduce then parts.emit_hsum(em, V, hsum) end
   if st.comment then
     em:line("/* " .. name .. ": " .. (set.simd and "vector" or "scalar") .. " partial sums"
             .. (set.omp and ", split over threads" or "") .. " */")
   end
   em:open(R.proto)
   local function pfline(idx)
-    if pf then em:line(pf_stmt(pf, R.arrays[rng:int(1, #R.arrays)] .. " + " .. idx .. " + " .. pf.dist, false)) end
+    if pf then em:line(parts.pf_stmt(pf, R.arrays[rng:int(1, #R.arrays)] .. " + " .. idx .. " + " .. pf.dist, false)) end
   end
   local ret = R.sqrt and ("sqrt(" .. s .. ")") or s
   local z = rng:pick({"0.0", "0.0", "0"})
@@ -94,9 +77,9 @@ local function gen_reduction(rng, name, set, isa)
         pfline(i)
         for u = 0, U - 1 do em:line(names[u + 1] .. " += " .. R.term(ix(i, u)) .. ";") end
         em:close()
-        local parts = {}
-        for u = 1, U, 2 do parts[#parts + 1] = "(" .. names[u] .. " + " .. names[u + 1] .. ")" end
-        em:line("double " .. s .. " = " .. table.concat(parts, " + ") .. ";")
+        local terms = {}
+        for u = 1, U, 2 do terms[#terms + 1] = "(" .. names[u] .. " + " .. names[u + 1] .. ")" end
+        em:line("double " .. s .. " = " .. table.concat(terms, " + ") .. ";")
       else
         local acc = rng:pick({"acc", "part", "lane"})
         local j = i == "i" and "j" or (i .. "2")
@@ -182,20 +165,20 @@ local function gen_reduction(rng, name, set, isa)
 end
 
 local function gen_axpy(rng, set, isa)
-  local st = sample_style(rng)
-  local em = emitter(st.indent)
+  local st = parts.sample_style(rng)
+  local em = parts.emitter(st.indent)
   em.pragma_indent = st.pragma_indent
-  local pf = set.prefetch and sample_pf(rng) or nil
+  local pf = set.prefetch and parts.sample_pf(rng) or nil
   local ity, i = st.ity, rng:pick({"i", "i", "k", "idx"})
-  local sched = set.omp and sample_sched(rng) or ""
-  local V = set.simd and vops(isa) or nil
-  includes(em, set, pf, false, rng)
+  local sched = set.omp and parts.sample_sched(rng) or ""
+  local V = set.simd and parts.vops(isa) or nil
+  parts.includes(em, set, pf, false, rng)
   if st.comment then em:line("/* y += alpha * x" .. (set.omp and ", rows of the vector split over threads" or "") .. " */") end
   em:open("void axpy(int n, double alpha, const double *x, double *y)")
   local function pfline(idx)
     if pf then
       local tgt = rng:pick({"x", "y"})
-      em:line(pf_stmt(pf, tgt .. " + " .. idx .. " + " .. pf.dist, tgt == "y"))
+      em:line(parts.pf_stmt(pf, tgt .. " + " .. idx .. " + " .. pf.dist, tgt == "y"))
     end
   end
   local omp = set.omp and ("#pragma omp parallel for" .. sched) or nil

@@ -3,24 +3,12 @@
 -- One family of kernelgen.tasks (its header says what varies and the rules the text keeps).
 
 local parts = require "kernelgen.tasks.parts"
-local vops = parts.vops
 local inc = parts.inc
-local pf_stmt = parts.pf_stmt
-local includes = parts.includes
-local block_size = parts.block_size
 local ix = parts.ix
-local start = parts.start
-local sample_cb_form = parts.sample_cb_form
-local row_update = parts.row_update
-local emit_hsum = parts.emit_hsum
-local dot_seg = parts.dot_seg
-local axpy_seg = parts.axpy_seg
-local ensure_omp_h = parts.ensure_omp_h
 
 local function gen_ger(rng, set, isa)
-  local st, em, pf, sched = start(rng, set)
-  local V = set.simd and vops(isa) or nil
-  includes(em, set, pf, false, rng)
+  local st, em, pf, sched, V = parts.start(rng, set, isa)
+  parts.includes(em, set, pf, false, rng)
   if st.comment then em:line("/* A += alpha * x * y^T, one row at a time */") end
   em:open("void ger(int m, int n, double alpha, const double *x, const double *y, double *A)")
   if set.omp then em:pragma("#pragma omp parallel for" .. sched) end
@@ -30,7 +18,7 @@ local function gen_ger(rng, set, isa)
   em:line(string.format("double *%s = A + i * n;", a))
   local axv = "v" .. ax
   if V then em:line("const " .. V.ty .. " " .. axv .. " = " .. V.set1(ax) .. ";") end
-  row_update(em, rng, {V = V, U = set.register_blocking and (V and rng:pick({2, 4}) or rng:pick({2, 4, 8})) or 1,
+  parts.row_update(em, rng, {V = V, U = set.register_blocking and (V and rng:pick({2, 4}) or rng:pick({2, 4, 8})) or 1,
                        j = "j", st = st, lo = "0", hi = "n", dst = a, src = "y", coef = ax, coefv = axv, pf = pf})
   em:close()
   em:close()
@@ -38,16 +26,15 @@ local function gen_ger(rng, set, isa)
 end
 
 local function gen_gemv_t(rng, set, isa)
-  local st, em, pf, sched = start(rng, set)
-  local V = set.simd and vops(isa) or nil
+  local st, em, pf, sched, V = parts.start(rng, set, isa)
   local cb
   if set.cache_blocking then
-    cb = {form = sample_cb_form(rng), rows = rng:chance(0.5)}
-    cb.bj = block_size(rng, rng:pick({"BJ", "NB", "TILE"}), rng:pick({64, 128, 256, 512}), cb.form)
-    cb.bi = block_size(rng, rng:pick({"BI", "MB", "ROWS"}), rng:pick({16, 32, 64}), cb.form)
+    cb = {form = parts.sample_cb_form(rng), rows = rng:chance(0.5)}
+    cb.bj = parts.block_size(rng, rng:pick({"BJ", "NB", "TILE"}), rng:pick({64, 128, 256, 512}), cb.form)
+    cb.bi = parts.block_size(rng, rng:pick({"BI", "MB", "ROWS"}), rng:pick({16, 32, 64}), cb.form)
   end
   local manual = set.omp and not cb
-  includes(em, set, pf, false, rng)
+  parts.includes(em, set, pf, false, rng)
   if manual and not table.concat(em.out, "\n"):find("omp.h", 1, true) then
     table.insert(em.out, 1, "#include <omp.h>")
     if #em.out == 1 then em:line("") end
@@ -94,7 +81,7 @@ local function gen_gemv_t(rng, set, isa)
   em:line(string.format("const double %s = x[i];", xi))
   em:line(string.format("const double *%s = A + i * n;", a))
   if V then em:line("const " .. V.ty .. " v" .. xi .. " = " .. V.set1(xi) .. ";") end
-  row_update(em, rng, {V = V, U = set.register_blocking and (V and rng:pick({2, 4}) or rng:pick({2, 4, 8})) or 1,
+  parts.row_update(em, rng, {V = V, U = set.register_blocking and (V and rng:pick({2, 4}) or rng:pick({2, 4, 8})) or 1,
                        j = "j", st = st, lo = lo, hi = hi, dst = "y", src = a, coef = xi, coefv = "v" .. xi, pf = pf})
   em:close()
   for _ = 1, closes do em:close() end
@@ -103,33 +90,22 @@ local function gen_gemv_t(rng, set, isa)
 end
 
 local function gen_gemv_n(rng, set, isa)
-  local st, em, pf, sched = start(rng, set)
-  local V = set.simd and vops(isa) or nil
+  local st, em, pf, sched, V = parts.start(rng, set, isa)
   local R = set.register_blocking and rng:pick({2, 2, 4}) or 1
   local cb
   if set.cache_blocking then
-    cb = {form = sample_cb_form(rng), rows = rng:chance(0.5)}
-    cb.bj = block_size(rng, rng:pick({"BJ", "NB", "TILE"}), rng:pick({64, 128, 256, 512}), cb.form)
-    cb.bi = block_size(rng, rng:pick({"BI", "MB", "ROWS"}), rng:pick({16, 32, 64}), cb.form)
+    cb = {form = parts.sample_cb_form(rng), rows = rng:chance(0.5)}
+    cb.bj = parts.block_size(rng, rng:pick({"BJ", "NB", "TILE"}), rng:pick({64, 128, 256, 512}), cb.form)
+    cb.bi = parts.block_size(rng, rng:pick({"BI", "MB", "ROWS"}), rng:pick({16, 32, 64}), cb.form)
   end
-  local hsum = rng:pick({"hsum", "hadd", "lanes"})
-  local use_reduce = V and isa == "avx512" and rng:chance(0.5)
-  includes(em, set, pf, false, rng)
+  local hsum, use_reduce = parts.sample_hsum(rng, V, isa)
+  parts.includes(em, set, pf, false, rng)
   if cb then
     if cb.bj.top then em:line(cb.bj.top) end
     if cb.rows and cb.bi.top then em:line(cb.bi.top) end
     if cb.bj.top or (cb.rows and cb.bi.top) then em:line("") end
   end
-  if V and not use_reduce then
-    em:open("static inline double " .. hsum .. "(" .. V.ty .. " v)")
-    em:line("double t[" .. V.w .. "];")
-    em:line(V.st("t", "v"))
-    local parts = {}
-    for k = 0, V.w - 1, 2 do parts[#parts + 1] = "(t[" .. k .. "] + t[" .. (k + 1) .. "])" end
-    em:line("return " .. table.concat(parts, " + ") .. ";")
-    em:close()
-    em:line("")
-  end
+  if V and not use_reduce then parts.emit_hsum(em, V, hsum) end
   if st.comment then em:line("/* y = A x: " .. (R > 1 and (R .. " rows at a time") or "one row at a time") .. " */") end
   em:open("void gemv_n(int m, int n, const double *A, const double *x, double *y)")
   if cb then
@@ -172,7 +148,7 @@ local function gen_gemv_n(rng, set, isa)
       for q = 0, r - 1 do em:line(V.ty .. " " .. vn[q] .. " = " .. V.zero() .. ";") end
       em:line("long j;")
       em:open(string.format("for (j = %s; j + %d <= %s; j += %d)", lo, V.w, hi, V.w))
-      if pf then em:line(pf_stmt(pf, pn[0] .. " + j + " .. pf.dist, false)) end
+      if pf then em:line(parts.pf_stmt(pf, pn[0] .. " + j + " .. pf.dist, false)) end
       local xv = r > 1 and "xj" or nil
       if xv then em:line(V.ty .. " " .. xv .. " = " .. V.ld("x + j") .. ";") end
       for q = 0, r - 1 do
@@ -188,7 +164,7 @@ local function gen_gemv_n(rng, set, isa)
       end
     else
       em:open(string.format("for (long j = %s; j < %s; %s)", lo, hi, inc(st, "j")))
-      if pf then em:line(pf_stmt(pf, pn[0] .. " + j + " .. pf.dist, false)) end
+      if pf then em:line(parts.pf_stmt(pf, pn[0] .. " + j + " .. pf.dist, false)) end
       for q = 0, r - 1 do em:line(string.format("%s += %s[j] * x[j];", sn[q], pn[q])) end
       em:close()
       for q = 0, r - 1 do em:line(string.format("y[%s] = %s;", ix(i, q), sn[q])) end
@@ -233,20 +209,18 @@ end
 -- symv: y[i] = (row i of the lower triangle) . x, then the strict lower triangle read as
 -- the upper: y[j] += A[i][j] x[i] for j < i (over column ranges, so threads never share a y[j]).
 local function gen_symv(rng, set, isa)
-  local st, em, _, sched = start(rng, set)
-  local V = set.simd and vops(isa) or nil
+  local st, em, _, sched, V = parts.start(rng, set, isa)
   local rb = set.register_blocking
   local cb
   if set.cache_blocking then
-    cb = {bj = block_size(rng, rng:pick({"BJ", "NB", "TILE"}), rng:pick({32, 64, 128, 256}), sample_cb_form(rng))}
+    cb = {bj = parts.block_size(rng, rng:pick({"BJ", "NB", "TILE"}), rng:pick({32, 64, 128, 256}), parts.sample_cb_form(rng))}
   end
   local manual = set.omp and not cb
-  local hsum = rng:pick({"hsum", "hadd", "lanes"})
-  local reduce = V and isa == "avx512" and rng:chance(0.5)
-  includes(em, set, nil, false, rng)
-  if manual then ensure_omp_h(em) end
+  local hsum, reduce = parts.sample_hsum(rng, V, isa)
+  parts.includes(em, set, nil, false, rng)
+  if manual then parts.ensure_omp_h(em) end
   if cb and cb.bj.top then em:line(cb.bj.top); em:line("") end
-  if V and not reduce then emit_hsum(em, V, hsum) end
+  if V and not reduce then parts.emit_hsum(em, V, hsum) end
   if st.comment then em:line("/* y = A x from the lower triangle: each stored entry is used twice */") end
   em:open("void symv(int n, const double *A, const double *x, double *y)")
   if cb and cb.bj.decl then em:line(cb.bj.decl) end
@@ -261,7 +235,7 @@ local function gen_symv(rng, set, isa)
   if set.omp then em:pragma("#pragma omp parallel for" .. sched) end
   em:open(string.format("for (long i = 0; i < n; %s)", inc(st, "i")))
   em:line(string.format("const double *%s = A + i * n;", a))
-  dot_seg(em, {V = V, U = rb and rng:pick({1, 2, 4}) or 1, st = st, j = "j", p = a, x = "x", lo = "0",
+  parts.dot_seg(em, {V = V, U = rb and rng:pick({1, 2, 4}) or 1, st = st, j = "j", p = a, x = "x", lo = "0",
                hi = "i + 1", out = out, acc = acc, sp = out .. "_", hsum = hsum, reduce = reduce})
   em:line(string.format("y[i] = %s;", out))
   em:close()
@@ -278,7 +252,7 @@ local function gen_symv(rng, set, isa)
       em:line(string.format("const long jh = i < %s ? i : %s;", hi, hi))
       h = "jh"
     end
-    axpy_seg(em, rng, {V = V, U = U, j = "j", st = st, lo = lo, hi = h, dst = "y", src = a, coef = xi,
+    parts.axpy_seg(em, rng, {V = V, U = U, j = "j", st = st, lo = lo, hi = h, dst = "y", src = a, coef = xi,
                        coefv = "v" .. xi, pre = pre, flip = flip})
     em:close()
   end
@@ -309,19 +283,17 @@ end
 -- solve the diagonal block, then update the rows below). No OpenMP: its spec lists none,
 -- and each unknown depends on all the previous ones.
 local function gen_trsv(rng, set, isa)
-  local st, em = start(rng, set)
-  local V = set.simd and vops(isa) or nil
+  local st, em, _, _, V = parts.start(rng, set, isa)
   local rb = set.register_blocking
   local cb
   if set.cache_blocking then
-    cb = {bs = block_size(rng, rng:pick({"BS", "NB", "TILE"}), rng:pick({16, 32, 64}), sample_cb_form(rng)),
+    cb = {bs = parts.block_size(rng, rng:pick({"BS", "NB", "TILE"}), rng:pick({16, 32, 64}), parts.sample_cb_form(rng)),
           right = rng:chance(0.5)}
   end
-  local hsum = rng:pick({"hsum", "hadd", "lanes"})
-  local reduce = V and isa == "avx512" and rng:chance(0.5)
-  includes(em, set, nil, false, rng)
+  local hsum, reduce = parts.sample_hsum(rng, V, isa)
+  parts.includes(em, set, nil, false, rng)
   if cb and cb.bs.top then em:line(cb.bs.top); em:line("") end
-  if V and not reduce then emit_hsum(em, V, hsum) end
+  if V and not reduce then parts.emit_hsum(em, V, hsum) end
   if st.comment then em:line("/* forward substitution, L lower triangular */") end
   em:open("void trsv(int n, const double *L, const double *b, double *x)")
   if cb and cb.bs.decl then em:line(cb.bs.decl) end
@@ -335,7 +307,7 @@ local function gen_trsv(rng, set, isa)
     return string.format("x[i] = (%s - %s) / %s[i];", lhs, out, l)
   end
   local function dot(lo, hi)
-    dot_seg(em, {V = V, U = U, st = st, j = "j", p = l, x = "x", lo = lo, hi = hi, out = out, acc = acc,
+    parts.dot_seg(em, {V = V, U = U, st = st, j = "j", p = l, x = "x", lo = lo, hi = hi, out = out, acc = acc,
                  sp = out .. "_", hsum = hsum, reduce = reduce})
   end
   local function rows(first, last, lo, hi, finish)

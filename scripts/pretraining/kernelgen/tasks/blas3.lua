@@ -4,16 +4,7 @@
 
 local etasks = require "engine.tasks"
 local parts = require "kernelgen.tasks.parts"
-local vops = parts.vops
 local inc = parts.inc
-local includes = parts.includes
-local block_size = parts.block_size
-local start = parts.start
-local sample_cb_form = parts.sample_cb_form
-local row_update = parts.row_update
-local emit_hsum = parts.emit_hsum
-local dot_seg = parts.dot_seg
-local ensure_omp_h = parts.ensure_omp_h
 
 -- The unroll of the columns: U vectors or scalars (register blocking when U > 1).
 local function col_unroll(rng, set, V)
@@ -24,9 +15,9 @@ end
 local function sample_blas3_cb(rng, set)
   if not set.cache_blocking then return nil end
   local which = rng:pick({"p", "j", "both"})
-  local cb = {form = sample_cb_form(rng)}
-  if which ~= "j" then cb.kb = block_size(rng, rng:pick({"KB", "KC", "PB"}), rng:pick({32, 64, 128, 256}), cb.form) end
-  if which ~= "p" then cb.nb = block_size(rng, rng:pick({"NB", "BJ", "NC"}), rng:pick({32, 64, 128, 256}), cb.form) end
+  local cb = {form = parts.sample_cb_form(rng)}
+  if which ~= "j" then cb.kb = parts.block_size(rng, rng:pick({"KB", "KC", "PB"}), rng:pick({32, 64, 128, 256}), cb.form) end
+  if which ~= "p" then cb.nb = parts.block_size(rng, rng:pick({"NB", "BJ", "NC"}), rng:pick({32, 64, 128, 256}), cb.form) end
   return cb
 end
 
@@ -77,19 +68,18 @@ local function scaled_rows(em, rng, r)
     em:line(string.format("const double %s = %s;", r.coef, r.coef_expr))
     em:line(string.format("const double *%s = %s + p * %s;", r.src, r.base, r.ld))
     if r.V then em:line("const " .. r.V.ty .. " v" .. r.coef .. " = " .. r.V.set1(r.coef) .. ";") end
-    row_update(em, rng, {V = r.V, U = r.U, j = "j", st = r.st, lo = r.lo, hi = r.hi, dst = r.dst, src = r.src,
+    parts.row_update(em, rng, {V = r.V, U = r.U, j = "j", st = r.st, lo = r.lo, hi = r.hi, dst = r.dst, src = r.src,
                          coef = r.coef, coefv = "v" .. r.coef})
   end)
 end
 
 -- gemm_tn (C = A^T B) and trmm (C = L B, p <= i): row i of C, zeroed, then the scaled rows of B.
 local function gen_rows_product(rng, name, set, isa)
-  local st, em, _, sched = start(rng, set)
-  local V = set.simd and vops(isa) or nil
+  local st, em, _, sched, V = parts.start(rng, set, isa)
   local U = col_unroll(rng, set, V)
   local cb = sample_blas3_cb(rng, set)
   local tn = name == "gemm_tn"
-  includes(em, set, nil, false, rng)
+  parts.includes(em, set, nil, false, rng)
   blas3_tops(em, cb)
   if st.comment then
     em:line(tn and "/* C = A^T B: row i of C sums the rows of B scaled by column i of A */"
@@ -116,10 +106,9 @@ end
 
 -- gemm_batched: one small product after another (OpenMP over the batch).
 local function gen_gemm_batched(rng, set, isa)
-  local st, em, _, sched = start(rng, set)
-  local V = set.simd and vops(isa) or nil
+  local st, em, _, sched, V = parts.start(rng, set, isa)
   local U = col_unroll(rng, set, V)
-  includes(em, set, nil, false, rng)
+  parts.includes(em, set, nil, false, rng)
   if st.comment then em:line("/* C_b = A_b B_b for each product of the batch, row by row */") end
   em:open(etasks.get("gemm_batched").prototype)
   local t = rng:pick({"t", "bt", "e"})
@@ -147,13 +136,12 @@ end
 -- trsm: forward substitution on rows of X, over the columns [lo, hi) (column tiles or a
 -- thread's share: the columns are independent, the rows are not).
 local function gen_trsm(rng, set, isa)
-  local st, em, _, sched = start(rng, set)
-  local V = set.simd and vops(isa) or nil
+  local st, em, _, sched, V = parts.start(rng, set, isa)
   local U = col_unroll(rng, set, V)
   local cb = sample_blas3_cb(rng, set)
   local manual = set.omp and not (cb and cb.nb)
-  includes(em, set, nil, false, rng)
-  if manual then ensure_omp_h(em) end
+  parts.includes(em, set, nil, false, rng)
+  if manual then parts.ensure_omp_h(em) end
   blas3_tops(em, cb)
   if st.comment then em:line("/* L X = B by forward substitution, all right-hand sides of a row at once */") end
   em:open(etasks.get("trsm").prototype)
@@ -199,18 +187,16 @@ end
 -- syrk: C[i][j] = C[j][i] = (row i of A) . (row j of A) for j <= i; cache blocking tiles
 -- (i, j) into square blocks on and below the diagonal.
 local function gen_syrk(rng, set, isa)
-  local st, em, _, sched = start(rng, set)
-  local V = set.simd and vops(isa) or nil
+  local st, em, _, sched, V = parts.start(rng, set, isa)
   local bs
   if set.cache_blocking then
-    bs = block_size(rng, rng:pick({"BS", "NB", "TILE"}), rng:pick({16, 32, 64}), sample_cb_form(rng))
+    bs = parts.block_size(rng, rng:pick({"BS", "NB", "TILE"}), rng:pick({16, 32, 64}), parts.sample_cb_form(rng))
   end
-  local hsum = rng:pick({"hsum", "hadd", "lanes"})
-  local reduce = V and isa == "avx512" and rng:chance(0.5)
+  local hsum, reduce = parts.sample_hsum(rng, V, isa)
   local U = set.register_blocking and (V and rng:pick({2, 2, 4}) or rng:pick({2, 4, 4, 8})) or 1
-  includes(em, set, nil, false, rng)
+  parts.includes(em, set, nil, false, rng)
   if bs and bs.top then em:line(bs.top); em:line("") end
-  if V and not reduce then emit_hsum(em, V, hsum) end
+  if V and not reduce then parts.emit_hsum(em, V, hsum) end
   if st.comment then em:line("/* C = A A^T: the lower triangle's dot products, mirrored */") end
   em:open("void syrk(int n, int k, const double *A, double *C)")
   if bs and bs.decl then em:line(bs.decl) end
@@ -222,7 +208,7 @@ local function gen_syrk(rng, set, isa)
   local function pair(jlo, jcond)
     em:open(string.format("for (long j = %s; %s; %s)", jlo, jcond, inc(st, "j")))
     em:line(string.format("const double *%s = A + j * k;", aj))
-    dot_seg(em, {V = V, U = U, st = st, j = "p", p = ai, x = aj, lo = "0", hi = "k", out = out, acc = acc,
+    parts.dot_seg(em, {V = V, U = U, st = st, j = "p", p = ai, x = aj, lo = "0", hi = "k", out = out, acc = acc,
                  sp = out .. "_", hsum = hsum, reduce = reduce})
     if two then
       em:line(string.format("C[i * n + j] = %s;", out))

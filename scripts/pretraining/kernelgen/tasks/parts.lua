@@ -116,15 +116,33 @@ local function tree(terms, f)
   return f(a, b)
 end
 
-local function start(rng, set)
+-- What a kernel sets up first: its style and emitter, prefetch and schedule when its
+-- techniques have them, and the ISA's vector operations when it uses SIMD.
+local function start(rng, set, isa)
   local st = sample_style(rng)
   local em = emitter(st.indent)
   em.pragma_indent = st.pragma_indent
-  return st, em, set.prefetch and sample_pf(rng) or nil, set.omp and sample_sched(rng) or ""
+  return st, em, set.prefetch and sample_pf(rng) or nil, set.omp and sample_sched(rng) or "",
+         set.simd and vops(isa) or nil
 end
 
 -- A tile size and the lines it needs: form "define" (top), "const" (decl) or a literal.
 local function sample_cb_form(rng) return rng:pick({"define", "define", "const", "literal"}) end
+
+-- dst[j..] += src[j..] * coefv (c's fields) in vectors: one (U == 1), or U of them loaded
+-- into the registers pre0, pre1, ..., updated, then stored back.
+local function vector_update(em, c, j, U, pre)
+  local V = c.V
+  if U == 1 then
+    em:line(V.st(c.dst .. " + " .. j, V.fma(V.ld(c.src .. " + " .. j), c.coefv, V.ld(c.dst .. " + " .. j))))
+    return
+  end
+  for u = 0, U - 1 do em:line(V.ty .. " " .. pre .. u .. " = " .. V.ld(c.dst .. " + " .. ix(j, u * V.w)) .. ";") end
+  for u = 0, U - 1 do
+    em:line(pre .. u .. " = " .. V.fma(V.ld(c.src .. " + " .. ix(j, u * V.w)), c.coefv, pre .. u) .. ";")
+  end
+  for u = 0, U - 1 do em:line(V.st(c.dst .. " + " .. ix(j, u * V.w), pre .. u)) end
+end
 
 -- dst[j] += src[j] * coef for lo <= j < hi (coefv: the coefficient as a vector),
 -- unrolled by U (scalars or vectors); j is declared here.
@@ -147,18 +165,18 @@ local function row_update(em, rng, c)
   pfline(j)
   if not V then
     for u = 0, U - 1 do em:line(scalar(ix(j, u))) end
-  elseif U == 1 then
-    em:line(V.st(c.dst .. " + " .. j, V.fma(V.ld(c.src .. " + " .. j), c.coefv, V.ld(c.dst .. " + " .. j))))
   else
-    local pre = rng:pick({"r", "vd", "cv"})
-    for u = 0, U - 1 do em:line(V.ty .. " " .. pre .. u .. " = " .. V.ld(c.dst .. " + " .. ix(j, u * V.w)) .. ";") end
-    for u = 0, U - 1 do
-      em:line(pre .. u .. " = " .. V.fma(V.ld(c.src .. " + " .. ix(j, u * V.w)), c.coefv, pre .. u) .. ";")
-    end
-    for u = 0, U - 1 do em:line(V.st(c.dst .. " + " .. ix(j, u * V.w), pre .. u)) end
+    vector_update(em, c, j, U, U > 1 and rng:pick({"r", "vd", "cv"}) or nil)
   end
   em:close()
   em:line(string.format("for (; %s < %s; %s) %s", j, c.hi, inc(st, j), scalar(j)))
+end
+
+-- How a kernel sums a vector's lanes: the name of its emit_hsum helper (one of `names`), and
+-- whether it calls AVX-512's reduction instead (half the time on AVX-512, never without SIMD).
+local function sample_hsum(rng, V, isa, names)
+  local name = rng:pick(names or {"hsum", "hadd", "lanes"})
+  return name, V and isa == "avx512" and rng:chance(0.5)
 end
 
 -- A static inline horizontal sum of a vector, named `name`.
@@ -234,15 +252,8 @@ local function axpy_seg(em, rng, c)
     for u = 0, U - 1 do
       em:line(string.format("%s[%s] += %s[%s] * %s;", c.dst, ix(j, u), c.src, ix(j, u), c.coef))
     end
-  elseif U == 1 then
-    em:line(V.st(c.dst .. " + " .. j, V.fma(V.ld(c.src .. " + " .. j), c.coefv, V.ld(c.dst .. " + " .. j))))
   else
-    local pre = c.pre
-    for u = 0, U - 1 do em:line(V.ty .. " " .. pre .. u .. " = " .. V.ld(c.dst .. " + " .. ix(j, u * V.w)) .. ";") end
-    for u = 0, U - 1 do
-      em:line(pre .. u .. " = " .. V.fma(V.ld(c.src .. " + " .. ix(j, u * V.w)), c.coefv, pre .. u) .. ";")
-    end
-    for u = 0, U - 1 do em:line(V.st(c.dst .. " + " .. ix(j, u * V.w), pre .. u)) end
+    vector_update(em, c, j, U, c.pre)
   end
   em:close()
   em:line(string.format("for (; %s < %s; %s) %s", j, c.hi, inc(st, j), plain(j)))
@@ -255,4 +266,4 @@ local function ensure_omp_h(em)
   end
 end
 
-return {TECH = TECH, set_of = set_of, VEC = VEC, Em = Em, emitter = emitter, vops = vops, sample_style = sample_style, inc = inc, sample_sched = sample_sched, sample_pf = sample_pf, pf_stmt = pf_stmt, includes = includes, block_size = block_size, ix = ix, tree = tree, start = start, sample_cb_form = sample_cb_form, row_update = row_update, emit_hsum = emit_hsum, dot_seg = dot_seg, axpy_seg = axpy_seg, ensure_omp_h = ensure_omp_h}
+return {TECH = TECH, set_of = set_of, VEC = VEC, Em = Em, emitter = emitter, vops = vops, sample_style = sample_style, inc = inc, sample_sched = sample_sched, sample_pf = sample_pf, pf_stmt = pf_stmt, includes = includes, block_size = block_size, ix = ix, tree = tree, start = start, sample_cb_form = sample_cb_form, row_update = row_update, sample_hsum = sample_hsum, emit_hsum = emit_hsum, dot_seg = dot_seg, axpy_seg = axpy_seg, ensure_omp_h = ensure_omp_h}

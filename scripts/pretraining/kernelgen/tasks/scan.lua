@@ -2,14 +2,8 @@
 -- One family of kernelgen.tasks (its header says what varies and the rules the text keeps).
 
 local parts = require "kernelgen.tasks.parts"
-local vops = parts.vops
 local inc = parts.inc
-local pf_stmt = parts.pf_stmt
-local includes = parts.includes
-local block_size = parts.block_size
 local ix = parts.ix
-local start = parts.start
-local sample_cb_form = parts.sample_cb_form
 
 -- Scans x[lo..hi) into y with the running sum `s` (a declared double): scalar, small
 -- blocks of U scanned in a local array (register blocking: loops starting at the strided
@@ -18,7 +12,7 @@ local sample_cb_form = parts.sample_cb_form
 local function scan_seg(em, rng, c)
   local V, U, st, s, i = c.V, c.U, c.st, c.s, c.i
   local function pfline()
-    if c.pf then em:line(pf_stmt(c.pf, "x + " .. i .. " + " .. c.pf.dist, false)) end
+    if c.pf then em:line(parts.pf_stmt(c.pf, "x + " .. i .. " + " .. c.pf.dist, false)) end
   end
   local function scalar_step(idx) return string.format("%s += x[%s]; y[%s] = %s;", s, idx, idx, s) end
   if not V and U == 1 then
@@ -72,19 +66,18 @@ local function scan_seg(em, rng, c)
 end
 
 local function gen_prefix(rng, set, isa)
-  local st, em, pf, sched = start(rng, set)
-  local V = set.simd and vops(isa) or nil
+  local st, em, pf, sched, V = parts.start(rng, set, isa)
   local rb = set.register_blocking
   local U = rb and (V and rng:pick({2, 2, 4}) or rng:pick({2, 4, 4, 8})) or 1
   local cb
   if set.cache_blocking then
-    cb = {bs = block_size(rng, rng:pick({"BS", "BLOCK", "TILE"}), rng:pick({64, 128, 256, 512}), sample_cb_form(rng))}
+    cb = {bs = parts.block_size(rng, rng:pick({"BS", "BLOCK", "TILE"}), rng:pick({64, 128, 256, 512}), parts.sample_cb_form(rng))}
   end
   local ch
   if set.omp then
-    ch = block_size(rng, rng:pick({"NCH", "CHUNKS", "NPART"}), rng:pick({16, 32, 64}), sample_cb_form(rng))
+    ch = parts.block_size(rng, rng:pick({"NCH", "CHUNKS", "NPART"}), rng:pick({16, 32, 64}), parts.sample_cb_form(rng))
   end
-  includes(em, set, pf, false, rng)
+  parts.includes(em, set, pf, false, rng)
   local tops = false
   if cb and cb.bs.top then em:line(cb.bs.top); tops = true end
   if ch and ch.top then em:line(ch.top); tops = true end
@@ -153,16 +146,15 @@ end
 -- col_sums: strips of columns (1, U, W or U*W wide) summed down the rows in registers;
 -- cache blocking tiles the rows (each tile's strips add into s); OpenMP splits the strips.
 local function gen_col_sums(rng, set, isa)
-  local st, em, pf, sched = start(rng, set)
-  local V = set.simd and vops(isa) or nil
+  local st, em, pf, sched, V = parts.start(rng, set, isa)
   local rb = set.register_blocking
   local U = rb and (V and rng:pick({2, 2, 4}) or rng:pick({2, 4, 4, 8})) or 1
   local step = U * (V and V.w or 1)
   local cb
   if set.cache_blocking then
-    cb = {bi = block_size(rng, rng:pick({"BI", "MB", "ROWS"}), rng:pick({32, 64, 128, 256}), sample_cb_form(rng))}
+    cb = {bi = parts.block_size(rng, rng:pick({"BI", "MB", "ROWS"}), rng:pick({32, 64, 128, 256}), parts.sample_cb_form(rng))}
   end
-  includes(em, set, pf, false, rng)
+  parts.includes(em, set, pf, false, rng)
   if cb and cb.bi.top then em:line(cb.bi.top); em:line("") end
   if st.comment then em:line("/* s[j] = sum over rows of A[i][j], " .. step .. " column(s) at a time */") end
   em:open("void col_sums(int m, int n, const double *A, double *s)")
@@ -178,7 +170,7 @@ local function gen_col_sums(rng, set, isa)
   end
   local pfd = rng:pick({2, 4, 8})
   local function pfline(j)
-    if pf then em:line(pf_stmt(pf, string.format("A + (i + %d) * n + %s", pfd, j), false)) end
+    if pf then em:line(parts.pf_stmt(pf, string.format("A + (i + %d) * n + %s", pfd, j), false)) end
   end
   local function column(j, do_pf)  -- one column, scalar
     em:line(string.format("double %s = %s;", t, cb and ("s[" .. j .. "]") or "0.0"))

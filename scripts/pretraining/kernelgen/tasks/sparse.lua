@@ -2,23 +2,15 @@
 -- One family of kernelgen.tasks (its header says what varies and the rules the text keeps).
 
 local parts = require "kernelgen.tasks.parts"
-local vops = parts.vops
 local inc = parts.inc
-local pf_stmt = parts.pf_stmt
-local includes = parts.includes
 local ix = parts.ix
-local tree = parts.tree
-local start = parts.start
-local emit_hsum = parts.emit_hsum
 
 local function gen_spmv(rng, set, isa)
-  local st, em, pf, sched = start(rng, set)
-  local V = set.simd and vops(isa) or nil
+  local st, em, pf, sched, V = parts.start(rng, set, isa)
   local rb = set.register_blocking
-  local hsum = rng:pick({"hsum", "hadd", "lanes"})
-  local reduce = V and isa == "avx512" and rng:chance(0.5)
-  includes(em, set, pf, false, rng)
-  if V and not reduce then emit_hsum(em, V, hsum) end
+  local hsum, reduce = parts.sample_hsum(rng, V, isa)
+  parts.includes(em, set, pf, false, rng)
+  if V and not reduce then parts.emit_hsum(em, V, hsum) end
   if st.comment then em:line("/* y = A x, A in CSR form: one row's nonzeros at a time */") end
   em:open("void spmv_csr(int rows, int cols, const int *row_ptr, const int *col_idx, const double *val, "
           .. "const double *x, double *y)")
@@ -36,7 +28,7 @@ local function gen_spmv(rng, set, isa)
   local function pfline(idx)
     if pf then
       local tgt = ci and rng:pick({"val", "col_idx"}) or "val"
-      em:line(pf_stmt(pf, tgt .. " + " .. idx .. " + " .. pf.dist, false))
+      em:line(parts.pf_stmt(pf, tgt .. " + " .. idx .. " + " .. pf.dist, false))
     end
   end
   local U = rb and (V and rng:pick({2, 2, 4}) or rng:pick({2, 4, 4})) or 1
@@ -60,9 +52,9 @@ local function gen_spmv(rng, set, isa)
     pfline(p)
     for u = 0, U - 1 do em:line(string.format("%s += %s;", names[u + 1], term(ix(p, u)))) end
     em:close()
-    local parts = {}
-    for u = 1, U, 2 do parts[#parts + 1] = "(" .. names[u] .. " + " .. names[u + 1] .. ")" end
-    em:line(string.format("double %s = %s;", s, table.concat(parts, " + ")))
+    local terms = {}
+    for u = 1, U, 2 do terms[#terms + 1] = "(" .. names[u] .. " + " .. names[u + 1] .. ")" end
+    em:line(string.format("double %s = %s;", s, table.concat(terms, " + ")))
   else
     local accp = rng:pick({"acc", "va", "vs"})
     local g = rng:pick({"xg", "gx", "xs"})
@@ -91,7 +83,7 @@ local function gen_spmv(rng, set, isa)
       em:line(accs[u] .. " = " .. V.fma(V.ld("val + " .. ix(p, base)), gn, accs[u]) .. ";")
     end
     em:close()
-    local whole = tree(accs, V.add)
+    local whole = parts.tree(accs, V.add)
     local h = reduce and ("_mm512_reduce_add_pd(" .. whole .. ")") or (hsum .. "(" .. whole .. ")")
     em:line(string.format("double %s = %s;", s, h))
   end

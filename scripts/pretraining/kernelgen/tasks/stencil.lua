@@ -2,17 +2,8 @@
 -- One family of kernelgen.tasks (its header says what varies and the rules the text keeps).
 
 local parts = require "kernelgen.tasks.parts"
-local emitter = parts.emitter
-local vops = parts.vops
-local sample_style = parts.sample_style
 local inc = parts.inc
-local sample_sched = parts.sample_sched
-local sample_pf = parts.sample_pf
-local pf_stmt = parts.pf_stmt
-local includes = parts.includes
-local block_size = parts.block_size
 local ix = parts.ix
-local tree = parts.tree
 
 -- Each stencil: its prototype, dims (2 or 3), and the weighted groups of neighbour offsets
 -- from the centre pointer ("s": the row stride, "p": the plane stride).
@@ -28,12 +19,7 @@ local stencils = {
 
 local function gen_stencil(rng, name, set, isa)
   local S = stencils[name]
-  local st = sample_style(rng)
-  local em = emitter(st.indent)
-  em.pragma_indent = st.pragma_indent
-  local pf = set.prefetch and sample_pf(rng) or nil
-  local V = set.simd and vops(isa) or nil
-  local sched = set.omp and sample_sched(rng) or ""
+  local st, em, pf, sched, V = parts.start(rng, set, isa)
   local rb = set.register_blocking
   -- names: the strides s, p are fixed by the groups; c the centre pointer, o the output row
   local c, o = rng:pick({"c", "ctr", "src"}), rng:pick({"o", "dst", "out"})
@@ -51,33 +37,33 @@ local function gen_stencil(rng, name, set, isa)
     return idx .. " + " .. off
   end
   local function sexpr(idx)
-    local parts = {}
+    local terms = {}
     for _, g in ipairs(S.groups) do
       local ts = {}
       for q, off in ipairs(g[2]) do ts[q] = c .. "[" .. at(idx, off) .. "]" end
-      parts[#parts + 1] = g[1] .. " * " .. (#ts == 1 and ts[1] or ("(" .. table.concat(ts, " + ") .. ")"))
+      terms[#terms + 1] = g[1] .. " * " .. (#ts == 1 and ts[1] or ("(" .. table.concat(ts, " + ") .. ")"))
     end
-    return table.concat(parts, " + ")
+    return table.concat(terms, " + ")
   end
   local wname = {["0.25"] = "w4", ["0.125"] = "w8", ["0.0625"] = "w16"}
   local function vsum(idx, g)
     local ts = {}
     for q, off in ipairs(g[2]) do ts[q] = V.ld(c .. " + " .. at(idx, off)) end
-    return tree(ts, V.add)
+    return parts.tree(ts, V.add)
   end
   local function vexpr(idx)
-    local parts = {}
-    for _, g in ipairs(S.groups) do parts[#parts + 1] = V.mul(wname[g[1]], vsum(idx, g)) end
-    return tree(parts, V.add)
+    local terms = {}
+    for _, g in ipairs(S.groups) do terms[#terms + 1] = V.mul(wname[g[1]], vsum(idx, g)) end
+    return parts.tree(terms, V.add)
   end
-  includes(em, set, pf, false, rng)
+  parts.includes(em, set, pf, false, rng)
   -- cache blocking: which loops are tiled
   local cb
   if set.cache_blocking then
     cb = {rows = rng:chance(0.7), form = rng:pick({"define", "define", "const", "literal"})}
     cb.cols = not cb.rows or rng:chance(0.5)
-    cb.br = block_size(rng, rng:pick({"BR", "BI", "TILE_R"}), rng:pick({16, 32, 32, 64}), cb.form)
-    cb.bc = block_size(rng, rng:pick({"BC", "BJ", "TILE_C"}), rng:pick({64, 128, 128, 256}), cb.form)
+    cb.br = parts.block_size(rng, rng:pick({"BR", "BI", "TILE_R"}), rng:pick({16, 32, 32, 64}), cb.form)
+    cb.bc = parts.block_size(rng, rng:pick({"BC", "BJ", "TILE_C"}), rng:pick({64, 128, 128, 256}), cb.form)
     if cb.rows and cb.br.top then em:line(cb.br.top) end
     if cb.cols and cb.bc.top then em:line(cb.bc.top) end
     if (cb.rows and cb.br.top) or (cb.cols and cb.bc.top) then em:line("") end
@@ -147,7 +133,7 @@ local function gen_stencil(rng, name, set, isa)
     if pf then
       local off = rng:pick({"s", "2 * s", "s + " .. pf.dist, tostring(pf.dist)})
       if S.dims == 3 and rng:chance(0.5) then off = "p" end
-      em:line(pf_stmt(pf, c .. " + " .. idx .. " + " .. off, false))
+      em:line(parts.pf_stmt(pf, c .. " + " .. idx .. " + " .. off, false))
     end
   end
   -- the inner loop: its first header starts at lo (a tile's variable when columns are tiled)

@@ -2,25 +2,18 @@
 -- One family of kernelgen.tasks (its header says what varies and the rules the text keeps).
 
 local parts = require "kernelgen.tasks.parts"
-local vops = parts.vops
 local inc = parts.inc
-local pf_stmt = parts.pf_stmt
-local includes = parts.includes
-local block_size = parts.block_size
 local ix = parts.ix
-local start = parts.start
-local sample_cb_form = parts.sample_cb_form
 
 local function gen_transpose(rng, set, isa)
-  local st, em, pf, sched = start(rng, set)
-  local V = set.simd and vops(isa) or nil
+  local st, em, pf, sched, V = parts.start(rng, set, isa)
   local cb
   if set.cache_blocking then
-    local form = sample_cb_form(rng)
-    cb = {bi = block_size(rng, rng:pick({"BI", "TI", "BR"}), rng:pick({16, 32, 64}), form),
-          bj = block_size(rng, rng:pick({"BJ", "TJ", "BC"}), rng:pick({16, 32, 64}), form)}
+    local form = parts.sample_cb_form(rng)
+    cb = {bi = parts.block_size(rng, rng:pick({"BI", "TI", "BR"}), rng:pick({16, 32, 64}), form),
+          bj = parts.block_size(rng, rng:pick({"BJ", "TJ", "BC"}), rng:pick({16, 32, 64}), form)}
   end
-  includes(em, set, pf, false, rng)
+  parts.includes(em, set, pf, false, rng)
   if cb and cb.bi.top then em:line(cb.bi.top); em:line(cb.bj.top); em:line("") end
   if st.comment then em:line("/* B = A^T" .. (cb and ", tile by tile" or "") .. " */") end
   em:open("void transpose(int m, int n, const double *A, double *B)")
@@ -45,11 +38,11 @@ local function gen_transpose(rng, set, isa)
     if rows_first then
       em:open(string.format("for (long i = %s; i < %s; %s)", ilo, ihi, inc(st, "i")))
       em:open(string.format("for (long j = %s; j < %s; %s)", jlo, jhi, inc(st, "j")))
-      if pf then em:line(pf_stmt(pf, "B + (j + " .. pfd .. ") * m + i", true)) end
+      if pf then em:line(parts.pf_stmt(pf, "B + (j + " .. pfd .. ") * m + i", true)) end
     else
       em:open(string.format("for (long j = %s; j < %s; %s)", jlo, jhi, inc(st, "j")))
       em:open(string.format("for (long i = %s; i < %s; %s)", ilo, ihi, inc(st, "i")))
-      if pf then em:line(pf_stmt(pf, "A + (i + " .. pfd .. ") * n + j", false)) end
+      if pf then em:line(parts.pf_stmt(pf, "A + (i + " .. pfd .. ") * n + j", false)) end
     end
     em:line(copy("i", "j"))
     em:close()
@@ -61,7 +54,7 @@ local function gen_transpose(rng, set, isa)
     em:open(string.format("for (long i = %s; i < iq; i += 4)", ilo))
     em:line("long j;")
     em:open(string.format("for (j = %s; j + 4 <= %s; j += 4)", jlo, jhi))
-    if pf then em:line(pf_stmt(pf, "A + (i + " .. (4 * pfd) .. ") * n + j", false)) end
+    if pf then em:line(parts.pf_stmt(pf, "A + (i + " .. (4 * pfd) .. ") * n + j", false)) end
     local r, t = rng:pick({"r", "row", "a"}), rng:pick({"t", "u", "p"})
     local function par(e) return e:find(" ", 1, true) and ("(" .. e .. ")") or e end
     for k = 0, 3 do
@@ -91,7 +84,7 @@ local function gen_transpose(rng, set, isa)
     em:open(string.format("for (long j = %s; j < %s; %s)", jlo, jhi, inc(st, "j")))
     em:line("long i;")
     em:open(string.format("for (i = %s; i + %d <= %s; i += %d)", ilo, V.w, ihi, V.w))
-    if pf then em:line(pf_stmt(pf, "A + (i + " .. (V.w * pfd) .. ") * n + j", false)) end
+    if pf then em:line(parts.pf_stmt(pf, "A + (i + " .. (V.w * pfd) .. ") * n + j", false)) end
     local lanes = {}
     local viaptr = rng:chance(0.5)
     if viaptr then em:line("const double *a = A + i * n + j;") end
