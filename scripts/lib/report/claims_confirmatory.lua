@@ -95,6 +95,35 @@ local function final_row(unit)
             .. "({base.final.mean:%.1f} -> {learned.final.mean:%.1f}) | p = {gain.final.perm_p:%.3f} |"}
 end
 
+-- Rows E1 and E2 both state, their words differing only in the test or the edges given.
+local function other_size_row(test)
+  return {label = "secondary: other size, roofline score", figure = "heldout",
+          text = "| held-out, other size ({parts.sizes.size:%d}^3): roofline score | {parts.sizes.roofline.mean:%+.2f} ± "
+            .. "{parts.sizes.roofline.half:%.2f} points ({parts.sizes.base.roofline:%.1f}% -> "
+            .. "{parts.sizes.learned.roofline:%.1f}%) | " .. test .. " |"}
+end
+
+local function reward_row(test)
+  return {label = "secondary: held-out mean reward", figure = "heldout",
+          text = "| held-out, mean reward (Eq. 3) | {overall.reward.mean:%+.2f} ± {overall.reward.half:%.2f} | "
+            .. test .. " |"}
+end
+
+local function noise_row(before, after)
+  return {label = "control kernel: runs above the bound, largest spread (report.md)", figure = "noise",
+          text = before .. "the {bound:%.0f}% bound in {above:%d} of the {runs:%d} runs (up to {max:%.0f}%" .. after}
+end
+
+-- `p_format`: the precision of the test against the best template kernel.
+local function templates_row(p_format)
+  return {label = "secondary: best kernels against each other and the template search, re-measured together",
+          figure = "templates",
+          text = "| best kernels and the template search, re-measured together | {gain.mean:%+.2f} ± {gain.half:%.2f} "
+            .. "GFLOPS ({base.mean:%.1f} -> {learned.mean:%.1f}); learned minus the best template kernel "
+            .. "({best_template:%.1f}): {vs_template.mean:%+.2f} ± {vs_template.half:%.2f} | p = {gain.perm_p:%.2f}; "
+            .. "{vs_template.perm_p:" .. p_format .. "} |"}
+end
+
 -- The rows E1 and E2 state alike: the held-out comparison's primary metric and the
 -- secondary rows whose words the two sections share (each text is found in its own
 -- section, so one text serves both).
@@ -146,30 +175,18 @@ M.e1_texts = rows(
   {label = "primary: exact sign test", figure = "heldout",
    text = "sign test {overall.roofline.sign_positive:%d} of {overall.roofline.sign_n:%d}, "
      .. "p = {overall.roofline.sign_p:%.3g}."},
-  {label = "secondary: other size, roofline score", figure = "heldout",
-   text = "| held-out, other size ({parts.sizes.size:%d}^3): roofline score | {parts.sizes.roofline.mean:%+.2f} ± "
-     .. "{parts.sizes.roofline.half:%.2f} points ({parts.sizes.base.roofline:%.1f}% -> "
-     .. "{parts.sizes.learned.roofline:%.1f}%) | "
-     .. "{parts.sizes.roofline.sign_positive:%d} of {parts.sizes.roofline.sign_n:%d} positive, "
-     .. "p = {parts.sizes.roofline.sign_p:%.3f} |"},
+  other_size_row("{parts.sizes.roofline.sign_positive:%d} of {parts.sizes.roofline.sign_n:%d} positive, "
+                 .. "p = {parts.sizes.roofline.sign_p:%.3f}"),
   {label = "secondary: other wordings, roofline score", figure = "heldout",
    text = "| held-out, other wordings: roofline score | {parts.wordings.roofline.mean:%+.2f} ± "
      .. "{parts.wordings.roofline.half:%.2f} points | permutation p = {parts.wordings.roofline.perm_p:%.2f} |"},
-  {label = "secondary: held-out mean reward", figure = "heldout",
-   text = "| held-out, mean reward (Eq. 3) | {overall.reward.mean:%+.2f} ± {overall.reward.half:%.2f} | "
-     .. "p = {overall.reward.perm_p:%.3f} |"},
+  reward_row("p = {overall.reward.perm_p:%.3f}"),
   final_row("steps"),
   BEST_ROW,
   {label = "other wordings: verified share, range over policies and seeds", figure = "heldout",
    text = "verify {parts.wordings.ok_min:%.0f} to {parts.wordings.ok_max:%.0f}% of their kernels"},
-  {label = "control kernel: runs above the bound, largest spread (report.md)", figure = "noise",
-   text = "the {bound:%.0f}% bound in {above:%d} of the {runs:%d} runs (up to {max:%.0f}%,"},
-  {label = "secondary: best kernels against each other and the template search, re-measured together",
-   figure = "templates",
-   text = "| best kernels and the template search, re-measured together | {gain.mean:%+.2f} ± {gain.half:%.2f} "
-     .. "GFLOPS ({base.mean:%.1f} -> {learned.mean:%.1f}); learned minus the best template kernel "
-     .. "({best_template:%.1f}): {vs_template.mean:%+.2f} ± {vs_template.half:%.2f} | p = {gain.perm_p:%.2f}; "
-     .. "{vs_template.perm_p:%.2f} |"}
+  noise_row("", ","),
+  templates_row("%.2f")
 )
 
 -- Confirmatory E1 of protocol version 5 (every held-out part unseen): each part's own
@@ -227,18 +244,13 @@ M.e2_texts = rows(
   {label = "primary: exact sign test", figure = "heldout",
    text = "sign test {overall.roofline.sign_positive:%d} of {overall.roofline.sign_n:%d} positive, "
      .. "p = {overall.roofline.sign_p:%.3g}."},
-  {label = "secondary: other size, roofline score", figure = "heldout",
-   text = "| held-out, other size ({parts.sizes.size:%d}^3): roofline score | {parts.sizes.roofline.mean:%+.2f} ± "
-     .. "{parts.sizes.roofline.half:%.2f} points ({parts.sizes.base.roofline:%.1f}% -> "
-     .. "{parts.sizes.learned.roofline:%.1f}%) | permutation p = {parts.sizes.roofline.perm_p:%.2f} |"},
+  other_size_row("permutation p = {parts.sizes.roofline.perm_p:%.2f}"),
   {label = "secondary: other wordings, roofline score and mean reward", figure = "heldout",
    text = "| held-out, other wordings: roofline score; mean reward | {parts.wordings.roofline.mean:%+.2f} ± "
      .. "{parts.wordings.roofline.half:%.2f} points; {parts.wordings.reward.mean:%+.2f} ± "
      .. "{parts.wordings.reward.half:%.2f} | permutation p = {parts.wordings.roofline.perm_p:%.2f}; "
      .. "{parts.wordings.reward.perm_p:%.3f} |"},
-  {label = "secondary: held-out mean reward", figure = "heldout",
-   text = "| held-out, mean reward (Eq. 3) | {overall.reward.mean:%+.2f} ± {overall.reward.half:%.2f} | "
-     .. "permutation p = {overall.reward.perm_p:%.2f} |"},
+  reward_row("permutation p = {overall.reward.perm_p:%.2f}"),
   {label = "secondary: SQD's next prompts, mean reward and roofline score", figure = "heldout_train",
    text = "| SQD's next prompts (`--prompts=train`): mean reward; roofline score | {overall.reward.mean:%+.2f} ± "
      .. "{overall.reward.half:%.2f}; {overall.roofline.mean:%+.2f} ± {overall.roofline.half:%.2f} points | "
@@ -246,14 +258,8 @@ M.e2_texts = rows(
      .. "permutation p = {overall.roofline.perm_p:%.3f} |"},
   final_row("iterations"),
   BEST_ROW,
-  {label = "control kernel: runs above the bound, largest spread (report.md)", figure = "noise",
-   text = "above the {bound:%.0f}% bound in {above:%d} of the {runs:%d} runs (up to {max:%.0f}%)"},
-  {label = "secondary: best kernels against each other and the template search, re-measured together",
-   figure = "templates",
-   text = "| best kernels and the template search, re-measured together | {gain.mean:%+.2f} ± {gain.half:%.2f} "
-     .. "GFLOPS ({base.mean:%.1f} -> {learned.mean:%.1f}); learned minus the best template kernel "
-     .. "({best_template:%.1f}): {vs_template.mean:%+.2f} ± {vs_template.half:%.2f} | p = {gain.perm_p:%.2f}; "
-     .. "{vs_template.perm_p:%.3f} |"}
+  noise_row("above ", ")"),
+  templates_row("%.3f")
 )
 ---------------------------------------------------------------------------------------
 -- Confirmatory Table II (protocol version 2): three levels, each a learning
@@ -279,6 +285,18 @@ local function log_minutes(d, rel)
   end
   if not first then error(rel .. ": no clock times", 0) end
   return math.floor((last - first) / 60 + 0.5)
+end
+
+-- Appends to `rows` the agreement of each piece of seeds run on its own ({name = "1-5",
+-- seeds = {...}}): its report-NAME.md's Table II against its seeds' runs under dir/runs.
+local function add_report_rows(rows, dir, pieces)
+  for _, piece in ipairs(pieces) do
+    local report = dir .. "/report-" .. piece.name .. ".md"
+    rows[#rows + 1] = {"report-" .. piece.name .. ".md's Table II equals its seeds' metrics", raw = {report, dir .. "/runs"},
+                       agree = function(d)
+                         return claims.table2_agreement(d, claims.runs_from_dirs(d, dir .. "/runs", piece.seeds), report)
+                       end}
+  end
 end
 
 local function t2_figures(d)
@@ -375,13 +393,7 @@ for _, opt in ipairs(T2_LEVELS) do t2_rows[#t2_rows + 1] = t2_seeds_row(opt) end
 for _, opt in ipairs(T2_LEVELS) do t2_rows[#t2_rows + 1] = t2_secondary_row(opt) end
 t2_rows[#t2_rows + 1] = {"both held-out JSONs' stored gains equal those recomputed from their kernels", raw = T2_HELDOUT,
                          agree = function(d) return claims.heldout_agreement(d, T2_HELDOUT) end}
-for _, half in ipairs(T2_HALVES) do
-  local report = T2 .. "/report-" .. half.name .. ".md"
-  t2_rows[#t2_rows + 1] = {"report-" .. half.name .. ".md's Table II equals its seeds' metrics", raw = {report, T2 .. "/runs"},
-                           agree = function(d)
-                             return claims.table2_agreement(d, claims.runs_from_dirs(d, T2 .. "/runs", half.seeds), report)
-                           end}
-end
+add_report_rows(t2_rows, T2, T2_HALVES)
 
 local table2 = {
   name = "Confirmatory Table II", figures = t2_figures, rows = t2_rows,
@@ -469,13 +481,7 @@ local e2n_rows = {
      return table.concat(got, "; "), table.concat(expected, "; ")
    end},
 }
-for _, piece in ipairs(E2N_PIECES) do
-  local report = E2N .. "/report-" .. piece.name .. ".md"
-  e2n_rows[#e2n_rows + 1] = {"report-" .. piece.name .. ".md's Table II equals its seeds' metrics", raw = {report, E2N .. "/runs"},
-                             agree = function(d)
-                               return claims.table2_agreement(d, claims.runs_from_dirs(d, E2N .. "/runs", piece.seeds), report)
-                             end}
-end
+add_report_rows(e2n_rows, E2N, E2N_PIECES)
 
 local e2n = {
   name = "Confirmatory E2 on the GPU node", figures = e2n_figures, rows = e2n_rows,
