@@ -11,13 +11,20 @@
 #   STEPS=4000 HIDDEN=384 LAYERS=6 bash scripts/device/general_model.sh OUT
 #   env: EXAMPLES UNIVERSE TASKS VOCAB HIDDEN LAYERS HEADS INTERMEDIATE STEPS MICRO MICRO_TOKENS
 #        TF32 BATCH WARMUP SAVE LR TIME_LIMIT (seconds of training in this call)
-#        STOP_AFTER AUDIT=0 N SPLIT TASK_DIR
+#        STOP_AFTER AUDIT=0 N SPLIT TASK_DIR BENCH=1 (the SFT step benchmark first)
 set -uo pipefail
 OUT=$(realpath "$1")
 cd "$(dirname "$0")/../.."
 . scripts/device/engine_env.sh
 RUNS=${RUNS:-/tmp/general}
 mkdir -p "$RUNS"
+
+# BENCH=1: first the SFT step's three ways in one run (perf/train/sft_step_bench.sh) at this
+# model's size: rows, a token budget, the budget with TF32.
+if [ "${BENCH:-0}" = 1 ]; then
+  perf/train/sft_step_bench.sh "$BUILD/engine" cuda 40 --hidden="${HIDDEN:-384}" --layers="${LAYERS:-6}" \
+    --heads="${HEADS:-6}" --kv_heads=2 --intermediate="${INTERMEDIATE:-1152}" 2>&1 | tee "$OUT/sft_bench.txt"
+fi
 
 resume=()
 [ -d "$RUNS/pt" ] && resume=(--resume)
