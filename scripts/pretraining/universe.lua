@@ -165,12 +165,17 @@ function family.elementwise(rng)
   }
 end
 
-function family.reduction(rng)
+-- The terms of a sum or a scan: a polynomial of up to three inputs without a constant, as
+-- C at index i, and its operations.
+local function summed_terms(rng)
   local inputs = pick_inputs(rng, 3)
   local poly = polynomial(rng, inputs)
   poly.constant = nil
-  local expr = render(poly, "i")
-  local ops = operations(poly)
+  return inputs, poly, render(poly, "i"), operations(poly)
+end
+
+function family.reduction(rng)
+  local inputs, poly, expr, ops = summed_terms(rng)
   local proto = string.format("double NAME(int n, %s)", const_params(inputs))
   local args = input_args(inputs, "n")
   args.n = {value = "n"}
@@ -207,11 +212,7 @@ function family.reduction(rng)
 end
 
 function family.scan(rng)
-  local inputs = pick_inputs(rng, 3)
-  local poly = polynomial(rng, inputs)
-  poly.constant = nil
-  local expr = render(poly, "i")
-  local ops = operations(poly)
+  local inputs, _, expr, ops = summed_terms(rng)
   local proto = string.format("void NAME(int n, %s, double *y)", const_params(inputs))
   local args = input_args(inputs, "n")
   args.n, args.y = {value = "n"}, {count = "n"}
