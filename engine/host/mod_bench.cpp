@@ -95,13 +95,11 @@ static void require_spec(const nlohmann::json& problem, const char* where) {
                 "resolves a task of the suite, not engine.bench_core)");
 }
 
-// What a call does once its options are read: check them now (bench.check_options, and
-// bench.submit_batch, whose work starts later), or leave the check to the evaluation it
-// makes at once, which checks them anyway (one check, one spec built, per call).
-enum class Check { now, by_the_call };
-
+// Reads a call's options; bench::check_options checks them, once per call: at once where
+// nothing is evaluated now (checked_now), else by the evaluation the call makes
+// (checked_by_the_call), which builds the task anyway.
 static bench::EvalOptions read_options(lua_State* L, int idx, const char* where,
-                                       bench::EvalOptions o = {}, Check check = Check::now) {
+                                       bench::EvalOptions o = {}) {
   Options t(L, idx, where);
   t.get("opt", o.opt);  // checked with the rest, by bench::check_options
   t.get("march", o.march);
@@ -144,18 +142,11 @@ static bench::EvalOptions read_options(lua_State* L, int idx, const char* where,
   o.max_runs = in_int(max_runs, "max_runs");
   o.pool = in_int(pool, "pool");
   o.memory_mb = memory_mb;
-  if (check == Check::now) {
-    try {
-      bench::check_options(o);  // bad options fail at the call that gave them
-    } catch (const std::invalid_argument& e) {
-      throw Error(std::string(where) + ": " + e.what());
-    }
-  }
   return o;
 }
 
-// f() for a call whose options are checked by the evaluation it makes (Check::by_the_call):
-// a bad option is named with the call, as a check at reading would have named it.
+// f(), a bad option named with the call that gave it (bench's checks throw
+// std::invalid_argument).
 template <class F>
 static auto checked_by_the_call(const char* where, F f) {
   try {
@@ -163,6 +154,11 @@ static auto checked_by_the_call(const char* where, F f) {
   } catch (const std::invalid_argument& e) {
     throw Error(std::string(where) + ": " + e.what());
   }
+}
+
+static bench::EvalOptions checked_now(bench::EvalOptions o, const char* where) {
+  checked_by_the_call(where, [&] { bench::check_options(o); });
+  return o;
 }
 
 static void push_strings(lua_State* L, const std::vector<std::string>& v) {
@@ -175,14 +171,14 @@ static void push_strings(lua_State* L, const std::vector<std::string>& v) {
 
 static int bench_evaluate(lua_State* L) {
   std::string src = check_string(L, 1, "bench.evaluate", "source");
-  auto opts = read_options(L, 2, "bench.evaluate", {}, Check::by_the_call);
+  auto opts = read_options(L, 2, "bench.evaluate");
   push_json(L, checked_by_the_call("bench.evaluate", [&] { return cluster::evaluate_records({src}, opts); }).at(0));
   return 1;
 }
 
 static int bench_evaluate_batch(lua_State* L) {
   auto sources = check_string_list(L, 1, "bench.evaluate_batch", "sources");
-  auto opts = read_options(L, 2, "bench.evaluate_batch", {}, Check::by_the_call);
+  auto opts = read_options(L, 2, "bench.evaluate_batch");
   push_json(L, checked_by_the_call("bench.evaluate_batch", [&] { return cluster::evaluate_records(sources, opts); }));
   return 1;
 }
@@ -195,7 +191,7 @@ static int bench_evaluate_batch(lua_State* L) {
 // started skips it; dropping one under way waits for it.
 static int bench_submit_batch(lua_State* L) {
   auto sources = check_string_list(L, 1, "bench.submit_batch", "sources");
-  auto opts = read_options(L, 2, "bench.submit_batch");
+  auto opts = checked_now(read_options(L, 2, "bench.submit_batch"), "bench.submit_batch");
   push_object(L, std::make_shared<cluster::Submission>(cluster::submit_batch(sources, opts)));
   return 1;
 }
@@ -224,7 +220,7 @@ static int bench_reference(lua_State* L) {
   bench::EvalOptions defaults;
   defaults.warmup = 5;
   defaults.runs = defaults.max_runs = 20;
-  auto opts = read_options(L, 1, "bench.reference", defaults, Check::by_the_call);
+  auto opts = read_options(L, 1, "bench.reference", defaults);
   push_json(L, checked_by_the_call("bench.reference", [&] { return cluster::reference_record(opts); }));
   return 1;
 }
@@ -232,7 +228,7 @@ static int bench_reference(lua_State* L) {
 // bench.check_options(opts): true, or an error naming the bad option (the checks of
 // bench.evaluate, for scripts that must refuse options before they make anything).
 static int bench_check_options(lua_State* L) {
-  read_options(L, 1, "bench.check_options");
+  checked_now(read_options(L, 1, "bench.check_options"), "bench.check_options");
   lua_pushboolean(L, 1);
   return 1;
 }
