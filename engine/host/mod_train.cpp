@@ -82,6 +82,8 @@ static int train_grpo(lua_State* L) {
   o.get("temperature", g.temperature);
   o.get("max_completion_length", g.max_completion_length);
   o.done();
+  if (g.micro_tokens != 0)  // a GRPO step's micro-batches keep their groups' rows together
+    throw Error("train.grpo: micro_tokens is an SFT option (use micro_batch)");
   push_object(L, replica::grpo(pol, g));
   // The trainer's policy, for ids <-> text when stepping.
   lua_pushvalue(L, 1);

@@ -373,7 +373,22 @@ struct AdapterDropout {
   Lora* lora;
 };
 
+// TensorFloat-32 products on CUDA while it lives (UpdateOptions::tf32), as before afterwards.
+class TF32Scope {
+ public:
+  explicit TF32Scope(bool on) : was_(at::globalContext().allowTF32CuBLAS()), on_(on) {
+    if (on_) at::globalContext().setAllowTF32CuBLAS(true);
+  }
+  ~TF32Scope() {
+    if (on_) at::globalContext().setAllowTF32CuBLAS(was_);
+  }
+
+ private:
+  bool was_, on_;
+};
+
 static PassTotals run_pass(Trainer::Impl& m, GrpoBatch& gb) {
+  const TF32Scope tf32(m.o.tf32 && m.device.is_cuda());
   PassTotals out;
   const size_t mb = static_cast<size_t>(m.o.micro_batch);
   const size_t n_micro = std::max<size_t>(1, gb.ref_cache.size());
@@ -435,20 +450,6 @@ static std::vector<std::vector<const Row*>> sft_micro_batches(const std::vector<
   }
   return out;
 }
-
-// TensorFloat-32 products on CUDA while it lives (UpdateOptions::tf32), as before afterwards.
-class TF32Scope {
- public:
-  explicit TF32Scope(bool on) : was_(at::globalContext().allowTF32CuBLAS()), on_(on) {
-    if (on_) at::globalContext().setAllowTF32CuBLAS(true);
-  }
-  ~TF32Scope() {
-    if (on_) at::globalContext().setAllowTF32CuBLAS(was_);
-  }
-
- private:
-  bool was_, on_;
-};
 
 static StepStats sft_pass(Trainer::Impl& m, const std::vector<Example>& examples) {
   const policy::OnDevice on_device(m.device);

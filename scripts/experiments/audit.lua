@@ -86,7 +86,7 @@ function M.settings(dir)
   s.cuda_share = s.cuda_share or 0
   s.task_share = s.task_share or 0
   s.universe_share = s.universe_share or 0
-  local universe_version = require("universe").version
+  local universe_version = universe.version
   if s.universe_share > 0 and s.universe_version ~= universe_version then
     return nil, string.format("its corpus drew the generated universe at %s; this tree draws version %d, so the "
                               .. "corpus cannot be rebuilt", s.universe_version and "version " .. s.universe_version

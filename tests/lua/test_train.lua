@@ -212,6 +212,7 @@ t.test("an SFT step cut by a token budget is the step cut by rows", function()
   local tight = train.sft(policy.load(model), {lr = 1e-2, micro_tokens = 1}):step(examples)
   t.near(tight.loss, whole.loss, 1e-6 * whole.loss)
   t.raises(function() train.sft(policy.load(model), {micro_tokens = "many"}) end, "micro_tokens")
+  t.raises(function() train.grpo(policy.load(model), {micro_tokens = 64}) end, "micro_tokens is an SFT option")
 end)
 
 t.test("checkpoints save, load and export", function()
