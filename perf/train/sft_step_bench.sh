@@ -7,6 +7,10 @@
 #
 #   perf/train/sft_step_bench.sh ENGINE [DEVICE] [STEPS] [extra pretrain.lua options...]
 #   perf/train/sft_step_bench.sh build/engine cuda 40 --hidden=384 --layers=6 --heads=6
+#   MICRO=8 BUDGET=8192 perf/train/sft_step_bench.sh build/engine cpu 8 --batch=32 ...
+# MICRO (default 32) rows a micro-batch in the baseline, BUDGET (default 65536) the tokens a
+# micro-batch may hold with its padding in the other two: compare where the baseline cuts
+# a step into several micro-batches, or both measure one and the same pass.
 set -euo pipefail
 ENGINE=$(realpath "$1"); DEVICE=${2:-cuda}; STEPS=${3:-40}; shift $(( $# < 3 ? $# : 3 ))
 WORK=$(mktemp -d)
@@ -19,9 +23,10 @@ run() {  # name, options...
   "$ENGINE" scripts/experiments/pretrain.lua "${common[@]}" "$@" --out="$WORK/$name" \
     --export="$WORK/$name-model" >"$WORK/$name.log" 2>&1 || { cat "$WORK/$name.log"; exit 1; }
 }
-run rows --micro_batch=32
-run budget --micro_batch=32 --micro_tokens=65536
-run budget_tf32 --micro_batch=32 --micro_tokens=65536 --tf32
+MICRO=${MICRO:-32}; BUDGET=${BUDGET:-65536}
+run rows --micro_batch="$MICRO"
+run budget --micro_batch="$MICRO" --micro_tokens="$BUDGET"
+run budget_tf32 --micro_batch="$MICRO" --micro_tokens="$BUDGET" --tf32
 BENCH_DIR="$WORK" BENCH_STEPS="$STEPS" "$ENGINE" -e '
 local json = require "engine.json"
 local dir, steps = os.getenv("BENCH_DIR"), tonumber(os.getenv("BENCH_STEPS"))
