@@ -152,8 +152,9 @@ TEST_CASE("the double-precision bound separates single from double precision") {
       o.verify = mode;
       auto honest = evaluate(bench_test::read_file(std::string(ENGINE_TEST_KERNELS) + k), o);
       INFO(k << " " << mode << ": " << honest.status << ": " << honest.message);
+      // The verdict is the bound's, element by element. No bound on the largest relative
+      // error: an element that cancels to near zero carries a large one and is still right.
       CHECK(honest.status == "ok");
-      CHECK(honest.max_rel_error.value_or(1) <= 1e-9);
     }
   }
 }
