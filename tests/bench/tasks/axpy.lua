@@ -1,16 +1,14 @@
 -- Kernels for the axpy task's tests: a plain one, one that misses the last element, one
 -- that works in single precision.
-return {
-  plain = [[
+local plain = [[
 void axpy(int n, double alpha, const double *x, double *y) {
   for (int i = 0; i < n; ++i) y[i] += alpha * x[i];
 }
-]],
-  off_by_one = [[
-void axpy(int n, double alpha, const double *x, double *y) {
-  for (int i = 0; i < n - 1; ++i) y[i] += alpha * x[i];
-}
-]],
+]]
+
+return {
+  plain = plain,
+  off_by_one = (plain:gsub("i < n;", "i < n - 1;")),
   single = [[
 void axpy(int n, double alpha, const double *x, double *y) {
   float a = (float)alpha;

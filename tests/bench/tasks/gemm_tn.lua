@@ -1,5 +1,4 @@
-return {
-  plain = [[
+local plain = [[
 void gemm_tn(int m, int n, int k, const double *A, const double *B, double *C) {
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) {
@@ -8,17 +7,11 @@ void gemm_tn(int m, int n, int k, const double *A, const double *B, double *C) {
       C[(long)i * n + j] = s;
     }
 }
-]],
-  off_by_one = [[
-void gemm_tn(int m, int n, int k, const double *A, const double *B, double *C) {
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j) {
-      double s = 0;
-      for (int p = 0; p < k - 1; ++p) s += A[(long)p * m + i] * B[(long)p * n + j];
-      C[(long)i * n + j] = s;
-    }
-}
-]],
+]]
+
+return {
+  plain = plain,
+  off_by_one = (plain:gsub("p < k;", "p < k - 1;")),
   single = [[
 void gemm_tn(int m, int n, int k, const double *A, const double *B, double *C) {
   for (int i = 0; i < m; ++i)

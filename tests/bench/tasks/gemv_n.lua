@@ -1,5 +1,4 @@
-return {
-  plain = [[
+local plain = [[
 void gemv_n(int m, int n, const double *A, const double *x, double *y) {
   for (int i = 0; i < m; ++i) {
     double s = 0;
@@ -7,16 +6,11 @@ void gemv_n(int m, int n, const double *A, const double *x, double *y) {
     y[i] = s;
   }
 }
-]],
-  off_by_one = [[
-void gemv_n(int m, int n, const double *A, const double *x, double *y) {
-  for (int i = 0; i < m; ++i) {
-    double s = 0;
-    for (int j = 0; j <= n; ++j) s += A[i * n + j] * x[j];
-    y[i] = s;
-  }
-}
-]],
+]]
+
+return {
+  plain = plain,
+  off_by_one = (plain:gsub("j < n;", "j <= n;")),
   single = [[
 void gemv_n(int m, int n, const double *A, const double *x, double *y) {
   for (int i = 0; i < m; ++i) {

@@ -1,18 +1,14 @@
-return {
-  plain = [[
+local plain = [[
 void gemv_t(int m, int n, const double *A, const double *x, double *y) {
   for (int j = 0; j < n; ++j) y[j] = 0;
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) y[j] += A[(long)i * n + j] * x[i];
 }
-]],
-  off_by_one = [[
-void gemv_t(int m, int n, const double *A, const double *x, double *y) {
-  for (int j = 0; j < n; ++j) y[j] = 0;
-  for (int i = 0; i < m - 1; ++i)
-    for (int j = 0; j < n; ++j) y[j] += A[(long)i * n + j] * x[i];
-}
-]],
+]]
+
+return {
+  plain = plain,
+  off_by_one = (plain:gsub("i < m;", "i < m - 1;")),
   single = [[
 void gemv_t(int m, int n, const double *A, const double *x, double *y) {
   for (int j = 0; j < n; ++j) {

@@ -1,5 +1,4 @@
-return {
-  plain = [[
+local plain = [[
 void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
   for (int i = 0; i < M; i++)
     for (int j = 0; j < N; j++) {
@@ -8,17 +7,11 @@ void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
       C[i * N + j] = s;
     }
 }
-]],
-  off_by_one = [[
-void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
-  for (int i = 0; i < M; i++)
-    for (int j = 0; j < N; j++) {
-      double s = 0;
-      for (int k = 0; k < K - 1; k++) s += A[i * K + k] * B[k * N + j];
-      C[i * N + j] = s;
-    }
-}
-]],
+]]
+
+return {
+  plain = plain,
+  off_by_one = (plain:gsub("k < K;", "k < K - 1;")),
   single = [[
 void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
   for (int i = 0; i < M; i++)

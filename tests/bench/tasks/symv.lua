@@ -1,5 +1,4 @@
-return {
-  plain = [[
+local plain = [[
 void symv(int n, const double *A, const double *x, double *y) {
   for (int i = 0; i < n; ++i) {
     double s = 0;
@@ -8,17 +7,11 @@ void symv(int n, const double *A, const double *x, double *y) {
     y[i] = s;
   }
 }
-]],
-  off_by_one = [[
-void symv(int n, const double *A, const double *x, double *y) {
-  for (int i = 0; i < n; ++i) {
-    double s = 0;
-    for (int j = 0; j <= i; ++j) s += A[(long)i * n + j] * x[j];
-    for (int j = i + 1; j < n - 1; ++j) s += A[(long)j * n + i] * x[j];
-    y[i] = s;
-  }
-}
-]],
+]]
+
+return {
+  plain = plain,
+  off_by_one = (plain:gsub("j < n;", "j < n - 1;")),
   single = [[
 void symv(int n, const double *A, const double *x, double *y) {
   for (int i = 0; i < n; ++i) {

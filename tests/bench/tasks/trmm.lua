@@ -1,5 +1,4 @@
-return {
-  plain = [[
+local plain = [[
 void trmm(int m, int n, const double *L, const double *B, double *C) {
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) {
@@ -8,17 +7,11 @@ void trmm(int m, int n, const double *L, const double *B, double *C) {
       C[(long)i * n + j] = s;
     }
 }
-]],
-  off_by_one = [[
-void trmm(int m, int n, const double *L, const double *B, double *C) {
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j) {
-      double s = 0;
-      for (int p = 0; p < i; ++p) s += L[(long)i * m + p] * B[(long)p * n + j];
-      C[(long)i * n + j] = s;
-    }
-}
-]],
+]]
+
+return {
+  plain = plain,
+  off_by_one = (plain:gsub("p <= i;", "p < i;")),
   single = [[
 void trmm(int m, int n, const double *L, const double *B, double *C) {
   for (int i = 0; i < m; ++i)

@@ -1,5 +1,4 @@
-return {
-  plain = [[
+local plain = [[
 void trsm(int m, int n, const double *L, const double *B, double *X) {
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < m; ++i) {
@@ -8,17 +7,11 @@ void trsm(int m, int n, const double *L, const double *B, double *X) {
       X[(long)i * n + j] = s / L[(long)i * m + i];
     }
 }
-]],
-  off_by_one = [[
-void trsm(int m, int n, const double *L, const double *B, double *X) {
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < m - 1; ++i) {
-      double s = B[(long)i * n + j];
-      for (int p = 0; p < i; ++p) s -= L[(long)i * m + p] * X[(long)p * n + j];
-      X[(long)i * n + j] = s / L[(long)i * m + i];
-    }
-}
-]],
+]]
+
+return {
+  plain = plain,
+  off_by_one = (plain:gsub("i < m;", "i < m - 1;")),
   single = [[
 void trsm(int m, int n, const double *L, const double *B, double *X) {
   for (int j = 0; j < n; ++j)

@@ -1,5 +1,4 @@
-return {
-  plain = [[
+local plain = [[
 void trsv(int n, const double *L, const double *b, double *x) {
   for (int i = 0; i < n; ++i) {
     double s = b[i];
@@ -7,16 +6,11 @@ void trsv(int n, const double *L, const double *b, double *x) {
     x[i] = s / L[(long)i * n + i];
   }
 }
-]],
-  off_by_one = [[
-void trsv(int n, const double *L, const double *b, double *x) {
-  for (int i = 0; i < n; ++i) {
-    double s = b[i];
-    for (int j = 0; j < i - 1; ++j) s -= L[(long)i * n + j] * x[j];
-    x[i] = s / L[(long)i * n + i];
-  }
-}
-]],
+]]
+
+return {
+  plain = plain,
+  off_by_one = (plain:gsub("j < i;", "j < i - 1;")),
   single = [[
 void trsv(int n, const double *L, const double *b, double *x) {
   for (int i = 0; i < n; ++i) {
