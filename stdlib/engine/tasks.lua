@@ -307,9 +307,17 @@ function M.cblas_yardsticks(declarations, wrapper, others, blis_declarations)
   return out
 end
 
--- Reads and checks one spec file.
+-- CBLAS's dgemm declared: the declarations of gemm_tn's and gemm_batched's yardsticks, and
+-- the blis_declarations of syrk's, trmm's and trsm's.
+M.cblas_dgemm_declaration = [[
+void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *A,
+                 int lda, const double *B, int ldb, double beta, double *C, int ldc);
+]]
+
+-- Reads and checks one spec file; it sees the yardstick helpers above by name.
 function M.load_file(path)
-  local env = setmetatable({ cblas_yardsticks = M.cblas_yardsticks, library_yardstick = M.library_yardstick },
+  local env = setmetatable({ cblas_yardsticks = M.cblas_yardsticks, library_yardstick = M.library_yardstick,
+                             cblas_dgemm_declaration = M.cblas_dgemm_declaration },
                            { __index = _G })
   local chunk, err = loadfile(path, "t", env)
   if not chunk then error(path .. ": " .. err, 0) end

@@ -32,10 +32,7 @@ return {
        .. "by about 2^-24 relative, far above 2 k u.",
   },
   techniques = { "register_blocking", "simd", "omp" },
-  yardsticks = cblas_yardsticks([[
-void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *A,
-                 int lda, const double *B, int ldb, double beta, double *C, int ldc);
-]], [[
+  yardsticks = cblas_yardsticks(cblas_dgemm_declaration, [[
 void gemm_batched(int batch, int m, int n, int k, const double *A, const double *B, double *C) {
   for (int b = 0; b < batch; ++b)  /* one row-major dgemm per product */
     cblas_dgemm(101, 111, 111, m, n, k, 1.0, A + (long)b * m * k, k, B + (long)b * k * n, n, 0.0,

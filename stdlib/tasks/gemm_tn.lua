@@ -29,10 +29,7 @@ return {
        .. "as large again; single precision errs by about 2^-24 relative, far above 2 k u.",
   },
   techniques = { "register_blocking", "cache_blocking", "simd", "omp" },
-  yardsticks = cblas_yardsticks([[
-void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *A,
-                 int lda, const double *B, int ldb, double beta, double *C, int ldc);
-]], [[
+  yardsticks = cblas_yardsticks(cblas_dgemm_declaration, [[
 void gemm_tn(int m, int n, int k, const double *A, const double *B, double *C) {
   cblas_dgemm(101, 112, 111, m, n, k, 1.0, A, m, B, n, 0.0, C, n);  /* row-major, A transposed (k x m, lda = m) */
 }

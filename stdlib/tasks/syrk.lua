@@ -38,10 +38,7 @@ void syrk(int n, int k, const double *A, double *C) {
   for (long i = 0; i < n; ++i)  /* dsyrk writes one triangle: mirroring the upper one is part of the measured call */
     for (long j = i + 1; j < n; ++j) C[i * n + j] = C[j * n + i];
 }
-]], nil, [[
-void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *A,
-                 int lda, const double *B, int ldb, double beta, double *C, int ldc);
-]]),
+]], nil, cblas_dgemm_declaration),
   reference = [[
 void syrk(int n, int k, const double *A, double *C) {
   for (int i = 0; i < n; ++i) {

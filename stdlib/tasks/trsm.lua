@@ -44,10 +44,7 @@ void trsm(int m, int n, const double *L, const double *B, double *X) {
   memcpy(X, B, sizeof(double) * (size_t)m * n);  /* dtrsm solves in place: the copy of B is part of the measured call */
   cblas_dtrsm(101, 141, 122, 111, 131, m, n, 1.0, L, m, X, n);  /* row-major, left, lower, no transpose, non-unit */
 }
-]], nil, [[
-void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double alpha, const double *A,
-                 int lda, const double *B, int ldb, double beta, double *C, int ldc);
-]]),
+]], nil, cblas_dgemm_declaration),
   reference = [[
 void trsm(int m, int n, const double *L, const double *B, double *X) {
   for (int i = 0; i < m; ++i) {
