@@ -20,55 +20,17 @@
 
 #include "bench/machine.hpp"
 #include "wire/options.hpp"
+#include "wire/result_record.hpp"
 
 namespace bench {
 
-// One thread count bench::reference tried when choosing the fastest.
-struct ThreadTrial {
-  int threads = 0;
-  double min = 0, median = 0, cov = 0;  // seconds per call; spread of the calls
-};
-
+// One evaluation's record as a struct, a member for each field that
+// wire/result_record.hpp declares (its kind, meaning and C++ type are there); a field the
+// record lacks keeps its zero value.
 struct Result {
-  std::string status;        // library_violation, compile_error, timeout, runtime_error,
-                             // verification_error, rejected (a measurement refused: work
-                             // left running, a forged record, an impossible figure), ok
-  double gflops = 0;         // flops / fastest timed call; 0 unless ok
-  std::vector<double> times; // seconds of each timed run
-  std::vector<double> harness_times;  // the same calls by the evaluation process's clock
-                                      // (command sent to answer read): the bound of `times`
-  std::vector<double> kernel_times;   // the same calls by the kernel process's own clock:
-                                      // counted only where longer (it is the kernel's)
-  double round_trip = 0;     // the fastest command-answer round trip before the calls
-  double min = 0, median = 0, mean = 0;
-  double cov = 0;            // coefficient of variation of the timed calls
-  double compile_ms = 0;
-  double check_ms = 0;       // the zygote's checks between calls (stop, verify, next inputs)
-  // When the zygote let the kernel run and when its process was gone (CLOCK_MONOTONIC
-  // seconds; 0 when it never ran). The kernels of a batch take turns, one call each, so
-  // these windows overlap; the calls themselves never do.
-  double run_start = 0, run_end = 0;
-  std::vector<double> call_starts;  // when each timed call began (same clock; its span is
-                                    // the matching harness_times entry)
-  std::optional<double> max_rel_error;  // over every checked element of every call
-  std::string message;       // compiler diagnostics, or the cause of a failure
-  std::string backend;       // which back end compiled it ("openblas" for reference())
-  bool fallback = false;     // the chosen back end said unsupported; gcc compiled it
-  std::string fallback_reason;
-  std::vector<std::string> external_symbols;
-  nlohmann::json options;    // the options used, resolved (march flags, backend, threads)
-  nlohmann::json features;   // techniques the source uses (null without a front end)
-  std::string remarks;       // gcc's remarks on the kernel's loops (bench::read_remarks)
-  std::vector<ThreadTrial> thread_trials;  // reference() with threads 0: the counts tried
-  std::string node;          // the benchmark node that measured it ("" : this process's)
-  // Not run: its compiled code is that of this kernel of the batch (0-based), whose
-  // measurement and verdict it carries beside its own compile report (EvalOptions::share).
-  std::optional<size_t> same_code_as;
-  // Per timed call, counted by the evaluation process on the kernel's process: cycles,
-  // instructions, l1d_read_misses, llc_misses, fp_{scalar,128b,256b,512b}_double (Intel),
-  // task_clock_ms, page_faults, context_switches, cpu_migrations; and for each counter
-  // this machine could not count, why (no hardware PMU, perf_event_paranoid, ...).
-  nlohmann::json counters, counters_unavailable;
+#define ENGINE_RESULT_MEMBER(name, kind, type, kept, meaning) type name{};
+  ENGINE_RESULT_FIELDS(ENGINE_RESULT_MEMBER)
+#undef ENGINE_RESULT_MEMBER
 };
 
 // Starts the evaluation process (idempotent; evaluations also start it on demand).

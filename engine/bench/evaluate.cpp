@@ -220,43 +220,27 @@ static nlohmann::json resolved_for(const EvalOptions& o, const Task& task) {
 
 nlohmann::json resolve_options(const EvalOptions& o) { return resolved_for(o, *checked_task(o)); }
 
-// The zygote's record of one evaluation, as a Result.
+namespace {
+
+template <class T>
+void read_field(const nlohmann::json& v, T& out) { out = v.get<T>(); }
+void read_field(const nlohmann::json& v, std::optional<double>& out) {
+  const double e = v.get<double>();
+  out = e >= 1e308 ? HUGE_VAL : e;  // JSON has no infinity
+}
+void read_field(const nlohmann::json& v, std::optional<size_t>& out) { out = v.get<size_t>(); }
+
+}  // namespace
+
+// A record as a Result; a record that does not keep to its declaration is refused.
 Result result_from_record(const nlohmann::json& j) {
+  const std::string problem = check_result_record(j);
+  if (!problem.empty()) throw std::runtime_error("the evaluation's record: " + problem);
   Result r;
-  r.status = j.at("status").get<std::string>();
-  r.gflops = j.value("gflops", 0.0);
-  r.times = j.value("times", std::vector<double>{});
-  r.min = j.value("min", 0.0);
-  r.median = j.value("median", 0.0);
-  r.mean = j.value("mean", 0.0);
-  r.cov = j.value("cov", 0.0);
-  r.compile_ms = j.value("compile_ms", 0.0);
-  r.check_ms = j.value("check_ms", 0.0);
-  r.run_start = j.value("run_start", 0.0);
-  r.run_end = j.value("run_end", 0.0);
-  if (j.contains("max_rel_error")) {
-    double e = j["max_rel_error"].get<double>();
-    r.max_rel_error = e >= 1e308 ? HUGE_VAL : e;  // JSON has no infinity
-  }
-  r.message = j.value("message", "");
-  r.backend = j.value("backend", "");
-  r.fallback = j.value("fallback", false);
-  r.fallback_reason = j.value("fallback_reason", "");
-  r.external_symbols = j.value("external_symbols", std::vector<std::string>{});
-  r.options = j.value("options", nlohmann::json::object());
-  if (j.contains("features")) r.features = j["features"];
-  r.remarks = j.value("remarks", "");
-  r.harness_times = j.value("harness_times", std::vector<double>{});
-  r.kernel_times = j.value("kernel_times", std::vector<double>{});
-  r.call_starts = j.value("call_starts", std::vector<double>{});
-  r.round_trip = j.value("round_trip", 0.0);
-  for (const auto& t : j.value("thread_trials", nlohmann::json::array()))
-    r.thread_trials.push_back({t.at("threads").get<int>(), t.at("min").get<double>(), t.at("median").get<double>(),
-                               t.at("cov").get<double>()});
-  r.node = j.value("node", "");
-  if (j.contains("same_code_as")) r.same_code_as = j["same_code_as"].get<size_t>();
-  r.counters = j.value("counters", nlohmann::json::object());
-  r.counters_unavailable = j.value("counters_unavailable", nlohmann::json::object());
+#define ENGINE_RESULT_READ(name, kind, type, kept, meaning) \
+  if (j.contains(#name)) read_field(j.at(#name), r.name);
+  ENGINE_RESULT_FIELDS(ENGINE_RESULT_READ)
+#undef ENGINE_RESULT_READ
   return r;
 }
 

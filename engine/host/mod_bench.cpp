@@ -23,29 +23,9 @@
 // gets inputs of its own; warmup + max(runs, max_runs) <= 64.
 //
 // Result: the evaluation process's record as it is (one shape from the kernel's child to
-// the script): status (library_violation, compile_error, timeout, runtime_error,
-// verification_error, rejected, ok), gflops (flops / fastest timed call; 0 unless ok),
-// gbps (the task's bytes per call / fastest timed call, GB/s),
-// times, min, median, mean (0 when nothing was timed), cov, harness_times, kernel_times
-// (the kernel process's own clock: counted only where longer), busy_threads (every call's
-// CPU time over its span, warm-up calls first: the threads at work), calls_over_cpu_bound
-// (calls not timed: more CPU time than the threads could use; a second refuses the kernel),
-// round_trip, environment
-// (the OpenMP variables the kernel's process had: the harness's, never the user's),
-// compile_ms, check_ms (the checks between calls), max_rel_error (1e308: not finite, as
-// JSON has no infinity), message (diagnostics or the cause), backend, fallback
-// (+ fallback_reason), external_symbols, run_start/run_end (the zygote's monotonic
-// clock; a batch's kernels take turns, so these overlap), compile_start/compile_end (the
-// same clock: the child forked, its compile report read) and call_starts (each timed
-// call's start on it), options (as used: march as explicit flags), features (the techniques the source
-// uses, read by the compile in the kernel's child), node (the benchmark worker that
-// measured it, "host:rank", under mpirun; engine.cluster), counters (per timed call,
-// read by the evaluation process on the kernel's process: cycles, instructions,
-// l1d_read_misses, llc_misses, fp_*_double by vector width on Intel, task_clock_ms,
-// page_faults, context_switches, cpu_migrations) and counters_unavailable ({name = why}
-// for what this machine cannot count: no hardware PMU, perf_event_paranoid, ...), and
-// remarks (gcc's on the kernel's loops: vectorised, or not and why; bounded; absent when
-// it said nothing, as at O0).
+// the script), every field of it declared once, with its meaning, in
+// wire/result_record.hpp: bench.result_fields() lists them ({name, kind, kept, meaning}),
+// bench.check_record(record) says whether a record (a judge's in Lua too) keeps to them.
 // bench.reference takes the same options (warmup 5, runs 20 unless given; threads
 // 0/nil: the fastest count) and adds thread_trials {threads, min, median, cov}.
 //
@@ -169,17 +149,28 @@ static void push_strings(lua_State* L, const std::vector<std::string>& v) {
   }
 }
 
+// Records reach the scripts only as wire/result_record.hpp declares them.
+static void push_records(lua_State* L, const char* where, const nlohmann::json& records) {
+  for (const auto& r : records.is_array() ? records : nlohmann::json::array({records})) {
+    const std::string problem = bench::check_result_record(r);
+    if (!problem.empty()) throw Error(std::string(where) + ": the evaluation's record: " + problem);
+  }
+  push_json(L, records);
+}
+
 static int bench_evaluate(lua_State* L) {
   std::string src = check_string(L, 1, "bench.evaluate", "source");
   auto opts = read_options(L, 2, "bench.evaluate");
-  push_json(L, checked_by_the_call("bench.evaluate", [&] { return cluster::evaluate_records({src}, opts); }).at(0));
+  push_records(L, "bench.evaluate",
+               checked_by_the_call("bench.evaluate", [&] { return cluster::evaluate_records({src}, opts); }).at(0));
   return 1;
 }
 
 static int bench_evaluate_batch(lua_State* L) {
   auto sources = check_string_list(L, 1, "bench.evaluate_batch", "sources");
   auto opts = read_options(L, 2, "bench.evaluate_batch");
-  push_json(L, checked_by_the_call("bench.evaluate_batch", [&] { return cluster::evaluate_records(sources, opts); }));
+  push_records(L, "bench.evaluate_batch",
+               checked_by_the_call("bench.evaluate_batch", [&] { return cluster::evaluate_records(sources, opts); }));
   return 1;
 }
 
@@ -202,7 +193,7 @@ static int batch_ready(lua_State* L) {
 }
 
 static int batch_wait(lua_State* L) {
-  push_json(L, check_object<cluster::Submission>(L, 1, "batch:wait").wait());
+  push_records(L, "batch:wait", check_object<cluster::Submission>(L, 1, "batch:wait").wait());
   return 1;
 }
 
@@ -221,7 +212,8 @@ static int bench_reference(lua_State* L) {
   defaults.warmup = 5;
   defaults.runs = defaults.max_runs = 20;
   auto opts = read_options(L, 1, "bench.reference", defaults);
-  push_json(L, checked_by_the_call("bench.reference", [&] { return cluster::reference_record(opts); }));
+  push_records(L, "bench.reference",
+               checked_by_the_call("bench.reference", [&] { return cluster::reference_record(opts); }));
   return 1;
 }
 
@@ -653,6 +645,35 @@ static int bench_cuda_reference(lua_State* L) {
   return 1;
 }
 
+// bench.result_fields(): the evaluation record's fields as wire/result_record.hpp declares
+// them, in its order: {{name =, kind =, kept =, meaning =}, ...}.
+static int bench_result_fields(lua_State* L) {
+  const auto& fields = bench::result_fields();
+  lua_createtable(L, static_cast<int>(fields.size()), 0);
+  for (size_t i = 0; i < fields.size(); ++i) {
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, fields[i].name);
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, bench::kind_name(fields[i].kind));
+    lua_setfield(L, -2, "kind");
+    lua_pushboolean(L, fields[i].kept);
+    lua_setfield(L, -2, "kept");
+    lua_pushstring(L, fields[i].meaning);
+    lua_setfield(L, -2, "meaning");
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
+// bench.check_record(record): nil when the record keeps to the declaration, else its first
+// problem naming the field (an undeclared field, a field of another kind).
+static int bench_check_record(lua_State* L) {
+  const std::string problem = bench::check_result_record(to_json(L, 1, "bench.check_record"));
+  if (problem.empty()) lua_pushnil(L);
+  else lua_pushstring(L, problem.c_str());
+  return 1;
+}
+
 // bench.impossible_rate(gflops, gbps, {gflops =, gbps =, gflops_name =, gbps_name =}):
 // why those figures cannot be a measurement against those peaks (a peak of 0 or none
 // bounds nothing), or nil: the rule the CPU harness's verdict applies, for judges in Lua.
@@ -720,7 +741,8 @@ int open_bench(lua_State* L) {
                     HOST_FN("cuda_compile", bench_cuda_compile), HOST_FN("cuda_run", bench_cuda_run),
                     HOST_FN("cuda_reference", bench_cuda_reference), HOST_FN("cuda_check", bench_cuda_check),
                     HOST_FN("cuda_judge", bench_cuda_judge), HOST_FN("cuda_yardstick", bench_cuda_yardstick),
-                    HOST_FN("impossible_rate", bench_impossible_rate)});
+                    HOST_FN("impossible_rate", bench_impossible_rate), HOST_FN("result_fields", bench_result_fields),
+                    HOST_FN("check_record", bench_check_record)});
   return 1;
 }
 

@@ -431,3 +431,21 @@ TEST_CASE("the sandbox checks references whatever the back end claims") {
   CHECK(r.backend == "careless");
 }
 
+
+TEST_CASE("a record off the evaluation record's declaration is named by its field, and refused as a Result") {
+  using nlohmann::json;
+  CHECK(check_result_record({{"status", "ok"}, {"gflops", 1.5}, {"times", {0.1, 0.2}}}) == "");
+  CHECK(check_result_record({{"status", "ok"}, {"gflop", 1.5}}) == "an undeclared field 'gflop'");
+  CHECK(check_result_record({{"status", "ok"}, {"gflops", "fast"}}) ==
+        "field 'gflops' is a string where a number is declared");
+  CHECK(check_result_record({{"status", 3}}) == "field 'status' is a number where a string is declared");
+  CHECK(check_result_record(json::array()) == "the record is an array, not an object");
+  CHECK_THROWS_WITH(result_from_record({{"status", "ok"}, {"gflop", 1.5}}),
+                    Catch::Contains("the evaluation's record: an undeclared field 'gflop'"));
+  // What the record carries, the struct holds: 1e308 stands for an error that is not finite.
+  Result r = result_from_record({{"status", "ok"}, {"gflops", 2.0}, {"max_rel_error", 1e308}, {"same_code_as", 3}});
+  CHECK(r.gflops == 2.0);
+  CHECK(std::isinf(*r.max_rel_error));
+  CHECK(r.same_code_as == size_t(3));
+  CHECK(r.times.empty());
+}

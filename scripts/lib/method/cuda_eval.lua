@@ -49,7 +49,7 @@ local function result_of(rec, y)
     for i, ms in ipairs(rec.times_ms) do r.times[i] = ms / 1000 end
     if #r.times > 0 then r.min = math.min(table.unpack(r.times)) end
   end
-  if rec.median_ms then r.median, r.median_ms, r.cov = rec.median_ms / 1000, rec.median_ms, rec.cov end
+  if rec.median_ms then r.median, r.cov = rec.median_ms / 1000, rec.cov end
   r.gflops, r.gbps = rec.gflops, rec.gbps
   if status == "ok" then
     r.vs_yardstick = y.median_ms / rec.median_ms

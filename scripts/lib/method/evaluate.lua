@@ -68,10 +68,14 @@ function evaluate.normal_form(code)
   return table.concat(out, "\n")
 end
 
--- The fields of a benchmark result kept with a judged kernel.
-local kept = {"status", "gflops", "gbps", "times", "min", "median", "compile_ms", "max_rel_error",
-              "message", "backend", "features", "node", "counters", "counters_unavailable",
-              "remarks", "vs_yardstick", "cov", "cuda_status", "kernel_output"}
+-- A judge's record keeps to the fields engine/wire/result_record.hpp declares; those it
+-- marks kept stay with a judged kernel.
+local record_fields = require("engine.bench").result_fields()
+local check_record = require("engine.bench").check_record
+local kept = {}
+for _, f in ipairs(record_fields) do
+  if f.kept then kept[#kept + 1] = f.name end
+end
 
 -- A memory-bound task's speed is its GB/s (a compute-bound one's, GFLOPS): what its
 -- rewards count (reward.speed).
@@ -198,6 +202,8 @@ function Pending:finish()
   end
   local ctx = self.ctx
   for j, m in ipairs(measured) do
+    local problem = check_record(m)
+    if problem then error(string.format("evaluate: the judge's record of kernel %d: %s", self.slots[j], problem), 0) end
     local r = self.results[self.slots[j]]
     for _, k in ipairs(kept) do r[k] = m[k] end
     if m.unit then r.speed, r.unit = m.speed, m.unit  -- the judge's own scale (a CUDA task's)
