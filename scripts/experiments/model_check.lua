@@ -8,6 +8,7 @@
 --   ENGINE_TARGET=x86-64-v3 engine model_check.lua   # as on a machine without AVX-512
 --   engine model_check.lua --split=all --n=16 --model=DIR   # every task, per split
 --   engine model_check.lua --split=user --task_dir=mytasks   # the tasks of a folder
+--   engine model_check.lua --split=train --kernels=k.jsonl      # every kernel's text and verdict
 --
 -- --split asks every task of a split its first fixed prompt (the wordings split: the
 -- training tasks in their first held-out wording) and reports per task and split the
@@ -65,6 +66,9 @@ M.spec = {
      .. "completion defines is renamed to the task's before judging (tells a model that writes "
      .. "the computation under another name from one that cannot write it)"},
     {"json", nil, "also write the figures to this file", type = "string"},
+    {"kernels", nil, "also write every judged kernel to this file, a JSON line each: split, task, "
+     .. "prompt, index, status, message and the completion (why a model loses, kernel by kernel)",
+     type = "string"},
     cli.debug_option,
   },
 }
@@ -164,7 +168,7 @@ function M.run(opts)
   local deps = wiring.deps()
   local pol, dir = wiring.load_policy({model = opts.model, device = opts.device,
                                        dtype = "fp32"}, deps)
-  return (check(pol, dir, deps, opts, opts.prompt))
+  return check(pol, dir, deps, opts, opts.prompt)
 end
 
 ---------------------------------------------------------------------------------------
@@ -190,6 +194,17 @@ function M.split_tasks(split, user_names)
     for _, name in ipairs(of[s][1]) do out[#out + 1] = {split = s, task = name, prompt = of[s][2]} end
   end
   return out
+end
+
+-- Appends one JSON line per judged kernel of a group to `path` (nothing without a path).
+function M.write_kernels(path, where, results)
+  if not path then return end
+  local f = assert(io.open(path, "a"))
+  for i, r in ipairs(results) do
+    f:write(json.encode({split = where.split, task = where.task, prompt = where.prompt, index = i,
+                         status = r.status, message = r.message, completion = r.completion}), "\n")
+  end
+  f:close()
 end
 
 -- A group's roofline score: the mean of its kernels' (wiring.roofline_score; 0 if not ok).
@@ -219,6 +234,7 @@ function M.run_splits(opts)
       o.task_size = tasks.get(item.task).split == "heldout" and "heldout" or "train"
     end
     local f, results = check(pol, dir, deps, o, item.prompt)
+    M.write_kernels(opts.kernels, item, results)
     local limit = wiring.roofline(machine, item.task, opts.threads)
     rows[#rows + 1] = {split = item.split, task = item.task, prompt = item.prompt, samples = f.samples,
                        verified = f.verified, verify_rate = f.verify_rate,
@@ -304,13 +320,15 @@ end
 
 function M.main(argv)
   local opts = args.parse(argv, M.spec)
+  if opts.kernels then assert(io.open(opts.kernels, "w")):close() end  -- this run's kernels only
   if opts.split ~= "" then
     local r = M.run_splits(opts)
     M.print_splits(r)
     if opts.json then json.write(opts.json, r) end
     return
   end
-  local f = M.run(opts)
+  local f, results = M.run(opts)
+  M.write_kernels(opts.kernels, {split = "", task = f.task, prompt = f.prompt}, results)
   M.print(f)
   if opts.json then json.write(opts.json, f) end
 end

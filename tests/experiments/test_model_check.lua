@@ -79,12 +79,21 @@ t.test("--split=user asks the tasks of --task_dir, and without it is a clear err
   local f = assert(io.open(dir .. "/mine.lua", "w"))
   f:write((axpy:gsub("axpy", "mine")))
   f:close()
-  opts = args.parse({[0] = "model_check.lua", "--split=user", "--task_dir=" .. dir, "--n=1", "--runs=1",
-                     "--max_tokens=64"}, model_check.spec)
+  local kernels = dir .. "/kernels.jsonl"
+  opts = args.parse({[0] = "model_check.lua", "--split=user", "--task_dir=" .. dir, "--n=2", "--runs=1",
+                     "--max_tokens=64", "--kernels=" .. kernels}, model_check.spec)
   local r = model_check.run_splits(opts)
   t.eq(#r.rows, 1)
   t.eq(r.rows[1].task, "mine")
   t.eq(r.rows[1].split, "user")
+  -- --kernels: each judged kernel, its verdict beside its text
+  local lines = {}
+  for line in io.lines(kernels) do lines[#lines + 1] = json.decode(line) end
+  t.eq(#lines, 2)
+  for i, k in ipairs(lines) do
+    t.eq({k.split, k.task, k.prompt, k.index}, {"user", "mine", "fixed", i})
+    t.ok(type(k.status) == "string" and type(k.completion) == "string", k.status)
+  end
 end)
 
 t.run()
