@@ -9,9 +9,15 @@ local function run(cmdline)
   return out, ok and 0 or code
 end
 
+-- A script of the given text, saved as `name` in a fresh directory: its path.
+local function script_of(name, text)
+  local script = t.tmpdir() .. "/" .. name
+  t.write(script, text)
+  return script
+end
+
 t.test("scripts get arg and ... as the standalone lua gives them", function()
-  local script = t.tmpdir() .. "/args.lua"
-  io.open(script, "w"):write("print(arg[0], arg[1], arg[2], select('#', ...), ...)"):close()
+  local script = script_of("args.lua", "print(arg[0], arg[1], arg[2], select('#', ...), ...)")
   local out, code = run(string.format("%q %q one two", engine_exe, script))
   t.eq(code, 0)
   t.eq(out, script .. "\tone\ttwo\t2\tone\ttwo\n")
@@ -54,8 +60,7 @@ t.test("a bare script name is found in scripts/experiments", function()
 end)
 
 t.test("errors show a traceback with file and line", function()
-  local script = t.tmpdir() .. "/bad.lua"
-  io.open(script, "w"):write("local x = 1\nlocal function f() error('no good') end\nf()\n"):close()
+  local script = script_of("bad.lua", "local x = 1\nlocal function f() error('no good') end\nf()\n")
   local out, code = run(string.format("%q %q", engine_exe, script))
   t.eq(code, 1)
   t.ok(out:find("bad.lua:2: no good", 1, true), out)
@@ -63,9 +68,7 @@ t.test("errors show a traceback with file and line", function()
 end)
 
 t.test("syntax errors and unknown scripts are reported", function()
-  local script = t.tmpdir() .. "/syntax.lua"
-  io.open(script, "w"):write("if then\n"):close()
-  local out, code = run(string.format("%q %q", engine_exe, script))
+  local out, code = run(string.format("%q %q", engine_exe, script_of("syntax.lua", "if then\n")))
   t.eq(code, 1)
   t.ok(out:find("syntax.lua:1:"), out)
   out, code = run(string.format("%q no_such_script.lua", engine_exe))
