@@ -6,12 +6,7 @@ local stages = require "method.stages"
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local kernel_dir = here .. "/../data/kernels"
 
-local function read(name)
-  local f = assert(io.open(kernel_dir .. "/" .. name), "missing labelled kernel " .. name)
-  local text = f:read("a")
-  f:close()
-  return text
-end
+local function read(name) return t.read(kernel_dir .. "/" .. name) end
 
 local function sorted(list)
   local copy = {table.unpack(list)}
@@ -168,17 +163,10 @@ t.test("the front end's features as the detector", function()
 end)
 
 t.test("the engine's own features decide through their techniques list", function()
-  local omp_only = [[
-void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
-  #pragma omp parallel for
-  for (int i = 0; i < M; i++)
-    for (int j = 0; j < N; j++) {
-      double s = 0;
-      for (int k = 0; k < K; k++) s += A[i * K + k] * B[k * N + j];
-      C[i * N + j] = s;
-    }
-}
-]]
+  -- the naive kernel with its outer loop parallelised: OpenMP and nothing else
+  local naive = read("k01_naive_ijk.c")
+  local omp_only = naive:gsub("\n( *)for %(int i", "\n%1#pragma omp parallel for\n%1for (int i", 1)
+  t.contains(omp_only, "#pragma omp parallel for\n    for (int i = 0; i < M; i++)")
   local features = kernelc.features(omp_only)
   t.eq(stages.list(stages.from_features(features)), {"omp"})
   t.eq(stages.check(5, omp_only, features, {detector = "features"}).ok, true)
@@ -186,7 +174,7 @@ void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
   -- the same record without its list: the per-technique entries, OpenMP as "openmp"
   features.techniques = nil
   t.eq(stages.list(stages.from_features(features)), {"omp"})
-  t.eq(stages.list(stages.from_features(kernelc.features(read("k01_naive_ijk.c")))), {})
+  t.eq(stages.list(stages.from_features(kernelc.features(naive))), {})
 end)
 
 t.test("the SIMD stage is named after the vector ISA", function()
