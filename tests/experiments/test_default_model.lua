@@ -6,10 +6,11 @@ local wiring = require "method.wiring"
 local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")
 local model_check = dofile(engine.scripts[1] .. "/model_check.lua")
 
-local function sh(cmd)
-  local pipe = io.popen(cmd .. " 2>&1")
-  local out = pipe:read("a")
-  return pipe:close(), out
+-- Runs `engine ARGS`, ARGS being string.format(fmt, ...); it must succeed.
+local function engine_ok(fmt, ...)
+  local pipe = io.popen(string.format("%q " .. fmt, engine_exe, ...) .. " 2>&1")
+  local log = pipe:read("a")
+  t.ok(pipe:close(), log)
 end
 
 t.test("the default model is shipped", function()
@@ -33,9 +34,7 @@ end)
 
 t.test("experiment 1 runs on it with and without learning, to a report", function()
   local out = t.tmpdir() .. "/e1"
-  local ok, log = sh(string.format("%q experiment1.lua --out=%q --steps=2 --G=4 --seeds=1 "
-                                   .. "--prompts_per_step=1 --runs=1", engine_exe, out))
-  t.ok(ok, log)
+  engine_ok("experiment1.lua --out=%q --steps=2 --G=4 --seeds=1 --prompts_per_step=1 --runs=1", out)
   local base = store.open(out .. "/beta=0,lr=0,opt=O3")
   local learn = store.open(out .. "/beta=0,lr=0.0003,opt=O3")
   t.eq(base:get("step"), 2)
@@ -48,16 +47,13 @@ t.test("experiment 1 runs on it with and without learning, to a report", functio
   t.eq(base:samples{iteration = 1}[1].completion, learn:samples{iteration = 1}[1].completion)
   base:close()
   learn:close()
-  ok, log = sh(string.format("%q report.lua %q", engine_exe, out))
-  t.ok(ok, log)
+  engine_ok("report.lua %q", out)
   t.ok(sys.exists(out .. "/report/report.md"))
 end)
 
 t.test("experiment 2 runs on it and fills its stage pools", function()
   local out = t.tmpdir() .. "/e2"
-  local ok, log = sh(string.format("%q experiment2.lua --out=%q --iterations=1 --G=4 --seeds=1 "
-                                   .. "--runs=1 --configs=lr=0", engine_exe, out))
-  t.ok(ok, log)
+  engine_ok("experiment2.lua --out=%q --iterations=1 --G=4 --seeds=1 --runs=1 --configs=lr=0", out)
   local run = store.open(out .. "/lr=0,opt=O3")
   t.eq(run:get("iteration"), 1)
   local filled = 0
