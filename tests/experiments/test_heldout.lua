@@ -22,19 +22,33 @@ local exp1 = dofile(engine.scripts[1] .. "/experiment1.lua")
 
 local KEY = "beta=0,lr=5e-07,opt=O3"
 
--- Experiment 1 on the stand-ins: matmul at size 32, lr = 0 and a learner, seeds 1 and 2.
-local function exp1_runs()
+-- A sweep of experiment 1 on the stand-ins in a fresh directory: matmul at size 32 with
+-- beta = 0, and `options` for the rest. Returns the directory.
+local function exp1_sweep(options)
   local out = t.tmpdir()
-  exp1.run(primitives.parse(exp1, "experiment1", {"--out=" .. out, "--profile=paper", "--G=4", "--steps=2",
-                                                  "--prompts_per_step=2", "--size=32", "--opt=O3",
-                                                  "--beta=0.0", "--lr=0.0,5e-7", "--seeds=2"}), fakes.deps())
+  local argv = {"--out=" .. out, "--profile=paper", "--size=32", "--beta=0.0", table.unpack(options)}
+  exp1.run(primitives.parse(exp1, "experiment1", argv), fakes.deps())
   return out
 end
 
--- Stand-ins that say who wrote each kernel: the code of a completion starts with
--- "/* by base K */" or "/* by learned K */" (K: its index among its prompt's G) and a
--- declaration of its own (kernels equal but for comments would share one measurement),
--- and the policies record every prompt they were asked. The machine has measured rooflines.
+-- lr = 0 and a learner, seeds 1 and 2.
+local function exp1_runs()
+  return exp1_sweep{"--G=4", "--steps=2", "--prompts_per_step=2", "--opt=O3", "--lr=0.0,5e-7", "--seeds=2"}
+end
+
+-- A copy of completion c whose code starts with "/* by WHO K */" and a declaration of
+-- its own (kernels equal but for comments would share one measurement).
+local function tagged(c, who, k)
+  local copy = {}
+  for key, v in pairs(c) do copy[key] = v end
+  copy.text = c.text:gsub("```c\n", "```c\n/* by " .. who .. " " .. k .. " */\nstatic const int by_"
+                          .. who .. "_" .. k .. " = 0;\n", 1)
+  return copy
+end
+
+-- Stand-ins that say who wrote each kernel: each completion is tagged "base" or "learned"
+-- with K, its index among its prompt's G, and the policies record every prompt they were
+-- asked. The machine has measured rooflines.
 local function tagging_deps(machine)
   local deps = fakes.deps()
   deps.asked = {}
@@ -44,16 +58,10 @@ local function tagging_deps(machine)
     local sample = pol.sample
     function pol:sample(texts, o)
       local out = sample(self, texts, o)
+      local who = self.skill == 0 and "base" or "learned"
       for p, group in ipairs(out) do
         deps.asked[#deps.asked + 1] = texts[p]
-        for k, c in ipairs(group) do
-          local copy = {}
-          for key, v in pairs(c) do copy[key] = v end
-          local who = self.skill == 0 and "base" or "learned"
-          copy.text = c.text:gsub("```c\n", "```c\n/* by " .. who .. " " .. k .. " */\nstatic const int by_"
-                                  .. who .. "_" .. k .. " = 0;\n", 1)
-          group[k] = copy
-        end
+        for k, c in ipairs(group) do group[k] = tagged(c, who, k) end
       end
       return out
     end
@@ -206,10 +214,7 @@ t.test("both policies' kernels of a prompt are timed in one batch, taking turns"
 end)
 
 t.test("the base model samples once per seed, and its kernels are timed again beside each learner's", function()
-  local out = t.tmpdir()
-  exp1.run(primitives.parse(exp1, "experiment1", {"--out=" .. out, "--profile=paper", "--G=2", "--steps=1",
-                                                  "--prompts_per_step=1", "--size=32", "--opt=O3",
-                                                  "--beta=0.0", "--lr=0.0,5e-7,1e-6"}), fakes.deps())
+  local out = exp1_sweep{"--G=2", "--steps=1", "--prompts_per_step=1", "--opt=O3", "--lr=0.0,5e-7,1e-6"}
   local deps = tagging_deps()
   local _, gains, raw = heldout.compare(out, {G = 0, device = "cpu", heldout_tasks = "none"}, deps)
   t.ok(gains["beta=0,lr=5e-07,opt=O3"] and gains["beta=0,lr=1e-06,opt=O3"], "both learners compared")
@@ -313,10 +318,7 @@ t.test("--out holds every kernel, who wrote it and the figures per part", functi
 end)
 
 t.test("each learning configuration is compared with the lr = 0 run of its own swept values", function()
-  local out = t.tmpdir()
-  exp1.run(primitives.parse(exp1, "experiment1", {"--out=" .. out, "--profile=paper", "--G=2", "--steps=1",
-                                                  "--prompts_per_step=1", "--size=32", "--opt=O0,O3",
-                                                  "--beta=0.0", "--lr=0.0,5e-7"}), fakes.deps())
+  local out = exp1_sweep{"--G=2", "--steps=1", "--prompts_per_step=1", "--opt=O0,O3", "--lr=0.0,5e-7"}
   local deps = fakes.deps()
   local rows, gains = heldout.compare(out, {G = 0, device = "cpu"}, deps)
   t.eq(#rows, 2)
