@@ -25,54 +25,41 @@ local function gen_ger(rng, set, isa)
   return em:text()
 end
 
+-- gemv's cache blocks: columns (bj), and half the time rows as well (bi).
+local function sample_gemv_cb(rng, set)
+  if not set.cache_blocking then return nil end
+  local cb = {form = parts.sample_cb_form(rng), rows = rng:chance(0.5)}
+  cb.bj = parts.block_size(rng, rng:pick({"BJ", "NB", "TILE"}), rng:pick({64, 128, 256, 512}), cb.form)
+  cb.bi = parts.block_size(rng, rng:pick({"BI", "MB", "ROWS"}), rng:pick({16, 32, 64}), cb.form)
+  return cb
+end
+
 local function gen_gemv_t(rng, set, isa)
   local st, em, pf, sched, V = parts.start(rng, set, isa)
-  local cb
-  if set.cache_blocking then
-    cb = {form = parts.sample_cb_form(rng), rows = rng:chance(0.5)}
-    cb.bj = parts.block_size(rng, rng:pick({"BJ", "NB", "TILE"}), rng:pick({64, 128, 256, 512}), cb.form)
-    cb.bi = parts.block_size(rng, rng:pick({"BI", "MB", "ROWS"}), rng:pick({16, 32, 64}), cb.form)
-  end
+  local cb = sample_gemv_cb(rng, set)
   local manual = set.omp and not cb
   parts.includes(em, set, pf, false, rng)
-  if manual and not table.concat(em.out, "\n"):find("omp.h", 1, true) then
-    table.insert(em.out, 1, "#include <omp.h>")
-    if #em.out == 1 then em:line("") end
-  end
-  if cb then
-    if cb.bj.top then em:line(cb.bj.top) end
-    if cb.rows and cb.bi.top then em:line(cb.bi.top) end
-    if cb.bj.top or (cb.rows and cb.bi.top) then em:line("") end
-  end
+  if manual then parts.ensure_omp_h(em) end
+  parts.block_tops(em, cb and cb.bj, cb and cb.rows and cb.bi)
   if st.comment then em:line("/* y = A^T x as a sum of scaled rows of A */") end
   em:open("void gemv_t(int m, int n, const double *A, const double *x, double *y)")
-  if cb then
-    if cb.bj.decl then em:line(cb.bj.decl) end
-    if cb.rows and cb.bi.decl then em:line(cb.bi.decl) end
-  end
+  parts.block_decls(em, cb and cb.bj, cb and cb.rows and cb.bi)
   local lo, hi = "0", "n"
   local closes = 0
   if cb then
     if set.omp then em:pragma("#pragma omp parallel for" .. sched) end
-    em:open(string.format("for (long jb = 0; jb < n; jb += %s)", cb.bj.name))
-    em:line(string.format("const long jend = jb + %s < n ? jb + %s : n;", cb.bj.name, cb.bj.name))
+    parts.open_blocks(em, "jb", "jend", "0", "n", cb.bj.name)
     lo, hi = "jb", "jend"
     closes = 1
   elseif manual then
-    local id, nt = rng:pick({"id", "tid", "me"}), rng:pick({"nt", "nth", "team"})
-    em:pragma("#pragma omp parallel")
-    em:line("{")
-    em.depth = em.depth + 1
-    em:line(string.format("const int %s = omp_get_thread_num(), %s = omp_get_num_threads();", id, nt))
-    em:line(string.format("const long lo = (long)n * %s / %s, hi = (long)n * (%s + 1) / %s;", id, nt, id, nt))
+    parts.open_thread_share(em, rng)
     lo, hi = "lo", "hi"
     closes = 1
   end
   em:line(string.format("for (long j = %s; j < %s; %s) y[j] = 0.0;", lo, hi, inc(st, "j")))
   local rows_lo, rows_hi = "0", "m"
   if cb and cb.rows then
-    em:open(string.format("for (long ib = 0; ib < m; ib += %s)", cb.bi.name))
-    em:line(string.format("const long iend = ib + %s < m ? ib + %s : m;", cb.bi.name, cb.bi.name))
+    parts.open_blocks(em, "ib", "iend", "0", "m", cb.bi.name)
     rows_lo, rows_hi = "ib", "iend"
     closes = closes + 1
   end
@@ -92,26 +79,14 @@ end
 local function gen_gemv_n(rng, set, isa)
   local st, em, pf, sched, V = parts.start(rng, set, isa)
   local R = set.register_blocking and rng:pick({2, 2, 4}) or 1
-  local cb
-  if set.cache_blocking then
-    cb = {form = parts.sample_cb_form(rng), rows = rng:chance(0.5)}
-    cb.bj = parts.block_size(rng, rng:pick({"BJ", "NB", "TILE"}), rng:pick({64, 128, 256, 512}), cb.form)
-    cb.bi = parts.block_size(rng, rng:pick({"BI", "MB", "ROWS"}), rng:pick({16, 32, 64}), cb.form)
-  end
+  local cb = sample_gemv_cb(rng, set)
   local hsum, use_reduce = parts.sample_hsum(rng, V, isa)
   parts.includes(em, set, pf, false, rng)
-  if cb then
-    if cb.bj.top then em:line(cb.bj.top) end
-    if cb.rows and cb.bi.top then em:line(cb.bi.top) end
-    if cb.bj.top or (cb.rows and cb.bi.top) then em:line("") end
-  end
+  parts.block_tops(em, cb and cb.bj, cb and cb.rows and cb.bi)
   if V and not use_reduce then parts.emit_hsum(em, V, hsum) end
   if st.comment then em:line("/* y = A x: " .. (R > 1 and (R .. " rows at a time") or "one row at a time") .. " */") end
   em:open("void gemv_n(int m, int n, const double *A, const double *x, double *y)")
-  if cb then
-    if cb.bj.decl then em:line(cb.bj.decl) end
-    if cb.rows and cb.bi.decl then em:line(cb.bi.decl) end
-  end
+  parts.block_decls(em, cb and cb.bj, cb and cb.rows and cb.bi)
   local sname = rng:pick({"s", "sum", "t"})
   local vname = rng:pick({"acc", "vs", "vsum"})
   local pname = rng:pick({"a", "row", "p"})
@@ -123,13 +98,11 @@ local function gen_gemv_n(rng, set, isa)
   end
   if cb and cb.rows then
     omp_here()
-    em:open(string.format("for (long ib = 0; ib < m; ib += %s)", cb.bi.name))
-    em:line(string.format("const long iend = ib + %s < m ? ib + %s : m;", cb.bi.name, cb.bi.name))
+    parts.open_blocks(em, "ib", "iend", "0", "m", cb.bi.name)
     closes = closes + 1
   end
   if cb then
-    em:open(string.format("for (long jb = 0; jb < n; jb += %s)", cb.bj.name))
-    em:line(string.format("const long jend = jb + %s < n ? jb + %s : n;", cb.bj.name, cb.bj.name))
+    parts.open_blocks(em, "jb", "jend", "0", "n", cb.bj.name)
     lo, hi = "jb", "jend"
     closes = closes + 1
   end
@@ -219,11 +192,11 @@ local function gen_symv(rng, set, isa)
   local hsum, reduce = parts.sample_hsum(rng, V, isa)
   parts.includes(em, set, nil, false, rng)
   if manual then parts.ensure_omp_h(em) end
-  if cb and cb.bj.top then em:line(cb.bj.top); em:line("") end
+  parts.block_tops(em, cb and cb.bj)
   if V and not reduce then parts.emit_hsum(em, V, hsum) end
   if st.comment then em:line("/* y = A x from the lower triangle: each stored entry is used twice */") end
   em:open("void symv(int n, const double *A, const double *x, double *y)")
-  if cb and cb.bj.decl then em:line(cb.bj.decl) end
+  parts.block_decls(em, cb and cb.bj)
   local a = rng:pick({"a", "row", "Ai"})
   local out = rng:pick({"s", "sum", "dotv"})
   local acc = rng:pick({"acc", "vs", "vsum"})
@@ -258,17 +231,11 @@ local function gen_symv(rng, set, isa)
   end
   if cb then
     if set.omp then em:pragma("#pragma omp parallel for" .. (sched ~= "" and sched or " schedule(dynamic)")) end
-    em:open(string.format("for (long jb = 0; jb < n; jb += %s)", cb.bj.name))
-    em:line(string.format("const long jend = jb + %s < n ? jb + %s : n;", cb.bj.name, cb.bj.name))
+    parts.open_blocks(em, "jb", "jend", "0", "n", cb.bj.name)
     row_body("jb + 1", "jb", "jend")
     em:close()
   elseif manual then
-    local id, nt = rng:pick({"id", "tid", "me"}), rng:pick({"nt", "nth", "team"})
-    em:pragma("#pragma omp parallel")
-    em:line("{")
-    em.depth = em.depth + 1
-    em:line(string.format("const int %s = omp_get_thread_num(), %s = omp_get_num_threads();", id, nt))
-    em:line(string.format("const long lo = (long)n * %s / %s, hi = (long)n * (%s + 1) / %s;", id, nt, id, nt))
+    parts.open_thread_share(em, rng)
     row_body("lo + 1", "lo", "hi")
     em:close()
   else
@@ -284,7 +251,6 @@ end
 -- and each unknown depends on all the previous ones.
 local function gen_trsv(rng, set, isa)
   local st, em, _, _, V = parts.start(rng, set, isa)
-  local rb = set.register_blocking
   local cb
   if set.cache_blocking then
     cb = {bs = parts.block_size(rng, rng:pick({"BS", "NB", "TILE"}), rng:pick({16, 32, 64}), parts.sample_cb_form(rng)),
@@ -292,15 +258,15 @@ local function gen_trsv(rng, set, isa)
   end
   local hsum, reduce = parts.sample_hsum(rng, V, isa)
   parts.includes(em, set, nil, false, rng)
-  if cb and cb.bs.top then em:line(cb.bs.top); em:line("") end
+  parts.block_tops(em, cb and cb.bs)
   if V and not reduce then parts.emit_hsum(em, V, hsum) end
   if st.comment then em:line("/* forward substitution, L lower triangular */") end
   em:open("void trsv(int n, const double *L, const double *b, double *x)")
-  if cb and cb.bs.decl then em:line(cb.bs.decl) end
+  parts.block_decls(em, cb and cb.bs)
   local l = rng:pick({"l", "row", "Li"})
   local out = rng:pick({"s", "dot", "t"})
   local acc = rng:pick({"acc", "vs", "vsum"})
-  local U = rb and (V and rng:pick({2, 2, 4}) or rng:pick({2, 4, 4, 8})) or 1
+  local U = parts.unroll(rng, set, V)
   local recip = rng:chance(0.3)
   local function solve(lhs) -- x[i] from lhs (b[i] or x[i]) minus the dot
     if recip then return string.format("x[i] = (%s - %s) * (1.0 / %s[i]);", lhs, out, l) end
@@ -320,8 +286,7 @@ local function gen_trsv(rng, set, isa)
   if not cb then
     rows("0", "n", "0", "i", solve("b[i]"))
   elseif not cb.right then
-    em:open(string.format("for (long ib = 0; ib < n; ib += %s)", cb.bs.name))
-    em:line(string.format("const long iend = ib + %s < n ? ib + %s : n;", cb.bs.name, cb.bs.name))
+    parts.open_blocks(em, "ib", "iend", "0", "n", cb.bs.name)
     if st.comment then em:line("/* the solved unknowns left of the block */") end
     rows("ib", "iend", "0", "ib", string.format("x[i] = b[i] - %s;", out))
     if st.comment then em:line("/* the diagonal block */") end
@@ -329,8 +294,7 @@ local function gen_trsv(rng, set, isa)
     em:close()
   else
     em:line(string.format("for (long i = 0; i < n; %s) x[i] = b[i];", inc(st, "i")))
-    em:open(string.format("for (long kb = 0; kb < n; kb += %s)", cb.bs.name))
-    em:line(string.format("const long kend = kb + %s < n ? kb + %s : n;", cb.bs.name, cb.bs.name))
+    parts.open_blocks(em, "kb", "kend", "0", "n", cb.bs.name)
     if st.comment then em:line("/* solve the diagonal block */") end
     rows("kb", "kend", "kb", "i", solve("x[i]"))
     if st.comment then em:line("/* and take its unknowns out of the rows below */") end

@@ -6,11 +6,6 @@ local etasks = require "engine.tasks"
 local parts = require "kernelgen.tasks.parts"
 local inc = parts.inc
 
--- The unroll of the columns: U vectors or scalars (register blocking when U > 1).
-local function col_unroll(rng, set, V)
-  return set.register_blocking and (V and rng:pick({2, 2, 4}) or rng:pick({2, 4, 4, 8})) or 1
-end
-
 -- Cache blocks over the inner dimension (kb: p) and/or the columns (nb: j).
 local function sample_blas3_cb(rng, set)
   if not set.cache_blocking then return nil end
@@ -21,27 +16,10 @@ local function sample_blas3_cb(rng, set)
   return cb
 end
 
-local function blas3_tops(em, cb)
-  if not cb then return end
-  local any = false
-  for _, b in ipairs({cb.kb or false, cb.nb or false}) do
-    if b and b.top then em:line(b.top); any = true end
-  end
-  if any then em:line("") end
-end
-
-local function blas3_decls(em, cb)
-  if not cb then return end
-  for _, b in ipairs({cb.kb or false, cb.nb or false}) do
-    if b and b.decl then em:line(b.decl) end
-  end
-end
-
 -- for p in [lo, hi), tiled by kb (a block_size) when given; body() writes the loop's body.
 local function p_loop(em, st, lo, hi, kb, body)
   if kb then
-    em:open(string.format("for (long pb = %s; pb < %s; pb += %s)", lo, hi, kb.name))
-    em:line(string.format("const long pend = pb + %s < %s ? pb + %s : %s;", kb.name, hi, kb.name, hi))
+    parts.open_blocks(em, "pb", "pend", lo, hi, kb.name)
     em:open(string.format("for (long p = pb; p < pend; %s)", inc(st, "p")))
     body()
     em:close()
@@ -56,8 +34,7 @@ end
 -- Over the column tiles [jb, jend) when nb is given, else over [0, n): body(lo, hi).
 local function col_tiles(em, nb, body)
   if not nb then return body("0", "n") end
-  em:open(string.format("for (long jb = 0; jb < n; jb += %s)", nb.name))
-  em:line(string.format("const long jend = jb + %s < n ? jb + %s : n;", nb.name, nb.name))
+  parts.open_blocks(em, "jb", "jend", "0", "n", nb.name)
   body("jb", "jend")
   em:close()
 end
@@ -76,17 +53,17 @@ end
 -- gemm_tn (C = A^T B) and trmm (C = L B, p <= i): row i of C, zeroed, then the scaled rows of B.
 local function gen_rows_product(rng, name, set, isa)
   local st, em, _, sched, V = parts.start(rng, set, isa)
-  local U = col_unroll(rng, set, V)
+  local U = parts.unroll(rng, set, V)
   local cb = sample_blas3_cb(rng, set)
   local tn = name == "gemm_tn"
   parts.includes(em, set, nil, false, rng)
-  blas3_tops(em, cb)
+  parts.block_tops(em, cb and cb.kb, cb and cb.nb)
   if st.comment then
     em:line(tn and "/* C = A^T B: row i of C sums the rows of B scaled by column i of A */"
                 or "/* C = L B: row i of C sums rows 0..i of B scaled by row i of L */")
   end
   em:open(etasks.get(name).prototype)
-  blas3_decls(em, cb)
+  parts.block_decls(em, cb and cb.kb, cb and cb.nb)
   local c = rng:pick({"c", "Ci", "crow"})
   local coef = rng:pick({"a", "s", "coef"})
   local src = rng:pick({"b", "Bp", "brow"})
@@ -107,7 +84,7 @@ end
 -- gemm_batched: one small product after another (OpenMP over the batch).
 local function gen_gemm_batched(rng, set, isa)
   local st, em, _, sched, V = parts.start(rng, set, isa)
-  local U = col_unroll(rng, set, V)
+  local U = parts.unroll(rng, set, V)
   parts.includes(em, set, nil, false, rng)
   if st.comment then em:line("/* C_b = A_b B_b for each product of the batch, row by row */") end
   em:open(etasks.get("gemm_batched").prototype)
@@ -137,15 +114,15 @@ end
 -- thread's share: the columns are independent, the rows are not).
 local function gen_trsm(rng, set, isa)
   local st, em, _, sched, V = parts.start(rng, set, isa)
-  local U = col_unroll(rng, set, V)
+  local U = parts.unroll(rng, set, V)
   local cb = sample_blas3_cb(rng, set)
   local manual = set.omp and not (cb and cb.nb)
   parts.includes(em, set, nil, false, rng)
   if manual then parts.ensure_omp_h(em) end
-  blas3_tops(em, cb)
+  parts.block_tops(em, cb and cb.kb, cb and cb.nb)
   if st.comment then em:line("/* L X = B by forward substitution, all right-hand sides of a row at once */") end
   em:open(etasks.get("trsm").prototype)
-  blas3_decls(em, cb)
+  parts.block_decls(em, cb and cb.kb, cb and cb.nb)
   local x = rng:pick({"x", "xi", "row"})
   local coef = rng:pick({"l", "lip", "f"})
   local src = rng:pick({"xp", "prev", "xr"})
@@ -169,12 +146,7 @@ local function gen_trsm(rng, set, isa)
     if set.omp then em:pragma("#pragma omp parallel for" .. sched) end
     col_tiles(em, cb.nb, rows)
   elseif manual then
-    local id, nt = rng:pick({"id", "tid", "me"}), rng:pick({"nt", "nth", "team"})
-    em:pragma("#pragma omp parallel")
-    em:line("{")
-    em.depth = em.depth + 1
-    em:line(string.format("const int %s = omp_get_thread_num(), %s = omp_get_num_threads();", id, nt))
-    em:line(string.format("const long lo = (long)n * %s / %s, hi = (long)n * (%s + 1) / %s;", id, nt, id, nt))
+    parts.open_thread_share(em, rng)
     rows("lo", "hi")
     em:close()
   else
@@ -193,13 +165,13 @@ local function gen_syrk(rng, set, isa)
     bs = parts.block_size(rng, rng:pick({"BS", "NB", "TILE"}), rng:pick({16, 32, 64}), parts.sample_cb_form(rng))
   end
   local hsum, reduce = parts.sample_hsum(rng, V, isa)
-  local U = set.register_blocking and (V and rng:pick({2, 2, 4}) or rng:pick({2, 4, 4, 8})) or 1
+  local U = parts.unroll(rng, set, V)
   parts.includes(em, set, nil, false, rng)
-  if bs and bs.top then em:line(bs.top); em:line("") end
+  parts.block_tops(em, bs)
   if V and not reduce then parts.emit_hsum(em, V, hsum) end
   if st.comment then em:line("/* C = A A^T: the lower triangle's dot products, mirrored */") end
   em:open("void syrk(int n, int k, const double *A, double *C)")
-  if bs and bs.decl then em:line(bs.decl) end
+  parts.block_decls(em, bs)
   local ai, aj = rng:pick({{"ai", "aj"}, {"x", "y"}, {"ri", "rj"}})[1], nil
   aj = ai == "ai" and "aj" or (ai == "x" and "y" or "rj")
   local out = rng:pick({"s", "sum", "dotv"})
@@ -221,8 +193,7 @@ local function gen_syrk(rng, set, isa)
   local dyn = sched ~= "" and sched or rng:pick({" schedule(dynamic)", " schedule(dynamic, 1)", " schedule(guided)", ""})
   if bs then
     if set.omp then em:pragma("#pragma omp parallel for" .. dyn) end
-    em:open(string.format("for (long ib = 0; ib < n; ib += %s)", bs.name))
-    em:line(string.format("const long iend = ib + %s < n ? ib + %s : n;", bs.name, bs.name))
+    parts.open_blocks(em, "ib", "iend", "0", "n", bs.name)
     em:open(string.format("for (long jb = 0; jb <= ib; jb += %s)", bs.name))
     em:line(string.format("const long jend = jb + %s < n ? jb + %s : n;", bs.name, bs.name))
     em:open(string.format("for (long i = ib; i < iend; %s)", inc(st, "i")))

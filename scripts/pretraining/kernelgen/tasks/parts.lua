@@ -1,7 +1,8 @@
 -- The pieces of kernel text every family of kernelgen.tasks shares: the emitter, the
 -- vector operations of an ISA, the sampled style (indices, schedules, prefetch, block
--- sizes), and code fragments several families use (a dot product or an axpy over a range,
--- a row update, a horizontal sum).
+-- sizes, unrolls), and code fragments several families use (block sizes and the loops over
+-- blocks, a thread's share of a range, a dot product or an axpy over a range, a row update,
+-- a horizontal sum).
 
 local stages = require "method.stages"
 
@@ -102,6 +103,49 @@ local function block_size(rng, name, size, form)
   if form == "define" then return {top = "#define " .. name .. " " .. size, name = name} end
   if form == "const" then return {decl = "const int " .. name .. " = " .. size .. ";", name = name} end
   return {name = tostring(size)}
+end
+
+-- The lines of the block sizes in use (each argument a block_size, or nil or false for
+-- one not in use): block_tops writes the #defines before the function, then a blank line;
+-- block_decls the const ints at the start of its body.
+local function block_tops(em, ...)
+  local any = false
+  for k = 1, select("#", ...) do
+    local b = select(k, ...)
+    if b and b.top then em:line(b.top); any = true end
+  end
+  if any then em:line("") end
+end
+
+local function block_decls(em, ...)
+  for k = 1, select("#", ...) do
+    local b = select(k, ...)
+    if b and b.decl then em:line(b.decl) end
+  end
+end
+
+-- Opens the loop over the blocks [b, e) of [lo, hi), `size` (a block size's name) wide:
+-- for (long b = lo; b < hi; b += size) { const long e = <b + size, at most hi>;
+local function open_blocks(em, b, e, lo, hi, size)
+  em:open(string.format("for (long %s = %s; %s < %s; %s += %s)", b, lo, b, hi, b, size))
+  em:line(string.format("const long %s = %s + %s < %s ? %s + %s : %s;", e, b, size, hi, b, size, hi))
+end
+
+-- Opens a parallel region in which each thread declares its share [lo, hi) of [0, n)
+-- (OpenMP's manual split); the caller closes it.
+local function open_thread_share(em, rng)
+  local id, nt = rng:pick({"id", "tid", "me"}), rng:pick({"nt", "nth", "team"})
+  em:pragma("#pragma omp parallel")
+  em:line("{")
+  em.depth = em.depth + 1
+  em:line(string.format("const int %s = omp_get_thread_num(), %s = omp_get_num_threads();", id, nt))
+  em:line(string.format("const long lo = (long)n * %s / %s, hi = (long)n * (%s + 1) / %s;", id, nt, id, nt))
+end
+
+-- How many vectors (2 or 4) or scalars (2 to 8) a loop with register blocking does at a
+-- time; 1 without it.
+local function unroll(rng, set, V)
+  return set.register_blocking and (V and rng:pick({2, 2, 4}) or rng:pick({2, 4, 4, 8})) or 1
 end
 
 
@@ -266,4 +310,10 @@ local function ensure_omp_h(em)
   end
 end
 
-return {TECH = TECH, set_of = set_of, VEC = VEC, Em = Em, emitter = emitter, vops = vops, sample_style = sample_style, inc = inc, sample_sched = sample_sched, sample_pf = sample_pf, pf_stmt = pf_stmt, includes = includes, block_size = block_size, ix = ix, tree = tree, start = start, sample_cb_form = sample_cb_form, row_update = row_update, sample_hsum = sample_hsum, emit_hsum = emit_hsum, dot_seg = dot_seg, axpy_seg = axpy_seg, ensure_omp_h = ensure_omp_h}
+return {TECH = TECH, set_of = set_of, VEC = VEC, Em = Em, emitter = emitter, vops = vops,
+        sample_style = sample_style, inc = inc, sample_sched = sample_sched, sample_pf = sample_pf,
+        pf_stmt = pf_stmt, includes = includes, block_size = block_size, block_tops = block_tops,
+        block_decls = block_decls, open_blocks = open_blocks, open_thread_share = open_thread_share,
+        unroll = unroll, ix = ix, tree = tree, start = start, sample_cb_form = sample_cb_form,
+        row_update = row_update, sample_hsum = sample_hsum, emit_hsum = emit_hsum, dot_seg = dot_seg,
+        axpy_seg = axpy_seg, ensure_omp_h = ensure_omp_h}

@@ -67,8 +67,7 @@ end
 
 local function gen_prefix(rng, set, isa)
   local st, em, pf, sched, V = parts.start(rng, set, isa)
-  local rb = set.register_blocking
-  local U = rb and (V and rng:pick({2, 2, 4}) or rng:pick({2, 4, 4, 8})) or 1
+  local U = parts.unroll(rng, set, V)
   local cb
   if set.cache_blocking then
     cb = {bs = parts.block_size(rng, rng:pick({"BS", "BLOCK", "TILE"}), rng:pick({64, 128, 256, 512}), parts.sample_cb_form(rng))}
@@ -78,23 +77,18 @@ local function gen_prefix(rng, set, isa)
     ch = parts.block_size(rng, rng:pick({"NCH", "CHUNKS", "NPART"}), rng:pick({16, 32, 64}), parts.sample_cb_form(rng))
   end
   parts.includes(em, set, pf, false, rng)
-  local tops = false
-  if cb and cb.bs.top then em:line(cb.bs.top); tops = true end
-  if ch and ch.top then em:line(ch.top); tops = true end
-  if tops then em:line("") end
+  parts.block_tops(em, cb and cb.bs, ch)
   if st.comment then
     em:line("/* inclusive scan" .. (ch and ": chunks scanned in parallel, then shifted by their offsets" or "") .. " */")
   end
   em:open("void prefix_sum(int n, const double *x, double *y)")
-  if cb and cb.bs.decl then em:line(cb.bs.decl) end
-  if ch and ch.decl then em:line(ch.decl) end
+  parts.block_decls(em, cb and cb.bs, ch)
   local s = rng:pick({"s", "run", "acc"})
   local names = {r = rng:pick({"r", "loc", "part_"}), t = rng:pick({"t", "bsum", "local"}),
                  buf = rng:pick({"buf", "pad", "sh"}), v = rng:pick({"v", "cur", "vx"})}
   local function body(lo, hi)
     if cb then
-      em:open(string.format("for (long ib = %s; ib < %s; ib += %s)", lo, hi, cb.bs.name))
-      em:line(string.format("const long iend = ib + %s < %s ? ib + %s : %s;", cb.bs.name, hi, cb.bs.name, hi))
+      parts.open_blocks(em, "ib", "iend", lo, hi, cb.bs.name)
       scan_seg(em, rng, {V = V, U = U, st = st, s = s, i = "i", lo = "ib", hi = "iend", pf = pf, names = names})
       em:close()
     else
@@ -147,25 +141,23 @@ end
 -- cache blocking tiles the rows (each tile's strips add into s); OpenMP splits the strips.
 local function gen_col_sums(rng, set, isa)
   local st, em, pf, sched, V = parts.start(rng, set, isa)
-  local rb = set.register_blocking
-  local U = rb and (V and rng:pick({2, 2, 4}) or rng:pick({2, 4, 4, 8})) or 1
+  local U = parts.unroll(rng, set, V)
   local step = U * (V and V.w or 1)
   local cb
   if set.cache_blocking then
     cb = {bi = parts.block_size(rng, rng:pick({"BI", "MB", "ROWS"}), rng:pick({32, 64, 128, 256}), parts.sample_cb_form(rng))}
   end
   parts.includes(em, set, pf, false, rng)
-  if cb and cb.bi.top then em:line(cb.bi.top); em:line("") end
+  parts.block_tops(em, cb and cb.bi)
   if st.comment then em:line("/* s[j] = sum over rows of A[i][j], " .. step .. " column(s) at a time */") end
   em:open("void col_sums(int m, int n, const double *A, double *s)")
-  if cb and cb.bi.decl then em:line(cb.bi.decl) end
+  parts.block_decls(em, cb and cb.bi)
   local t = rng:pick({"t", "sum", "c"})
   local acc = rng:pick({"acc", "vs", "col"})
   local rlo, rhi = "0", "m"
   if cb then
     em:line(string.format("for (long j = 0; j < n; %s) s[j] = 0.0;", inc(st, "j")))
-    em:open(string.format("for (long ib = 0; ib < m; ib += %s)", cb.bi.name))
-    em:line(string.format("const long iend = ib + %s < m ? ib + %s : m;", cb.bi.name, cb.bi.name))
+    parts.open_blocks(em, "ib", "iend", "0", "m", cb.bi.name)
     rlo, rhi = "ib", "iend"
   end
   local pfd = rng:pick({2, 4, 8})

@@ -36,13 +36,15 @@ local function gen_stencil(rng, name, set, isa)
     if off:sub(1, 1) == "-" then return idx .. " - " .. off:sub(2) end
     return idx .. " + " .. off
   end
+  -- a group's weight times the sum of its neighbours of the output at idx
+  local function group_term(idx, g)
+    local ts = {}
+    for q, off in ipairs(g[2]) do ts[q] = c .. "[" .. at(idx, off) .. "]" end
+    return g[1] .. " * " .. (#ts == 1 and ts[1] or ("(" .. table.concat(ts, " + ") .. ")"))
+  end
   local function sexpr(idx)
     local terms = {}
-    for _, g in ipairs(S.groups) do
-      local ts = {}
-      for q, off in ipairs(g[2]) do ts[q] = c .. "[" .. at(idx, off) .. "]" end
-      terms[#terms + 1] = g[1] .. " * " .. (#ts == 1 and ts[1] or ("(" .. table.concat(ts, " + ") .. ")"))
-    end
+    for _, g in ipairs(S.groups) do terms[#terms + 1] = group_term(idx, g) end
     return table.concat(terms, " + ")
   end
   local wname = {["0.25"] = "w4", ["0.125"] = "w8", ["0.0625"] = "w16"}
@@ -60,13 +62,11 @@ local function gen_stencil(rng, name, set, isa)
   -- cache blocking: which loops are tiled
   local cb
   if set.cache_blocking then
-    cb = {rows = rng:chance(0.7), form = rng:pick({"define", "define", "const", "literal"})}
+    cb = {rows = rng:chance(0.7), form = parts.sample_cb_form(rng)}
     cb.cols = not cb.rows or rng:chance(0.5)
     cb.br = parts.block_size(rng, rng:pick({"BR", "BI", "TILE_R"}), rng:pick({16, 32, 32, 64}), cb.form)
     cb.bc = parts.block_size(rng, rng:pick({"BC", "BJ", "TILE_C"}), rng:pick({64, 128, 128, 256}), cb.form)
-    if cb.rows and cb.br.top then em:line(cb.br.top) end
-    if cb.cols and cb.bc.top then em:line(cb.bc.top) end
-    if (cb.rows and cb.br.top) or (cb.cols and cb.bc.top) then em:line("") end
+    parts.block_tops(em, cb.rows and cb.br, cb.cols and cb.bc)
   end
   if st.comment then
     em:line("/* one sweep of the " .. (S.dims == 3 and "7-point 3-D" or (name:find("_9") and "9-point" or "5-point"))
@@ -78,10 +78,7 @@ local function gen_stencil(rng, name, set, isa)
   if V then
     for _, g in ipairs(S.groups) do em:line("const " .. V.ty .. " " .. wname[g[1]] .. " = " .. V.set1(g[1]) .. ";") end
   end
-  if cb then
-    if cb.rows and cb.br.decl then em:line(cb.br.decl) end
-    if cb.cols and cb.bc.decl then em:line(cb.bc.decl) end
-  end
+  if cb then parts.block_decls(em, cb.rows and cb.br, cb.cols and cb.bc) end
   -- the row loop variable (the one tiled by rows): i in 2-D, j in 3-D
   local rowv = S.dims == 2 and i or j
   local omp_done = false
@@ -109,8 +106,7 @@ local function gen_stencil(rng, name, set, isa)
     local cb0 = inner .. "b"
     cb_ = cb0
     omp_here(false)
-    em:open(string.format("for (long %s = 0; %s < n; %s += %s)", cb0, cb0, cb0, cb.bc.name))
-    em:line(string.format("const long %s = %s + %s < n ? %s + %s : n;", cend, cb0, cb.bc.name, cb0, cb.bc.name))
+    parts.open_blocks(em, cb0, cend, "0", "n", cb.bc.name)
   end
   if cb and cb.rows then
     em:line(string.format("const long %s = %s + %s < n ? %s + %s : n;", rend, rb_, cb.br.name, rb_, cb.br.name))
@@ -138,27 +134,34 @@ local function gen_stencil(rng, name, set, isa)
   end
   -- the inner loop: its first header starts at lo (a tile's variable when columns are tiled)
   local x = inner
-  if V then
-    local U = rb and rng:pick({2, 2, 4}) or 1
-    local step = U * V.w
+  -- x over [lo, hi) by `step`, body() writing each step's outputs, then the remainder
+  -- one output at a time; x is declared outside the loop for the remainder
+  local function strided(step, body)
     if lo == "0" and rng:chance(0.5) then
       em:line("long " .. x .. " = 0;")
       em:open(string.format("for (; %s + %d <= %s; %s += %d)", x, step, hi, x, step))
     else
-      -- a loop starting at lo; x is then declared outside for the remainder
       em:line("long " .. x .. ";")
       em:open(string.format("for (%s = %s; %s + %d <= %s; %s += %d)", x, lo, x, step, hi, x, step))
     end
     pfline(x)
-    if U == 1 then
-      if rng:chance(0.5) then
-        em:line(V.st(o .. " + " .. x, vexpr(x)))
-      else
-        local r = rng:pick({"r", "res", "val"})
-        em:line(V.ty .. " " .. r .. " = " .. vexpr(x) .. ";")
-        em:line(V.st(o .. " + " .. x, r))
+    body()
+    em:close()
+    em:line(string.format("for (; %s < %s; %s) %s[%s] = %s;", x, hi, inc(st, x), o, x, sexpr(x)))
+  end
+  if V then
+    local U = rb and rng:pick({2, 2, 4}) or 1
+    strided(U * V.w, function()
+      if U == 1 then
+        if rng:chance(0.5) then
+          em:line(V.st(o .. " + " .. x, vexpr(x)))
+        else
+          local r = rng:pick({"r", "res", "val"})
+          em:line(V.ty .. " " .. r .. " = " .. vexpr(x) .. ";")
+          em:line(V.st(o .. " + " .. x, r))
+        end
+        return
       end
-    else
       local pre = rng:pick({"r", "acc", "t"})
       for u = 0, U - 1 do
         local idx = ix(x, u * V.w)
@@ -171,32 +174,17 @@ local function gen_stencil(rng, name, set, isa)
         end
       end
       for u = 0, U - 1 do em:line(V.st(o .. " + " .. ix(x, u * V.w), pre .. u)) end
-    end
-    em:close()
-    em:line(string.format("for (; %s < %s; %s) %s[%s] = %s;", x, hi, inc(st, x), o, x, sexpr(x)))
+    end)
   elseif rb then
     local U = rng:pick({2, 2, 4})
-    if lo == "0" and rng:chance(0.5) then
-      em:line("long " .. x .. " = 0;")
-      em:open(string.format("for (; %s + %d <= %s; %s += %d)", x, U, hi, x, U))
-    else
-      em:line("long " .. x .. ";")
-      em:open(string.format("for (%s = %s; %s + %d <= %s; %s += %d)", x, lo, x, U, hi, x, U))
-    end
-    pfline(x)
-    local pre = rng:pick({"r", "acc", "t"})
-    local function gsum(idx, g)
-      local ts = {}
-      for q, off in ipairs(g[2]) do ts[q] = c .. "[" .. at(idx, off) .. "]" end
-      return g[1] .. " * " .. (#ts == 1 and ts[1] or ("(" .. table.concat(ts, " + ") .. ")"))
-    end
-    for u = 0, U - 1 do em:line("double " .. pre .. u .. " = " .. gsum(ix(x, u), groups[1]) .. ";") end
-    for gi = 2, #groups do
-      for u = 0, U - 1 do em:line(pre .. u .. " += " .. gsum(ix(x, u), groups[gi]) .. ";") end
-    end
-    for u = 0, U - 1 do em:line(o .. "[" .. ix(x, u) .. "] = " .. pre .. u .. ";") end
-    em:close()
-    em:line(string.format("for (; %s < %s; %s) %s[%s] = %s;", x, hi, inc(st, x), o, x, sexpr(x)))
+    strided(U, function()
+      local pre = rng:pick({"r", "acc", "t"})
+      for u = 0, U - 1 do em:line("double " .. pre .. u .. " = " .. group_term(ix(x, u), groups[1]) .. ";") end
+      for gi = 2, #groups do
+        for u = 0, U - 1 do em:line(pre .. u .. " += " .. group_term(ix(x, u), groups[gi]) .. ";") end
+      end
+      for u = 0, U - 1 do em:line(o .. "[" .. ix(x, u) .. "] = " .. pre .. u .. ";") end
+    end)
   else
     em:open(string.format("for (long %s = %s; %s < %s; %s)", x, lo, x, hi, inc(st, x)))
     pfline(x)

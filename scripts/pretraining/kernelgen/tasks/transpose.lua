@@ -14,10 +14,10 @@ local function gen_transpose(rng, set, isa)
           bj = parts.block_size(rng, rng:pick({"BJ", "TJ", "BC"}), rng:pick({16, 32, 64}), form)}
   end
   parts.includes(em, set, pf, false, rng)
-  if cb and cb.bi.top then em:line(cb.bi.top); em:line(cb.bj.top); em:line("") end
+  parts.block_tops(em, cb and cb.bi, cb and cb.bj)
   if st.comment then em:line("/* B = A^T" .. (cb and ", tile by tile" or "") .. " */") end
   em:open("void transpose(int m, int n, const double *A, double *B)")
-  if cb and cb.bi.decl then em:line(cb.bi.decl); em:line(cb.bj.decl) end
+  parts.block_decls(em, cb and cb.bi, cb and cb.bj)
   local copy = function(i, j) return string.format("B[%s * m + %s] = A[%s * n + %s];", j, i, i, j) end
   local ilo, ihi, jlo, jhi = "0", "m", "0", "n"
   local closes = 0
