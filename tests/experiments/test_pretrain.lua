@@ -26,11 +26,11 @@ local function run(extra)
   return ok, out
 end
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
+-- run(extra), which must succeed; returns its output.
+local function run_ok(extra)
+  local ok, out = run(extra)
+  t.ok(ok, out)
+  return out
 end
 
 t.test("the learning rate warms up, then decays to its floor", function()
@@ -63,9 +63,7 @@ end)
 
 t.test("a toy model trains, exports in bf16 and samples", function()
   local dir = t.tmpdir()
-  local ok, out = run{"--steps=6", "--save_every=3", "--out=" .. dir .. "/run",
-                      "--export=" .. dir .. "/model"}
-  t.ok(ok, out)
+  run_ok{"--steps=6", "--save_every=3", "--out=" .. dir .. "/run", "--export=" .. dir .. "/model"}
   for _, f in ipairs{"config.json", "model.safetensors", "tokenizer.json", "README.md",
                      "pretrain.json"} do
     t.ok(sys.exists(dir .. "/model/" .. f), f)
@@ -74,8 +72,8 @@ t.test("a toy model trains, exports in bf16 and samples", function()
   local info = json.read(dir .. "/model/pretrain.json")
   t.eq(info.settings.steps, 6)
   t.ok(info.figures.final_loss > 0)
-  t.contains(read(dir .. "/model/README.md"), "--hidden=32")
-  t.contains(read(dir .. "/model/README.md"), "matmul kernels (`scripts/pretraining/kernelgen.lua`)")
+  t.contains(t.read(dir .. "/model/README.md"), "--hidden=32")
+  t.contains(t.read(dir .. "/model/README.md"), "matmul kernels (`scripts/pretraining/kernelgen.lua`)")
   -- a corpus with the suite's tasks says so, and what share
   local opts = {}
   for k, v in pairs(info.settings) do opts[k] = v end
@@ -93,7 +91,7 @@ t.test("a toy model trains, exports in bf16 and samples", function()
   t.eq(#got[1], 2)
 
   -- the same run and model are not overwritten by mistake
-  ok, out = run{"--steps=6", "--out=" .. dir .. "/run", "--export=" .. dir .. "/other"}
+  local ok, out = run{"--steps=6", "--out=" .. dir .. "/run", "--export=" .. dir .. "/other"}
   t.ok(not ok)
   t.contains(out, "already holds a run")
   ok, out = run{"--steps=6", "--out=" .. dir .. "/run2", "--export=" .. dir .. "/model"}
@@ -103,38 +101,31 @@ end)
 
 t.test("a resumed run ends with the model of an uninterrupted one", function()
   local dir = t.tmpdir()
-  local ok, out = run{"--steps=6", "--save_every=2", "--out=" .. dir .. "/whole",
-                      "--export=" .. dir .. "/whole_model"}
-  t.ok(ok, out)
-  ok, out = run{"--steps=6", "--save_every=5", "--stop_after=3", "--out=" .. dir .. "/cut",
-                "--export=" .. dir .. "/cut_model"}
-  t.ok(ok, out)
+  run_ok{"--steps=6", "--save_every=2", "--out=" .. dir .. "/whole", "--export=" .. dir .. "/whole_model"}
+  run_ok{"--steps=6", "--save_every=5", "--stop_after=3", "--out=" .. dir .. "/cut",
+         "--export=" .. dir .. "/cut_model"}
   t.ok(not sys.exists(dir .. "/cut_model/config.json"), "no export before the last step")
-  ok, out = run{"--steps=6", "--save_every=5", "--resume", "--out=" .. dir .. "/cut",
-                "--export=" .. dir .. "/cut_model"}
-  t.ok(ok, out)
+  local out = run_ok{"--steps=6", "--save_every=5", "--resume", "--out=" .. dir .. "/cut",
+                     "--export=" .. dir .. "/cut_model"}
   t.contains(out, "resumed")
-  t.eq(read(dir .. "/cut_model/model.safetensors"), read(dir .. "/whole_model/model.safetensors"))
+  t.eq(t.read(dir .. "/cut_model/model.safetensors"), t.read(dir .. "/whole_model/model.safetensors"))
   -- out of time: a checkpoint at the step that passed the limit, then the same model
-  ok, out = run{"--steps=6", "--save_every=5", "--time_limit=1e-9", "--out=" .. dir .. "/timed",
-                "--export=" .. dir .. "/timed_model"}
-  t.ok(ok, out)
+  out = run_ok{"--steps=6", "--save_every=5", "--time_limit=1e-9", "--out=" .. dir .. "/timed",
+               "--export=" .. dir .. "/timed_model"}
   t.contains(out, "stopped")
   t.contains(out, "step=1")
   t.ok(not sys.exists(dir .. "/timed_model/config.json"), "no export when out of time")
-  ok, out = run{"--steps=6", "--save_every=5", "--resume", "--out=" .. dir .. "/timed",
-                "--export=" .. dir .. "/timed_model"}
-  t.ok(ok, out)
-  t.eq(read(dir .. "/timed_model/model.safetensors"), read(dir .. "/whole_model/model.safetensors"))
+  run_ok{"--steps=6", "--save_every=5", "--resume", "--out=" .. dir .. "/timed",
+         "--export=" .. dir .. "/timed_model"}
+  t.eq(t.read(dir .. "/timed_model/model.safetensors"), t.read(dir .. "/whole_model/model.safetensors"))
   -- the loss it reports is the run's, not that of the steps this process happened to make
   local whole = json.read(dir .. "/whole_model/pretrain.json").figures
   local cut = json.read(dir .. "/cut_model/pretrain.json").figures
   t.eq(cut.loss_window, whole.loss_window)
   t.near(cut.final_loss, whole.final_loss, 1e-6)
   -- a run resumed after its last step exports again with the same figures
-  ok, out = run{"--steps=6", "--save_every=5", "--resume", "--out=" .. dir .. "/cut",
-                "--export=" .. dir .. "/again", "--overwrite"}
-  t.ok(ok, out)
+  run_ok{"--steps=6", "--save_every=5", "--resume", "--out=" .. dir .. "/cut",
+         "--export=" .. dir .. "/again", "--overwrite"}
   t.near(json.read(dir .. "/again/pretrain.json").figures.final_loss, whole.final_loss, 1e-6)
 end)
 
