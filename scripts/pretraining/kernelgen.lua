@@ -98,6 +98,7 @@ local prompts = require "method.prompts"
 local split = require "method.heldout_split"
 local render = require "kernelgen.render"
 local defects = require "kernelgen.defects"
+local set_of = require("kernelgen.tasks.parts").set_of
 
 local kernelgen = {}
 
@@ -110,12 +111,6 @@ kernelgen.rng = rngs.new
 ---------------------------------------------------------------------------------------
 
 local TECH = stages.techniques
-
-local function set_of(list)
-  local s = {}
-  for _, x in ipairs(list or {}) do s[x] = true end
-  return s
-end
 
 local function copy(t)
   if type(t) ~= "table" then return t end

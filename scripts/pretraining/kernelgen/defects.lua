@@ -9,15 +9,10 @@
 --   defects.message(rng, kernel, task)
 
 local render = require "kernelgen.render"
+local set_of = require("kernelgen.tasks.parts").set_of
 
 local defects = {}
 local ISA = render.ISA
-
-local function set_of(list)
-  local s = {}
-  for _, x in ipairs(list or {}) do s[x] = true end
-  return s
-end
 
 ---------------------------------------------------------------------------------------
 -- Defects

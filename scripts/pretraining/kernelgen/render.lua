@@ -262,12 +262,18 @@ local function tile_end(i0, i1, t)
   return string.format("%s + (%s - %s) / %d * %d", i0, i1, i0, t, t)
 end
 
+-- Declares that end of [lo, hi) in tiles of t, under a fresh name from `base`; returns the name.
+local function tile_limit(e, base, lo, hi, t)
+  local name = e:fresh(base)
+  e:add(string.format("int %s = %s;", name, tile_end(lo, hi, t)))
+  return name
+end
+
 function micro.stile(e, R)
   local m, st = e.p.micro, e.p.style
   local lim = name_sets.lim[st.lim]
-  local mt, nt = e:fresh(lim[1]), e:fresh(lim[2])
-  e:add(string.format("int %s = %s;", mt, tile_end(R.i0, R.i1, m.mr)))
-  e:add(string.format("int %s = %s;", nt, tile_end(R.j0, R.j1, m.nr)))
+  local mt = tile_limit(e, lim[1], R.i0, R.i1, m.mr)
+  local nt = tile_limit(e, lim[2], R.j0, R.j1, m.nr)
   e:nest()
   e:loop("i", string.format("int i = %s; i < %s; i += %d", R.i0, mt, m.mr), true)
   e:loop("j", string.format("int j = %s; j < %s; j += %d", R.j0, nt, m.nr))
@@ -305,8 +311,7 @@ end
 
 function micro.unroll_k(e, R)
   local m, st = e.p.micro, e.p.style
-  local kt = e:fresh(name_sets.lim[st.lim][3])
-  e:add(string.format("int %s = %s;", kt, tile_end(R.k0, R.k1, m.u)))
+  local kt = tile_limit(e, name_sets.lim[st.lim][3], R.k0, R.k1, m.u)
   e:nest()
   e:loop("i", string.format("int i = %s; i < %s; i++", R.i0, R.i1), true)
   e:loop("j", string.format("int j = %s; j < %s; j++", R.j0, R.j1))
@@ -334,8 +339,7 @@ end
 
 function micro.unroll_j(e, R)
   local m, st = e.p.micro, e.p.style
-  local nt = e:fresh(name_sets.lim[st.lim][2])
-  e:add(string.format("int %s = %s;", nt, tile_end(R.j0, R.j1, m.u)))
+  local nt = tile_limit(e, name_sets.lim[st.lim][2], R.j0, R.j1, m.u)
   e:nest()
   e:loop("i", string.format("int i = %s; i < %s; i++", R.i0, R.i1))
   e:loop("k", string.format("int k = %s; k %s %s; k++", R.k0, e:klt(), R.k1))
@@ -370,11 +374,10 @@ local function mask_expr(j1, j) return string.format("(__mmask8)((1 << (%s - %s)
 local function vrow_rows(e, R, ia, ib, ja, jb, main)
   local m, st = e.p.micro, e.p.style
   local isa = ISA[m.isa]
-  local nv = e:fresh("jv")
   local c = st.vacc
   e:nest()
   e:loop("i", string.format("int i = %s; i < %s; i++", ia, ib))
-  e:add(string.format("int %s = %s;", nv, tile_end(ja, jb, isa.w)))
+  local nv = tile_limit(e, "jv", ja, jb, isa.w)
   e:loop("j", string.format("int j = %s; j < %s; j += %d", ja, nv, isa.w))
   e:decl(isa.ty, {c}, {R.acc and string.format("%s(&%s)", intr(m.isa, "loadu_pd"), Cix("i", "j"))
                           or (intr(m.isa, "setzero_pd") .. "()")},
@@ -411,10 +414,9 @@ function micro.vrow(e, R) vrow_rows(e, R, R.i0, R.i1, R.j0, R.j1, true) end
 function micro.vikj(e, R)
   local m, st = e.p.micro, e.p.style
   local isa = ISA[m.isa]
-  local nv = e:fresh("jv")
   local c, a = st.vacc, st.va
   if a == c then a = "va" end
-  e:add(string.format("int %s = %s;", nv, tile_end(R.j0, R.j1, isa.w)))
+  local nv = tile_limit(e, "jv", R.j0, R.j1, isa.w)
   e:nest()
   e:loop("i", string.format("int i = %s; i < %s; i++", R.i0, R.i1))
   e:loop("k", string.format("int k = %s; k %s %s; k++", R.k0, e:klt(), R.k1))
@@ -448,9 +450,8 @@ function micro.vtile(e, R)
   local isa = ISA[m.isa]
   local w, width = isa.w, isa.w * m.nv
   local lim = name_sets.lim[st.lim]
-  local mt, nt = e:fresh(lim[1]), e:fresh(lim[2])
-  e:add(string.format("int %s = %s;", mt, tile_end(R.i0, R.i1, m.mr)))
-  e:add(string.format("int %s = %s;", nt, tile_end(R.j0, R.j1, width)))
+  local mt = tile_limit(e, lim[1], R.i0, R.i1, m.mr)
+  local nt = tile_limit(e, lim[2], R.j0, R.j1, width)
   e:nest()
   e:loop("i", string.format("int i = %s; i < %s; i += %d", R.i0, mt, m.mr), true)
   e:loop("j", string.format("int j = %s; j < %s; j += %d", R.j0, nt, width))

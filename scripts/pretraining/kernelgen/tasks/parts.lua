@@ -8,6 +8,7 @@ local stages = require "method.stages"
 
 local TECH = stages.techniques
 
+-- {x = true} for each x of list (nil: none); kernelgen's matmul modules use it too.
 local function set_of(list)
   local s = {}
   for _, x in ipairs(list or {}) do s[x] = true end
