@@ -56,14 +56,19 @@ local function contents(dir)
   return rows, metrics
 end
 
+-- Runs an experiment in-process in a fresh directory with `options` besides --out;
+-- returns its summaries, the deps it ran with and the directory.
+local function run_fresh(exp, name, options)
+  local out, deps = t.tmpdir(), primitives.deps()
+  local summaries = exp.run(parse(exp, name, {"--out=" .. out, table.unpack(options)}), deps)
+  return summaries, deps, out
+end
+
 local E1 = {"--profile=paper", "--G=4", "--prompts_per_step=2", "--size=64", "--opt=O3",
             "--lr=5e-7", "--beta=0.0,0.01"}
 
 t.test("experiment 1: two steps fill the run store", function()
-  local out = t.tmpdir()
-  local opts = parse(exp1, "experiment1", {"--out=" .. out, "--steps=2", table.unpack(E1)})
-  local deps = primitives.deps()
-  local summaries = exp1.run(opts, deps)
+  local summaries, deps, out = run_fresh(exp1, "experiment1", {"--steps=2", table.unpack(E1)})
   t.eq(#summaries, 2)
   t.eq(summaries[1].name, "beta=0,lr=5e-07,opt=O3")
   local refs = {}
@@ -148,10 +153,7 @@ t.test("experiment 1: two steps fill the run store", function()
 end)
 
 t.test("experiment 1 with the KernelCompare reward beats the naive kernel's GFLOPS", function()
-  local out = t.tmpdir()
-  local opts = parse(exp1, "experiment1", {"--out=" .. out, "--steps=1", "--reward=kernelcompare",
-                                          table.unpack(E1)})
-  local summaries = exp1.run(opts, primitives.deps())
+  local summaries = run_fresh(exp1, "experiment1", {"--steps=1", "--reward=kernelcompare", table.unpack(E1)})
   local run = store.open(summaries[1].dir, {log_file = false})
   local baseline = run:get("baseline_gflops")
   t.ok(type(baseline) == "number", "the naive kernel was measured")
@@ -176,26 +178,36 @@ end)
 -- the bench, so these run with the stand-ins only (resuming is the same code either way).
 local kill_test = primitives.fake and t.test or function() end
 
-kill_test("experiment 1: a run killed mid-step resumes without losing or repeating a step", function()
+-- Runs `name` with `options` twice: once through, and once killed at its kill_at-th bench
+-- call, whose run `config` (its directory under the sweep) `check_killed(run)` looks at
+-- before it is resumed. The resumed run must store exactly what the uninterrupted one did;
+-- returns its directory and rows.
+local function killed_and_resumed(name, options, kill_at, config, check_killed)
   local clean, broken = t.tmpdir(), t.tmpdir()
-  local options = {"--steps=3", "--configs=beta=0", table.unpack(E1)}
-  t.ok(child("experiment1", {"--out=" .. clean, table.unpack(options)}))
-  -- two bench calls per step: the 4th is step 2's second group
-  local ok, how, code = child("experiment1", {"--out=" .. broken, table.unpack(options)}, 4)
+  t.ok(child(name, {"--out=" .. clean, table.unpack(options)}))
+  local ok, how, code = child(name, {"--out=" .. broken, table.unpack(options)}, kill_at)
   t.ok(not ok and killed(how, code), "the first run was killed")
-  local name = "/beta=0,lr=5e-07,opt=O3"
-  local run = store.open(broken .. name, {log_file = false})
-  t.eq(run:get("step"), 1)
-  t.eq(run:count(), 8, "only step 1 was committed")
+  local run = store.open(broken .. config, {log_file = false})
+  check_killed(run)
   run:close()
-  t.ok(child("experiment1", {"--out=" .. broken, "--resume", table.unpack(options)}))
-  local rows_a, metrics_a = contents(clean .. name)
-  local rows_b, metrics_b = contents(broken .. name)
-  t.eq(#rows_b, 3 * 2 * 4)
+  t.ok(child(name, {"--out=" .. broken, "--resume", table.unpack(options)}))
+  local rows_a, metrics_a = contents(clean .. config)
+  local rows_b, metrics_b = contents(broken .. config)
   t.eq(rows_b, rows_a, "the resumed run stored exactly what an uninterrupted one did")
   t.eq(metrics_b, metrics_a)
+  return broken .. config, rows_b
+end
+
+kill_test("experiment 1: a run killed mid-step resumes without losing or repeating a step", function()
+  local options = {"--steps=3", "--configs=beta=0", table.unpack(E1)}
+  -- two bench calls per step: the 4th is step 2's second group
+  local dir, rows = killed_and_resumed("experiment1", options, 4, "/beta=0,lr=5e-07,opt=O3", function(run)
+    t.eq(run:get("step"), 1)
+    t.eq(run:count(), 8, "only step 1 was committed")
+  end)
+  t.eq(#rows, 3 * 2 * 4)
   if primitives.fake then
-    local run2 = store.open(broken .. name, {log_file = false})
+    local run2 = store.open(dir, {log_file = false})
     t.eq(json.read(run2:checkpoint_path("update-3") .. "/trainer.json").updates, 3,
          "the trainer resumed from its checkpoint")
     run2:close()
@@ -205,10 +217,7 @@ end)
 local E2 = {"--profile=paper", "--G=8", "--size=64", "--pool_size=3", "--opt=O3", "--lr=0.0,5e-7"}
 
 t.test("experiment 2: two SQD iterations with lineage in the run store", function()
-  local out = t.tmpdir()
-  local opts = parse(exp2, "experiment2", {"--out=" .. out, "--iterations=2", table.unpack(E2)})
-  local deps = primitives.deps()
-  local summaries = exp2.run(opts, deps)
+  local summaries, deps = run_fresh(exp2, "experiment2", {"--iterations=2", table.unpack(E2)})
   t.eq(#summaries, 2)
   t.eq(summaries[1].name, "lr=0,opt=O3")
   for _, s in ipairs(summaries) do
@@ -274,23 +283,13 @@ t.test("experiment 2: two SQD iterations with lineage in the run store", functio
 end)
 
 kill_test("experiment 2: a run killed mid-iteration resumes exactly", function()
-  local clean, broken = t.tmpdir(), t.tmpdir()
   local options = {"--iterations=3", "--configs=lr=5e-7", table.unpack(E2)}
-  t.ok(child("experiment2", {"--out=" .. clean, table.unpack(options)}))
   -- bench calls: the seed (1), iteration 1's group (2) and the re-measurement of its best
   -- kernel (3), then iteration 2's groups, two calls each: killed in the second group
-  local ok, how, code = child("experiment2", {"--out=" .. broken, table.unpack(options)}, 6)
-  t.ok(not ok and killed(how, code), "the first run was killed")
-  local name = "/lr=5e-07,opt=O3"
-  local run = store.open(broken .. name, {log_file = false})
-  t.eq(run:get("iteration"), 1)
-  t.eq(run:get("group"), 1, "one group of iteration 2 was committed")
-  run:close()
-  t.ok(child("experiment2", {"--out=" .. broken, "--resume", table.unpack(options)}))
-  local rows_a, metrics_a = contents(clean .. name)
-  local rows_b, metrics_b = contents(broken .. name)
-  t.eq(rows_b, rows_a, "the resumed run stored exactly what an uninterrupted one did")
-  t.eq(metrics_b, metrics_a)
+  killed_and_resumed("experiment2", options, 6, "/lr=5e-07,opt=O3", function(run)
+    t.eq(run:get("iteration"), 1)
+    t.eq(run:get("group"), 1, "one group of iteration 2 was committed")
+  end)
 end)
 
 -- The groups of each iteration, from a run's metrics; and the updates it recorded.
@@ -309,10 +308,9 @@ local function groups_and_updates(dir)
 end
 
 t.test("experiment 2 --update_groups=3: an update sees three groups, an iteration's last the rest", function()
-  local out = t.tmpdir()
-  local deps = primitives.deps()
-  local s = exp2.run(parse(exp2, "experiment2", {"--out=" .. out, "--iterations=3", "--update_groups=3",
-                                                 "--configs=lr=5e-7", table.unpack(E2)}), deps)[1]
+  local summaries, deps = run_fresh(exp2, "experiment2", {"--iterations=3", "--update_groups=3", "--configs=lr=5e-7",
+                                                          table.unpack(E2)})
+  local s = summaries[1]
   t.eq(s.iterations, 3)
   local per_iteration, updates, logged = groups_and_updates(s.dir)
   local groups, expected = 0, 0
@@ -330,33 +328,22 @@ t.test("experiment 2 --update_groups=3: an update sees three groups, an iteratio
 end)
 
 kill_test("experiment 2 --update_groups=3: a run killed inside a batch resumes at the batch's first group", function()
-  local clean, broken = t.tmpdir(), t.tmpdir()
   local options = {"--iterations=3", "--update_groups=3", "--configs=lr=5e-7", table.unpack(E2)}
-  t.ok(child("experiment2", {"--out=" .. clean, table.unpack(options)}))
   -- bench calls: the seed (1), iteration 1's group and its re-measurement (2, 3), then two
   -- a group: killed in iteration 2's second group, before its batch's update
-  local ok, how, code = child("experiment2", {"--out=" .. broken, table.unpack(options)}, 7)
-  t.ok(not ok and killed(how, code), "the first run was killed")
-  local name = "/lr=5e-07,opt=O3"
-  local run = store.open(broken .. name, {log_file = false})
-  t.eq(run:get("iteration"), 1)
-  t.eq(run:get("group", 0), 0, "no group of the unfinished batch was committed")
-  t.eq(run:get("updates"), 1)
-  t.eq(run:count{iteration = 2}, 0)
-  run:close()
-  t.ok(child("experiment2", {"--out=" .. broken, "--resume", table.unpack(options)}))
-  local rows_a, metrics_a = contents(clean .. name)
-  local rows_b, metrics_b = contents(broken .. name)
-  t.eq(rows_b, rows_a, "the resumed run stored exactly what an uninterrupted one did")
-  t.eq(metrics_b, metrics_a)
+  killed_and_resumed("experiment2", options, 7, "/lr=5e-07,opt=O3", function(run)
+    t.eq(run:get("iteration"), 1)
+    t.eq(run:get("group", 0), 0, "no group of the unfinished batch was committed")
+    t.eq(run:get("updates"), 1)
+    t.eq(run:count{iteration = 2}, 0)
+  end)
 end)
 
 t.test("--isa forces the ISA the prompts name, and the run records it", function()
   for _, isa in ipairs{"avx2", "avx512"} do
-    local out = t.tmpdir()
-    local opts = parse(exp1, "experiment1", {"--out=" .. out, "--steps=1", "--isa=" .. isa,
-                                             "--configs=1", table.unpack(E1)})
-    local summary = exp1.run(opts, primitives.deps())[1]
+    local summaries, _, out = run_fresh(exp1, "experiment1", {"--steps=1", "--isa=" .. isa, "--configs=1",
+                                                              table.unpack(E1)})
+    local summary = summaries[1]
     local run = store.open(summary.dir, {log_file = false})
     t.eq(run:config().isa, isa)
     local first = run:samples{iteration = 1, limit = 1}[1]
