@@ -8,7 +8,6 @@ local t = require "engine.test"
 local options = require "run.options"
 local primitives = require "primitives"
 
-local engine_exe = assert(os.getenv("ENGINE_TEST_EXE"), "ENGINE_TEST_EXE is not set")
 local exp1 = dofile(engine.scripts[1] .. "/experiment1.lua")
 local exp2 = dofile(engine.scripts[1] .. "/experiment2.lua")
 
@@ -146,10 +145,9 @@ end)
 
 t.test("the report of a sweep over seeds: one row per configuration, drawn with bands", function()
   local out = t.tmpdir()
-  local made = os.execute(string.format(
-    "%q %q experiment1 --out=%q --steps=2 --seeds=2 %s >/dev/null 2>&1", engine_exe,
-    here .. "/run_experiment.lua", out, table.concat(E1, " ")))
-  t.ok(made, "the runs were made")
+  local log, made = engine(here .. "/run_experiment.lua", "experiment1", "--out=" .. out, "--steps=2", "--seeds=2",
+                          table.unpack(E1))
+  t.ok(made, "the runs were made: " .. log)
   local text, ok = engine("report.lua", out)
   t.ok(ok, text)
   local md = assert(io.open(out .. "/report/report.md")):read("a")
