@@ -45,19 +45,9 @@ t.test("statuses come back per kernel in a batch", function()
 end)
 
 t.test("kernels of a batch with the same object code run once and share the measurement, on both back ends", function()
-  -- Other names and spacing, the same instructions; then the same loops with another
-  -- constant, which must not share.
-  local renamed = [[
-// renamed
-void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
-  for (int row = 0; row < M; row++)
-    for (int col = 0; col < N; col++) {
-      double acc = 0;
-      for (int p = 0; p < K; p++) acc += A[row * K + p] * B[p * N + col];
-      C[row * N + col] = acc;
-    }
-}
-]]
+  -- Other names and a comment, the same instructions (naive with i, j, k, s renamed); then
+  -- the same loops with another constant, which must not share.
+  local renamed = "// renamed\n" .. naive:gsub("%f[%w_][ijks]%f[^%w_]", {i = "row", j = "col", k = "p", s = "acc"})
   local scaled = (naive:gsub("C%[i %* N %+ j%] = s;", "C[i * N + j] = s * 1.0000001;"))
   for _, backend in ipairs(bench.backends()) do
     local rs = bench.evaluate_batch({naive, scaled, renamed}, {problem = small, threads = 1, backend = backend})
