@@ -11,6 +11,7 @@
 local args = require "engine.args"
 local extract = require "method.extract"
 local prompts = require "method.prompts"
+local read = require("core.outputs").read_text
 local stats = require "core.stats"
 local wiring = require "method.wiring"
 
@@ -37,12 +38,6 @@ local function files_in(dir)
   for l in p:lines() do list[#list + 1] = l end
   p:close()
   return list
-end
-local function read(path)
-  local f = assert(io.open(path))
-  local s = f:read("a")
-  f:close()
-  return s
 end
 local function compile(src)
   return kernelc.compile_check(src, {opt = "O3", march = march, openmp = true})

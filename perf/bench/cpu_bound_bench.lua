@@ -5,6 +5,7 @@
 --
 --   build/engine perf/bench/cpu_bound_bench.lua [--evaluations=30] [--size=256]
 local args = require "engine.args"
+local outputs = require "core.outputs"
 
 local opts = args.parse(arg, {
   description = "Honest kernels' CPU time against the evaluation's bound (engine.bench)",
@@ -16,12 +17,6 @@ local opts = args.parse(arg, {
 })
 
 local m = bench.machine()
-local function read(name)
-  local f = assert(io.open(opts.kernels .. "/" .. name))
-  local s = f:read("a")
-  f:close()
-  return s
-end
 local wide = m.simd == "avx512" and "k04_avx512_rows.c" or "k06_avx2_4x8.c"
 local half = math.max(1, m.cores // 2)
 local cases = {{wide, m.cores}, {wide, 1}, {"k03_blocked_collapse.c", half}, {"k02_ikj_omp.c", m.cores}}
@@ -31,7 +26,7 @@ print(string.format("machine: %s, %d cores; %d^3; %d evaluations a kernel, every
 print(string.format("%-34s %7s %8s %8s %8s %6s %8s", "kernel", "calls", "median", "p99", "max", "over", "refused"))
 for _, c in ipairs(cases) do
   local name, threads = c[1], c[2]
-  local src, ratios, refused, over = read(name), {}, 0, 0
+  local src, ratios, refused, over = outputs.read_text(opts.kernels .. "/" .. name), {}, 0, 0
   for _ = 1, opts.evaluations do
     local r = bench.evaluate(src, {problem = {M = opts.size, N = opts.size, K = opts.size}, threads = threads,
                                    runs = 10, max_runs = 30})

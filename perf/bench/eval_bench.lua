@@ -5,6 +5,7 @@
 --
 --   build/engine perf/bench/eval_bench.lua [--batch=64] [--repeats=10] [--size=256]
 local args = require "engine.args"
+local read = require("core.outputs").read_text
 
 local opts = args.parse(arg, {
   description = "Kernel evaluation benchmark (engine.bench)",
@@ -16,13 +17,6 @@ local opts = args.parse(arg, {
     {"kernels", engine.root .. "/tests/data/kernels", "the labelled example kernels"},
   },
 })
-
-local function read(path)
-  local f = assert(io.open(path, "rb"), "cannot read " .. path)
-  local s = f:read("a")
-  f:close()
-  return s
-end
 
 local function stats(xs)
   local n, sum = #xs, 0

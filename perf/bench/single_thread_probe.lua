@@ -7,6 +7,7 @@
 --
 --   build/engine perf/bench/single_thread_probe.lua [--rounds=40 --size=256 --model=DIR]
 local args = require "engine.args"
+local outputs = require "core.outputs"
 
 local opts = args.parse(arg, {
   description = "A one-thread kernel timed by the engine and by a plain C program, round by round",
@@ -21,9 +22,7 @@ local n = opts.size
 local flops = 2.0 * n * n * n
 local m = bench.machine()
 local file = m.simd == "avx512" and "k04_avx512_rows.c" or "k06_avx2_4x8.c"
-local f = assert(io.open(engine.root .. "/tests/data/kernels/" .. file))
-local src = f:read("a")
-f:close()
+local src = outputs.read_text(engine.root .. "/tests/data/kernels/" .. file)
 if opts.model ~= "" then
   local held = policy.load(opts.model, {device = policy.cuda_available() and "cuda" or "cpu"})
   held:sample({"void matmul_optimized("}, {n = 4, max_tokens = 16, seed = 1})
@@ -33,7 +32,7 @@ local work = os.tmpname()
 os.remove(work)
 assert(os.execute("mkdir -p " .. work))
 assert(os.execute(string.format("gcc -O2 %s/perf/bench/timing_floor.c -o %s/timing_floor -ldl", engine.root, work)))
-f = assert(io.open(work .. "/k.c", "w"))
+local f = assert(io.open(work .. "/k.c", "w"))
 f:write(src)
 f:close()
 assert(os.execute(string.format("gcc -shared -fPIC -O3 %s -fopenmp -o %s/k.so %s/k.c -lm", m.march, work, work)))

@@ -12,6 +12,7 @@
 --     [--runs=10 --max_runs=30 --warmup=1]   (the new path's calls)
 --     [--model=models/small]   (a policy loaded as in an experiment, on CUDA when there is one)
 local args = require "engine.args"
+local read = require("core.outputs").read_text
 
 local opts = args.parse(arg, {
   description = "How well the evaluation's timing ranks kernels (engine.bench)",
@@ -47,13 +48,6 @@ local paths = {
   old = {problem = {M = n, N = n, K = n}, warmup = 1, runs = 3, max_runs = 10},
   new = {problem = {M = n, N = n, K = n}, warmup = opts.warmup, runs = opts.runs, max_runs = opts.max_runs},
 }
-
-local function read(path)
-  local f = assert(io.open(path, "rb"), "cannot read " .. path)
-  local s = f:read("a")
-  f:close()
-  return s
-end
 
 local function sorted(xs)
   local c = {table.unpack(xs)}

@@ -1,8 +1,10 @@
 -- A pipeline's outputs written whole or not at all, and resumed only when they were made
 -- with the same settings: a phase that finds its output complete skips itself, one made
--- with other options is refused, naming them.
+-- with other options is refused, naming them. Also a text file read whole, as the
+-- benchmarks read their kernels.
 --
 --   if outputs.matches(outputs.read_json(file), settings, file) then return "complete" end
+--   local src = outputs.read_text(dir .. "/k03_blocked_collapse.c")
 
 local cli = require "core.cli"
 
@@ -56,6 +58,14 @@ function M.write_jsonl(file, rows)
   assert(os.rename(tmp, file))
 end
 
+-- The whole text of a file; an error naming it when it cannot be read.
+function M.read_text(file)
+  local f = assert(io.open(file, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
 function M.write_text(file, text)
   local tmp = file .. ".tmp"
   local f = assert(io.open(tmp, "w"))
@@ -72,7 +82,5 @@ function M.matches(stored, settings, file)
   cli.fail(string.format("%s was made with other options (they differ in: %s): pass those, or "
                          .. "choose another --out", file, M.differences(stored.settings or {}, settings)))
 end
-
-local function fenced(code) return "```c\n" .. (code:gsub("%s+$", "")) .. "\n```" end
 
 return M
