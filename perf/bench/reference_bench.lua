@@ -6,6 +6,7 @@
 --
 --   build/engine perf/bench/reference_bench.lua [--size=256] [--calls=50] [--repeats=10]
 local args = require "engine.args"
+local outputs = require "core.outputs"
 
 local opts = args.parse(arg, {
   description = "OpenBLAS reference, measured through the engine and by a plain C program",
@@ -51,20 +52,7 @@ print(string.format("engine / plain: best %.3f, median %.3f", best.gflops / plai
 
 -- A good kernel evaluated again and again: the spread of its GFLOPS, and what the checks
 -- cost per evaluation (the zygote's time with the kernel's process stopped).
-local kernel = [[
-#include <string.h>
-void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
-  #pragma omp parallel for
-  for (int i = 0; i < M; i++) {
-    double *c = C + (long)i * N;
-    memset(c, 0, sizeof(double) * N);
-    for (int k = 0; k < K; k++) {
-      double a = A[(long)i * K + k];
-      const double *b = B + (long)k * N;
-      for (int j = 0; j < N; j++) c[j] += a * b[j];
-    }
-  }
-}]]
+local kernel = outputs.read_text(here .. "ikj_omp_kernel.c")
 local gflops, checks, within = {}, {}, {}
 for i = 1, opts.repeats do
   local r = bench.evaluate(kernel, {problem = problem})

@@ -10,6 +10,7 @@
 --
 --   build/engine perf/bench/yardstick_bench.lua [--size=256] [--rounds=10]
 local args = require "engine.args"
+local outputs = require "core.outputs"
 local stats = require "core.stats"
 
 local opts = args.parse(arg, {
@@ -40,20 +41,7 @@ local function plain(lib, threads)
   return ok and j and j.best_gflops or nil
 end
 
-local kernel = [[
-#include <string.h>
-void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
-  #pragma omp parallel for
-  for (int i = 0; i < M; i++) {
-    double *c = C + (long)i * N;
-    memset(c, 0, sizeof(double) * N);
-    for (int k = 0; k < K; k++) {
-      double a = A[(long)i * K + k];
-      const double *b = B + (long)k * N;
-      for (int j = 0; j < N; j++) c[j] += a * b[j];
-    }
-  }
-}]]
+local kernel = outputs.read_text(here .. "ikj_omp_kernel.c")
 
 local function reference()
   local r = bench.reference{task = "matmul", size = size, runs = opts.calls, max_runs = opts.calls, warmup = 5}
