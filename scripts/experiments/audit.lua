@@ -38,7 +38,7 @@ M.spec = {
 
 -- The settings of pretrain.json that rebuild the corpus.
 M.corpus_keys = {"corpus_version", "seed", "examples", "defect_rate", "task_share", "cuda_share", "universe_share",
-                 "universe_version", "isa"}
+                 "universe_version", "kernel_names", "isa"}
 
 -- What each kind of overlap holds in the pairs of a corpus (pretrain.build_corpus's):
 -- {[kind] = {count =, examples = {{index =, task =, example_kind =, item =}, ...}}}.

@@ -47,6 +47,10 @@ M.spec = {
     {"cuda_share", 0.0, "share of the corpus from the CUDA tasks' training split (kernelgen.cuda: "
      .. "their covered tasks in turn, prompts naming an H100, H200 or A100); with --task_share at "
      .. "most 1", min = 0, max = 1},
+    {"kernel_names", "drawn", "names in the matmul and suite-task kernels: drawn (each role's name drawn "
+     .. "per kernel from a few) or fixed (one name a role: a small model with sub-line pieces "
+     .. "copies a drawn name badly from its definition to its uses); the universe's stay drawn",
+     choices = {"drawn", "fixed"}},
     {"isa", {"avx512", "avx2"}, "vector ISAs the corpus's prompts name, in equal shares; each "
      .. "answer uses its prompt's ISA (or no SIMD), so the model writes for the machine it "
      .. "runs on", choices = {"avx512", "avx2"}},
@@ -105,7 +109,7 @@ M.spec = {
 
 -- The settings that define the model: a run resumes only with the same ones.
 local identity_keys = {"corpus_version", "seed", "examples", "defect_rate", "task_share", "cuda_share",
-                       "universe_share", "universe_version", "isa",
+                       "universe_share", "universe_version", "kernel_names", "isa",
                        "max_len", "vocab_size", "tokenizer_examples", "pattern", "hidden", "layers", "heads",
                        "kv_heads", "intermediate", "steps", "batch", "lr", "warmup", "min_lr",
                        "weight_decay"}
@@ -115,7 +119,7 @@ local identity_keys = {"corpus_version", "seed", "examples", "defect_rate", "tas
 -- (kernelgen.corpus_version: 1 drew matmul's held-out sizes); a run of another version
 -- does not resume, and audit.lua rebuilds a model's corpus at the version its
 -- pretrain.json names (none: 1).
-local introduced = {cuda_share = 0, universe_share = 0, corpus_version = 1}
+local introduced = {cuda_share = 0, universe_share = 0, corpus_version = 1, kernel_names = "drawn"}
 
 local function identity(opts)
   local id = {}
@@ -175,10 +179,12 @@ function M.build_corpus(opts)
                               opts.examples - n_tasks - n_cuda)
   local examples = kernelgen.corpus(opts.examples - n_tasks - n_cuda - n_universe, {seed = opts.seed, isa = M.isa_mix(opts),
                                                                        defect_rate = opts.defect_rate,
-                                                                       version = opts.corpus_version, check = opts.check})
+                                                                       version = opts.corpus_version, check = opts.check,
+                                                                       names = opts.kernel_names})
   if n_tasks > 0 then
     examples = interleave(examples, require("kernelgen.tasks").corpus(n_tasks, {seed = opts.seed, isa = M.isa_mix(opts),
-                                                                              check = opts.check}))
+                                                                              check = opts.check,
+                                                                              names = opts.kernel_names}))
   end
   -- spread evenly, so the tokenizer's first examples hold CUDA ones in proportion (the very
   -- first among them)

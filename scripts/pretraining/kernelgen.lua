@@ -38,7 +38,8 @@
 -- of "write" examples at stage 6, 0.4; the rest over stages 1-5), opts.defect_rate,
 -- opts.task (a function(rng) -> task, to fix the sizes), opts.isa (an ISA for every
 -- example, or {isa = share}; default kernelgen.default_isa_mix: half AVX-512, half AVX2),
--- opts.version, opts.check (as example's).
+-- opts.version, opts.check (as example's), opts.names ("drawn", the default: each role's
+-- name drawn per kernel from its set; "fixed": the first of each, one name a role).
 --
 -- Modules: kernelgen/render.lua (the text of a kernel from its params, the places a
 -- defect can go), kernelgen/defects.lua (the defect table, syntax slips, messages).
@@ -99,6 +100,7 @@ local split = require "method.heldout_split"
 local render = require "kernelgen.render"
 local defects = require "kernelgen.defects"
 local set_of = require("kernelgen.tasks.parts").set_of
+local name = require("kernelgen.tasks.parts").name
 
 local kernelgen = {}
 
@@ -121,14 +123,22 @@ end
 
 local ISA, name_sets = render.ISA, render.name_sets
 
+-- A set of names of name_sets by its index: drawn, or the first where the rng's names are
+-- "fixed" (kernelgen.tasks.parts.name).
+local function name_index(rng, sets)
+  local drawn = rng:int(1, #sets)
+  if rng.names == "fixed" then return 1 end
+  return drawn
+end
+
 local function sample_style(rng)
   return {
     indent = rng:pick({2, 4, 4}),
-    blk = rng:int(1, #name_sets.blk), ends = rng:int(1, #name_sets.ends),
-    bsz = rng:int(1, #name_sets.bsz), sum = rng:pick(name_sets.sum),
-    tile = rng:pick(name_sets.tile), vacc = rng:pick(name_sets.vacc),
-    va = rng:pick(name_sets.va), vb = rng:pick(name_sets.vb),
-    lim = rng:int(1, #name_sets.lim), split = rng:int(1, #name_sets.split),
+    blk = name_index(rng, name_sets.blk), ends = name_index(rng, name_sets.ends),
+    bsz = name_index(rng, name_sets.bsz), sum = name(rng, name_sets.sum),
+    tile = name(rng, name_sets.tile), vacc = name(rng, name_sets.vacc),
+    va = name(rng, name_sets.va), vb = name(rng, name_sets.vb),
+    lim = name_index(rng, name_sets.lim), split = name_index(rng, name_sets.split),
     comment = rng:int(0, 3),  -- 0: none, else which header comment
     minfn = rng:pick({"ternary", "macro"}),
     zero_float = rng:pick({"0.0", "0.0", "0"}),
@@ -670,7 +680,11 @@ function kernelgen.corpus(n, opts)
       end
     end
   end
+  if opts.names ~= nil and opts.names ~= "drawn" and opts.names ~= "fixed" then
+    error(string.format("kernelgen.corpus: names must be drawn or fixed, got %s", tostring(opts.names)), 2)
+  end
   local rng = kernelgen.rng(opts.seed or 1)
+  rng.names = opts.names
   local share6 = opts.write_stage6 or 0.4
   local out = {}
   for i = 1, n do

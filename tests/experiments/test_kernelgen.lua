@@ -401,4 +401,38 @@ t.test("AVX-512 kernels run where the machine has AVX-512 and are compile errors
   end
 end)
 
+t.test("fixed names: each role's first name of render.name_sets, drawn ones by default, and the answers verify", function()
+  local sets = require("kernelgen.render").name_sets
+  local others = {}
+  for _, set in pairs(sets) do
+    for i = 2, #set do
+      for _, n in ipairs(type(set[i]) == "table" and set[i] or {set[i]}) do others[n] = true end
+    end
+  end
+  for _, set in pairs(sets) do  -- a name first in one role is no other name
+    for _, n in ipairs(type(set[1]) == "table" and set[1] or {set[1]}) do others[n] = nil end
+  end
+  local function names_in(text)
+    local found = {}
+    for n in pairs(others) do if text:find("%f[%w_]" .. n .. "%f[^%w_]") then found[#found + 1] = n end end
+    table.sort(found)
+    return found
+  end
+  local drawn, fixed = kernelgen.corpus(40, {seed = 8}), kernelgen.corpus(40, {seed = 8, names = "fixed"})
+  local explicit, drawn_found, sources = kernelgen.corpus(40, {seed = 8, names = "drawn"}), 0, {}
+  for i = 1, 40 do
+    t.eq(explicit[i].completion, drawn[i].completion, "drawn is the default")
+    t.eq(names_in(fixed[i].completion), {}, fixed[i].completion)
+    drawn_found = drawn_found + #names_in(drawn[i].completion)
+    local k = fixed[i].kernel  -- a share of the answers carry a defect on purpose (defect_rate)
+    if not k.defect and (fixed[i].isa == "avx2" or simd == "avx512") then sources[#sources + 1] = k.code end
+  end
+  t.ok(drawn_found > 10, "drawn names use the other names: " .. drawn_found)
+  t.ok(#sources >= 10, #sources .. " answers to run")
+  for i, r in ipairs(bench.evaluate_batch(sources, {threads = 2, runs = 1, warmup = 0, problem = {M = 37, N = 53, K = 29}})) do
+    t.eq(r.status, "ok", tostring(r.message) .. "\n" .. sources[i])
+  end
+  t.raises(function() kernelgen.corpus(1, {names = "short"}) end, "names must be drawn or fixed")
+end)
+
 t.run()

@@ -332,4 +332,44 @@ t.test("a corpus reproduces from its seed, covers every task and names no held-o
   end
 end)
 
+-- A role's other names: with names = "fixed" none of them stands in a kernel.
+local other_names = {"hadd", "lanes", "reduce_vec", "sum_lanes", "NPART", "CHUNKS", "BLOCK", "TILE", "pad", "sh",
+                     "tid", "nth", "team", "coef", "vsum", "crow"}
+
+local function names_in(text)
+  local found = {}
+  for _, n in ipairs(other_names) do
+    if text:find("%f[%w_]" .. n .. "%f[^%w_]") then found[#found + 1] = n end
+  end
+  return found
+end
+
+t.test("fixed names: one name a role, drawn ones by default, and every kernel verifies", function()
+  local n = 4 * #kt.tasks
+  local drawn, fixed = kt.corpus(n, {seed = 3}), kt.corpus(n, {seed = 3, names = "fixed"})
+  local explicit = kt.corpus(n, {seed = 3, names = "drawn"})
+  local drawn_found = 0
+  for i = 1, n do
+    t.eq(explicit[i].completion, drawn[i].completion, "drawn is the default")
+    t.eq(fixed[i].task, drawn[i].task, "the tasks in turn")
+    t.eq(names_in(fixed[i].completion), {}, fixed[i].completion)
+    drawn_found = drawn_found + #names_in(drawn[i].completion)
+  end
+  t.ok(drawn_found > n / 4, "drawn names use the other names: " .. drawn_found)
+  -- every answer verifies, by task
+  local by_task = {}
+  for _, ex in ipairs(fixed) do
+    if ex.isa == "avx2" or machine_isa == "avx512" then
+      by_task[ex.task] = by_task[ex.task] or {}
+      table.insert(by_task[ex.task], ex.kernel.code)
+    end
+  end
+  for name, sources in pairs(by_task) do
+    local results = bench.evaluate_batch(sources, {task = name, size = odd[name], threads = 2, runs = 1, max_runs = 1,
+                                                   warmup = 0})
+    for i, r in ipairs(results) do t.eq(r.status, "ok", name .. ": " .. tostring(r.message) .. "\n" .. sources[i]) end
+  end
+  t.raises(function() kt.corpus(1, {names = "short"}) end, "names must be drawn or fixed")
+end)
+
 t.run()

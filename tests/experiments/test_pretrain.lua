@@ -61,6 +61,29 @@ t.test("--task_share puts the suite's other training tasks in the corpus, spread
   t.eq(#pretrain.build_corpus({examples = 12, seed = 1, isa = "avx2", defect_rate = 0}), 12)
 end)
 
+t.test("--kernel_names=fixed: one name a role in the matmul and suite kernels, and a model of its own", function()
+  local settings = {examples = 40, task_share = 0.5, seed = 1, isa = {"avx512", "avx2"}, defect_rate = 0.15}
+  local drawn = pretrain.build_corpus(settings)
+  settings.kernel_names = "fixed"
+  local fixed = pretrain.build_corpus(settings)
+  local function others(corpus)  -- names only the drawn kernels use
+    local n = 0
+    for _, ex in ipairs(corpus) do
+      for _, name in ipairs({"hadd", "lanes", "NPART", "BLOCK_M", "TILE_I", "imax", "i_end", "nthreads"}) do
+        if ex.completion:find("%f[%w_]" .. name .. "%f[^%w_]") then n = n + 1 end
+      end
+    end
+    return n
+  end
+  t.eq(others(fixed), 0)
+  t.ok(others(drawn) > 0)
+  -- the setting is the model's (a run resumes only with it); drawn, the default, leaves
+  -- the identity of the runs made before it as it was
+  t.eq(pretrain.identity(settings).kernel_names, "fixed")
+  settings.kernel_names = "drawn"
+  t.eq(pretrain.identity(settings).kernel_names, nil)
+end)
+
 t.test("a toy model trains, exports in bf16 and samples", function()
   local dir = t.tmpdir()
   run_ok{"--steps=6", "--save_every=3", "--out=" .. dir .. "/run", "--export=" .. dir .. "/model"}

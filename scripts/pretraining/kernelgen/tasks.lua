@@ -163,7 +163,13 @@ M.kinds = {"fixed", "write", "improve", "advance", "repair"}
 M.default_mix = {fixed = 0.35, write = 0.3, improve = 0.15, advance = 0.1, repair = 0.1}
 M.default_isa_mix = {avx512 = 0.5, avx2 = 0.5}
 
-local function rng_of(seed) return require("kernelgen").rng(seed) end
+-- A kernel's names follow its rng's `names` ("fixed": one per role, parts.name); a fresh
+-- rng of a pair's kernels takes it from the rng that drew the pair.
+local function rng_of(seed, names)
+  local rng = require("kernelgen").rng(seed)
+  rng.names = names
+  return rng
+end
 local function new_seed(rng) return rng:int(0, 1 << 40) end
 
 local function union(a, b)
@@ -177,8 +183,8 @@ end
 -- A kernel of exactly the techniques `list`, drawn from `seed`: two kernels of one seed
 -- share the draws (names, layout, style) their techniques leave alone, so a pair reads
 -- as one kernel changed.
-local function exact(seed, name, list, isa)
-  return M.kernel(rng_of(seed), name, {allowed = list, require = list, isa = isa})
+local function exact(rng, seed, name, list, isa)
+  return M.kernel(rng_of(seed, rng.names), name, {allowed = list, require = list, isa = isa})
 end
 
 -- SQD's improve at a stage: a correct kernel and a faster one. Mostly the faster one adds
@@ -197,12 +203,12 @@ local function improve_pair(rng, name, stage, isa)
     local intro = stage.introduces
     local add = {(intro and not have[intro] and rng:chance(0.6)) and intro or rng:pick(missing)}
     for _, t in ipairs(missing) do if t ~= add[1] and rng:chance(0.5) then add[#add + 1] = t end end
-    return exact(seed, name, slow, isa), exact(seed, name, union(slow, add), isa)
+    return exact(rng, seed, name, slow, isa), exact(rng, seed, name, union(slow, add), isa)
   end
   local narrow = isa == "avx512" and set_of(may).simd and rng:chance(0.5)
-  local slow = exact(seed, name, may, narrow and "avx2" or isa)
+  local slow = exact(rng, seed, name, may, narrow and "avx2" or isa)
   for _ = 1, 20 do
-    local fast = exact(narrow and seed or new_seed(rng), name, may, isa)
+    local fast = exact(rng, narrow and seed or new_seed(rng), name, may, isa)
     if fast.code ~= slow.code then return slow, fast end
   end
   error("kernelgen.tasks.example: found no other kernel to improve for " .. name)
@@ -220,7 +226,7 @@ local function advance_pair(rng, name, ladder, s, isa)
     if t ~= new and rng:chance(0.6) then base[#base + 1] = t end
   end
   local seed = new_seed(rng)
-  return exact(seed, name, base, isa), exact(seed, name, union(base, {new}), isa)
+  return exact(rng, seed, name, base, isa), exact(rng, seed, name, union(base, {new}), isa)
 end
 
 -- A correct stage kernel and a copy with `defect` (a name of kernelgen.tasks.defects, or
@@ -305,7 +311,8 @@ function M.example(rng, opts)
 end
 
 -- n examples going round the covered tasks (or opts.tasks), each task's in turn.
--- opts: seed (1), mix ({kind = share}), isa (one ISA or {isa = share}), check (example's).
+-- opts: seed (1), mix ({kind = share}), isa (one ISA or {isa = share}), check (example's),
+-- names ("drawn", the default: each role's name drawn per kernel; "fixed": one name a role).
 function M.corpus(n, opts)
   opts = opts or {}
   if math.type(n) ~= "integer" or n < 0 then error("kernelgen.tasks.corpus: n must be a non-negative integer", 2) end
@@ -321,6 +328,10 @@ function M.corpus(n, opts)
     end
   end
   local isas = opts.isa or M.default_isa_mix
+  if opts.names ~= nil and opts.names ~= "drawn" and opts.names ~= "fixed" then
+    error(string.format("kernelgen.tasks.corpus: names must be drawn or fixed, got %s", tostring(opts.names)), 2)
+  end
+  rng.names = opts.names
   local out = {}
   for idx = 1, n do
     local name = names[(idx - 1) % #names + 1]

@@ -35,8 +35,8 @@ local function gen_reduction(rng, name, set, isa)
   em.pragma_indent = st.pragma_indent
   local pf = set.prefetch and parts.sample_pf(rng) or nil
   local ity = st.ity
-  local i = rng:pick({"i", "i", "k", "idx"})
-  local s = rng:pick({"s", "sum", "total", "result"})
+  local i = parts.name(rng, {"i", "i", "k", "idx"})
+  local s = parts.name(rng, {"s", "sum", "total", "result"})
   local sched = set.omp and parts.sample_sched(rng) or ""
   local V = set.simd and parts.vops(isa) or nil
   local hsum, use_reduce = parts.sample_hsum(rng, V, isa, {"hsum", "hadd", "reduce_vec", "sum_lanes"})
@@ -64,11 +64,11 @@ local function gen_reduction(rng, name, set, isa)
     else
       local U = rng:pick({2, 4, 4, 8})
       local form = (R.mul and rng:chance(0.6)) and "sums" or "array"
-      local nu = rng:pick({"nu", "main", "n_even", "limit"})
+      local nu = parts.name(rng, {"nu", "main", "n_even", "limit"})
       em:line(string.format("const %s %s = n - n %% %d;", ity, nu, U))
       if form == "sums" then
         local names, inits = {}, {}
-        local pre = rng:pick({"s", "acc", "p"})
+        local pre = parts.name(rng, {"s", "acc", "p"})
         if pre == s then pre = "a" end
         for u = 0, U - 1 do names[u + 1] = pre .. u; inits[u + 1] = pre .. u .. " = " .. z end
         em:line("double " .. table.concat(inits, ", ") .. ";")
@@ -81,7 +81,7 @@ local function gen_reduction(rng, name, set, isa)
         for u = 1, U, 2 do terms[#terms + 1] = "(" .. names[u] .. " + " .. names[u + 1] .. ")" end
         em:line("double " .. s .. " = " .. table.concat(terms, " + ") .. ";")
       else
-        local acc = rng:pick({"acc", "part", "lane"})
+        local acc = parts.name(rng, {"acc", "part", "lane"})
         local j = i == "i" and "j" or (i .. "2")
         local zeros = {}
         for u = 1, U do zeros[u] = "0" end
@@ -118,9 +118,9 @@ local function gen_reduction(rng, name, set, isa)
   -- SIMD
   local U = set.register_blocking and rng:pick({2, 4, 4}) or 1
   local step = U * V.w
-  local accp = rng:pick({"acc", "vs", "vsum", "sv"})
-  local nv = rng:pick({"nv", "nvec", "vend", "main"})
-  local tmp = rng:pick({"xv", "a", "vx"})
+  local accp = parts.name(rng, {"acc", "vs", "vsum", "sv"})
+  local nv = parts.name(rng, {"nv", "nvec", "vend", "main"})
+  local tmp = parts.name(rng, {"xv", "a", "vx"})
   em:line("double " .. s .. " = " .. z .. ";")
   em:line(string.format("const %s %s = n - n %% %d;", ity, nv, step))
   if name == "asum" and isa == "avx2" then em:line("const __m256d zero = _mm256_setzero_pd();") end
@@ -143,7 +143,7 @@ local function gen_reduction(rng, name, set, isa)
   local whole
   if U == 1 then whole = accs[1]
   else
-    local tot = rng:pick({"tot", "all", "vt"})
+    local tot = parts.name(rng, {"tot", "all", "vt"})
     local e = V.add(accs[1], accs[2])
     if U == 4 then e = V.add(e, V.add(accs[3], accs[4])) end
     em:line(V.ty .. " " .. tot .. " = " .. e .. ";")
@@ -169,7 +169,7 @@ local function gen_axpy(rng, set, isa)
   local em = parts.emitter(st.indent)
   em.pragma_indent = st.pragma_indent
   local pf = set.prefetch and parts.sample_pf(rng) or nil
-  local ity, i = st.ity, rng:pick({"i", "i", "k", "idx"})
+  local ity, i = st.ity, parts.name(rng, {"i", "i", "k", "idx"})
   local sched = set.omp and parts.sample_sched(rng) or ""
   local V = set.simd and parts.vops(isa) or nil
   parts.includes(em, set, pf, false, rng)
@@ -197,10 +197,10 @@ local function gen_axpy(rng, set, isa)
     em:close()
     return em:text()
   end
-  local nu = rng:pick({"nu", "nmain", "bulk", "lim"})
+  local nu = parts.name(rng, {"nu", "nmain", "bulk", "lim"})
   em:line(string.format("const %s %s = n - n %% %d;", ity, nu, step))
   if V then
-    local va = rng:pick({"va", "valpha", "a"})
+    local va = parts.name(rng, {"va", "valpha", "a"})
     em:line("const " .. V.ty .. " " .. va .. " = " .. V.set1("alpha") .. ";")
     if omp then em:pragma(omp) end
     em:open(string.format("for (%s %s = 0; %s < %s; %s += %d)", ity, i, i, nu, i, step))
@@ -209,12 +209,12 @@ local function gen_axpy(rng, set, isa)
       if rng:chance(0.5) then
         em:line(V.st("y + " .. i, V.fma(va, V.ld("x + " .. i), V.ld("y + " .. i))))
       else
-        local r = rng:pick({"r", "out", "res"})
+        local r = parts.name(rng, {"r", "out", "res"})
         em:line(V.ty .. " " .. r .. " = " .. V.fma(va, V.ld("x + " .. i), V.ld("y + " .. i)) .. ";")
         em:line(V.st("y + " .. i, r))
       end
     else
-      local pre = rng:pick({"y", "vy", "r"})
+      local pre = parts.name(rng, {"y", "vy", "r"})
       for u = 0, U - 1 do em:line(V.ty .. " " .. pre .. u .. " = " .. V.ld("y + " .. ix(i, u * V.w)) .. ";") end
       for u = 0, U - 1 do em:line(pre .. u .. " = " .. V.fma(va, V.ld("x + " .. ix(i, u * V.w)), pre .. u) .. ";") end
       for u = 0, U - 1 do em:line(V.st("y + " .. ix(i, u * V.w), pre .. u)) end

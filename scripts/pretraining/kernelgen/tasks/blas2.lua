@@ -13,7 +13,7 @@ local function gen_ger(rng, set, isa)
   em:open("void ger(int m, int n, double alpha, const double *x, const double *y, double *A)")
   if set.omp then em:pragma("#pragma omp parallel for" .. sched) end
   em:open("for (long i = 0; i < m; " .. inc(st, "i") .. ")")
-  local ax, a = rng:pick({"ax", "s", "coef"}), rng:pick({"a", "row", "Ai"})
+  local ax, a = parts.name(rng, {"ax", "s", "coef"}), parts.name(rng, {"a", "row", "Ai"})
   em:line(string.format("const double %s = alpha * x[i];", ax))
   em:line(string.format("double *%s = A + i * n;", a))
   local axv = "v" .. ax
@@ -29,8 +29,8 @@ end
 local function sample_gemv_cb(rng, set)
   if not set.cache_blocking then return nil end
   local cb = {form = parts.sample_cb_form(rng), rows = rng:chance(0.5)}
-  cb.bj = parts.block_size(rng, rng:pick({"BJ", "NB", "TILE"}), rng:pick({64, 128, 256, 512}), cb.form)
-  cb.bi = parts.block_size(rng, rng:pick({"BI", "MB", "ROWS"}), rng:pick({16, 32, 64}), cb.form)
+  cb.bj = parts.block_size(rng, parts.name(rng, {"BJ", "NB", "TILE"}), rng:pick({64, 128, 256, 512}), cb.form)
+  cb.bi = parts.block_size(rng, parts.name(rng, {"BI", "MB", "ROWS"}), rng:pick({16, 32, 64}), cb.form)
   return cb
 end
 
@@ -64,7 +64,7 @@ local function gen_gemv_t(rng, set, isa)
     closes = closes + 1
   end
   em:open(string.format("for (long i = %s; i < %s; %s)", rows_lo, rows_hi, inc(st, "i")))
-  local xi, a = rng:pick({"xi", "s", "xv_i"}), rng:pick({"a", "row", "Ai"})
+  local xi, a = parts.name(rng, {"xi", "s", "xv_i"}), parts.name(rng, {"a", "row", "Ai"})
   em:line(string.format("const double %s = x[i];", xi))
   em:line(string.format("const double *%s = A + i * n;", a))
   if V then em:line("const " .. V.ty .. " v" .. xi .. " = " .. V.set1(xi) .. ";") end
@@ -87,9 +87,9 @@ local function gen_gemv_n(rng, set, isa)
   if st.comment then em:line("/* y = A x: " .. (R > 1 and (R .. " rows at a time") or "one row at a time") .. " */") end
   em:open("void gemv_n(int m, int n, const double *A, const double *x, double *y)")
   parts.block_decls(em, cb and cb.bj, cb and cb.rows and cb.bi)
-  local sname = rng:pick({"s", "sum", "t"})
-  local vname = rng:pick({"acc", "vs", "vsum"})
-  local pname = rng:pick({"a", "row", "p"})
+  local sname = parts.name(rng, {"s", "sum", "t"})
+  local vname = parts.name(rng, {"acc", "vs", "vsum"})
+  local pname = parts.name(rng, {"a", "row", "p"})
   local lo, hi = "0", "n"
   local closes = 0
   local omp_pending = set.omp
@@ -186,7 +186,7 @@ local function gen_symv(rng, set, isa)
   local rb = set.register_blocking
   local cb
   if set.cache_blocking then
-    cb = {bj = parts.block_size(rng, rng:pick({"BJ", "NB", "TILE"}), rng:pick({32, 64, 128, 256}), parts.sample_cb_form(rng))}
+    cb = {bj = parts.block_size(rng, parts.name(rng, {"BJ", "NB", "TILE"}), rng:pick({32, 64, 128, 256}), parts.sample_cb_form(rng))}
   end
   local manual = set.omp and not cb
   local hsum, reduce = parts.sample_hsum(rng, V, isa)
@@ -197,11 +197,11 @@ local function gen_symv(rng, set, isa)
   if st.comment then em:line("/* y = A x from the lower triangle: each stored entry is used twice */") end
   em:open("void symv(int n, const double *A, const double *x, double *y)")
   parts.block_decls(em, cb and cb.bj)
-  local a = rng:pick({"a", "row", "Ai"})
-  local out = rng:pick({"s", "sum", "dotv"})
-  local acc = rng:pick({"acc", "vs", "vsum"})
-  local xi = rng:pick({"xi", "c", "xv_i"})
-  local pre = rng:pick({"r", "vd", "cv"})
+  local a = parts.name(rng, {"a", "row", "Ai"})
+  local out = parts.name(rng, {"s", "sum", "dotv"})
+  local acc = parts.name(rng, {"acc", "vs", "vsum"})
+  local xi = parts.name(rng, {"xi", "c", "xv_i"})
+  local pre = parts.name(rng, {"r", "vd", "cv"})
   local flip = rng:chance(0.5)
   -- the rows: the diagonal and the lower triangle
   if st.comment then em:line("/* row i, columns 0..i */") end
@@ -253,7 +253,7 @@ local function gen_trsv(rng, set, isa)
   local st, em, _, _, V = parts.start(rng, set, isa)
   local cb
   if set.cache_blocking then
-    cb = {bs = parts.block_size(rng, rng:pick({"BS", "NB", "TILE"}), rng:pick({16, 32, 64}), parts.sample_cb_form(rng)),
+    cb = {bs = parts.block_size(rng, parts.name(rng, {"BS", "NB", "TILE"}), rng:pick({16, 32, 64}), parts.sample_cb_form(rng)),
           right = rng:chance(0.5)}
   end
   local hsum, reduce = parts.sample_hsum(rng, V, isa)
@@ -263,9 +263,9 @@ local function gen_trsv(rng, set, isa)
   if st.comment then em:line("/* forward substitution, L lower triangular */") end
   em:open("void trsv(int n, const double *L, const double *b, double *x)")
   parts.block_decls(em, cb and cb.bs)
-  local l = rng:pick({"l", "row", "Li"})
-  local out = rng:pick({"s", "dot", "t"})
-  local acc = rng:pick({"acc", "vs", "vsum"})
+  local l = parts.name(rng, {"l", "row", "Li"})
+  local out = parts.name(rng, {"s", "dot", "t"})
+  local acc = parts.name(rng, {"acc", "vs", "vsum"})
   local U = parts.unroll(rng, set, V)
   local recip = rng:chance(0.3)
   local function solve(lhs) -- x[i] from lhs (b[i] or x[i]) minus the dot

@@ -11,8 +11,8 @@ local function sample_blas3_cb(rng, set)
   if not set.cache_blocking then return nil end
   local which = rng:pick({"p", "j", "both"})
   local cb = {form = parts.sample_cb_form(rng)}
-  if which ~= "j" then cb.kb = parts.block_size(rng, rng:pick({"KB", "KC", "PB"}), rng:pick({32, 64, 128, 256}), cb.form) end
-  if which ~= "p" then cb.nb = parts.block_size(rng, rng:pick({"NB", "BJ", "NC"}), rng:pick({32, 64, 128, 256}), cb.form) end
+  if which ~= "j" then cb.kb = parts.block_size(rng, parts.name(rng, {"KB", "KC", "PB"}), rng:pick({32, 64, 128, 256}), cb.form) end
+  if which ~= "p" then cb.nb = parts.block_size(rng, parts.name(rng, {"NB", "BJ", "NC"}), rng:pick({32, 64, 128, 256}), cb.form) end
   return cb
 end
 
@@ -64,9 +64,9 @@ local function gen_rows_product(rng, name, set, isa)
   end
   em:open(etasks.get(name).prototype)
   parts.block_decls(em, cb and cb.kb, cb and cb.nb)
-  local c = rng:pick({"c", "Ci", "crow"})
-  local coef = rng:pick({"a", "s", "coef"})
-  local src = rng:pick({"b", "Bp", "brow"})
+  local c = parts.name(rng, {"c", "Ci", "crow"})
+  local coef = parts.name(rng, {"a", "s", "coef"})
+  local src = parts.name(rng, {"b", "Bp", "brow"})
   if set.omp then em:pragma("#pragma omp parallel for" .. sched) end
   em:open(string.format("for (long i = 0; i < m; %s)", inc(st, "i")))
   em:line(string.format("double *%s = C + i * n;", c))
@@ -88,11 +88,11 @@ local function gen_gemm_batched(rng, set, isa)
   parts.includes(em, set, nil, false, rng)
   if st.comment then em:line("/* C_b = A_b B_b for each product of the batch, row by row */") end
   em:open(etasks.get("gemm_batched").prototype)
-  local t = rng:pick({"t", "bt", "e"})
+  local t = parts.name(rng, {"t", "bt", "e"})
   local names = rng:pick({{"Ab", "Bb", "Cb"}, {"a", "bb", "c"}, {"pa", "pb_", "pc"}})
-  local c = rng:pick({"ci", "crow", "out"})
-  local coef = rng:pick({"aip", "s", "coef"})
-  local src = rng:pick({"brow", "bp", "src"})
+  local c = parts.name(rng, {"ci", "crow", "out"})
+  local coef = parts.name(rng, {"aip", "s", "coef"})
+  local src = parts.name(rng, {"brow", "bp", "src"})
   if set.omp then em:pragma("#pragma omp parallel for" .. sched) end
   em:open(string.format("for (long %s = 0; %s < batch; %s)", t, t, inc(st, t)))
   em:line(string.format("const double *%s = A + %s * m * k;", names[1], t))
@@ -123,9 +123,9 @@ local function gen_trsm(rng, set, isa)
   if st.comment then em:line("/* L X = B by forward substitution, all right-hand sides of a row at once */") end
   em:open(etasks.get("trsm").prototype)
   parts.block_decls(em, cb and cb.kb, cb and cb.nb)
-  local x = rng:pick({"x", "xi", "row"})
-  local coef = rng:pick({"l", "lip", "f"})
-  local src = rng:pick({"xp", "prev", "xr"})
+  local x = parts.name(rng, {"x", "xi", "row"})
+  local coef = parts.name(rng, {"l", "lip", "f"})
+  local src = parts.name(rng, {"xp", "prev", "xr"})
   local recip = rng:chance(0.5)
   local function rows(lo, hi)
     em:open(string.format("for (long i = 0; i < m; %s)", inc(st, "i")))
@@ -162,7 +162,7 @@ local function gen_syrk(rng, set, isa)
   local st, em, _, sched, V = parts.start(rng, set, isa)
   local bs
   if set.cache_blocking then
-    bs = parts.block_size(rng, rng:pick({"BS", "NB", "TILE"}), rng:pick({16, 32, 64}), parts.sample_cb_form(rng))
+    bs = parts.block_size(rng, parts.name(rng, {"BS", "NB", "TILE"}), rng:pick({16, 32, 64}), parts.sample_cb_form(rng))
   end
   local hsum, reduce = parts.sample_hsum(rng, V, isa)
   local U = parts.unroll(rng, set, V)
@@ -174,8 +174,8 @@ local function gen_syrk(rng, set, isa)
   parts.block_decls(em, bs)
   local ai, aj = rng:pick({{"ai", "aj"}, {"x", "y"}, {"ri", "rj"}})[1], nil
   aj = ai == "ai" and "aj" or (ai == "x" and "y" or "rj")
-  local out = rng:pick({"s", "sum", "dotv"})
-  local acc = rng:pick({"acc", "vs", "vsum"})
+  local out = parts.name(rng, {"s", "sum", "dotv"})
+  local acc = parts.name(rng, {"acc", "vs", "vsum"})
   local two = rng:chance(0.5)
   local function pair(jlo, jcond)
     em:open(string.format("for (long j = %s; %s; %s)", jlo, jcond, inc(st, "j")))

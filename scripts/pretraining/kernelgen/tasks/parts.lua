@@ -1,6 +1,6 @@
 -- The pieces of kernel text every family of kernelgen.tasks shares: the emitter, the
 -- vector operations of an ISA, the sampled style (indices, schedules, prefetch, block
--- sizes, unrolls), and code fragments several families use (block sizes and the loops over
+-- sizes, unrolls, the names of a kernel's roles), and code fragments several families use (block sizes and the loops over
 -- blocks, a thread's share of a range, a dot product or an axpy over a range, a row update,
 -- a horizontal sum).
 
@@ -54,6 +54,16 @@ local function vops(isa)
     add = function(a, b) return p .. "_add_pd(" .. a .. ", " .. b .. ")" end,
     mul = function(a, b) return p .. "_mul_pd(" .. a .. ", " .. b .. ")" end,
   }
+end
+
+-- A name for one role in a kernel (a variable, a helper, a block size's macro): drawn from
+-- `choices`, or the first of them where the kernel's rng says names = "fixed" (the draw is
+-- made either way, so the kernel's other draws stay as they were). A small model copies a
+-- drawn name badly from its definition to its uses; one name a role leaves nothing to copy.
+local function name(rng, choices)
+  local drawn = rng:pick(choices)
+  if rng.names == "fixed" then return choices[1] end
+  return drawn
 end
 
 -- A style: indentation, the loop index type, the increment, comments.
@@ -135,7 +145,7 @@ end
 -- Opens a parallel region in which each thread declares its share [lo, hi) of [0, n)
 -- (OpenMP's manual split); the caller closes it.
 local function open_thread_share(em, rng)
-  local id, nt = rng:pick({"id", "tid", "me"}), rng:pick({"nt", "nth", "team"})
+  local id, nt = name(rng, {"id", "tid", "me"}), name(rng, {"nt", "nth", "team"})
   em:pragma("#pragma omp parallel")
   em:line("{")
   em.depth = em.depth + 1
@@ -211,7 +221,7 @@ local function row_update(em, rng, c)
   if not V then
     for u = 0, U - 1 do em:line(scalar(ix(j, u))) end
   else
-    vector_update(em, c, j, U, U > 1 and rng:pick({"r", "vd", "cv"}) or nil)
+    vector_update(em, c, j, U, U > 1 and name(rng, {"r", "vd", "cv"}) or nil)
   end
   em:close()
   em:line(string.format("for (; %s < %s; %s) %s", j, c.hi, inc(st, j), scalar(j)))
@@ -220,8 +230,8 @@ end
 -- How a kernel sums a vector's lanes: the name of its emit_hsum helper (one of `names`), and
 -- whether it calls AVX-512's reduction instead (half the time on AVX-512, never without SIMD).
 local function sample_hsum(rng, V, isa, names)
-  local name = rng:pick(names or {"hsum", "hadd", "lanes"})
-  return name, V and isa == "avx512" and rng:chance(0.5)
+  local helper = name(rng, names or {"hsum", "hadd", "lanes"})
+  return helper, V and isa == "avx512" and rng:chance(0.5)
 end
 
 -- A static inline horizontal sum of a vector, named `name`.
@@ -317,4 +327,4 @@ return {TECH = TECH, set_of = set_of, VEC = VEC, Em = Em, emitter = emitter, vop
         block_decls = block_decls, open_blocks = open_blocks, open_thread_share = open_thread_share,
         unroll = unroll, ix = ix, tree = tree, start = start, sample_cb_form = sample_cb_form,
         row_update = row_update, sample_hsum = sample_hsum, emit_hsum = emit_hsum, dot_seg = dot_seg,
-        axpy_seg = axpy_seg, ensure_omp_h = ensure_omp_h}
+        axpy_seg = axpy_seg, ensure_omp_h = ensure_omp_h, name = name}

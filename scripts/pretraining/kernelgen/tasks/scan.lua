@@ -70,11 +70,11 @@ local function gen_prefix(rng, set, isa)
   local U = parts.unroll(rng, set, V)
   local cb
   if set.cache_blocking then
-    cb = {bs = parts.block_size(rng, rng:pick({"BS", "BLOCK", "TILE"}), rng:pick({64, 128, 256, 512}), parts.sample_cb_form(rng))}
+    cb = {bs = parts.block_size(rng, parts.name(rng, {"BS", "BLOCK", "TILE"}), rng:pick({64, 128, 256, 512}), parts.sample_cb_form(rng))}
   end
   local ch
   if set.omp then
-    ch = parts.block_size(rng, rng:pick({"NCH", "CHUNKS", "NPART"}), rng:pick({16, 32, 64}), parts.sample_cb_form(rng))
+    ch = parts.block_size(rng, parts.name(rng, {"NCH", "CHUNKS", "NPART"}), rng:pick({16, 32, 64}), parts.sample_cb_form(rng))
   end
   parts.includes(em, set, pf, false, rng)
   parts.block_tops(em, cb and cb.bs, ch)
@@ -83,9 +83,9 @@ local function gen_prefix(rng, set, isa)
   end
   em:open("void prefix_sum(int n, const double *x, double *y)")
   parts.block_decls(em, cb and cb.bs, ch)
-  local s = rng:pick({"s", "run", "acc"})
-  local names = {r = rng:pick({"r", "loc", "part_"}), t = rng:pick({"t", "bsum", "local"}),
-                 buf = rng:pick({"buf", "pad", "sh"}), v = rng:pick({"v", "cur", "vx"})}
+  local s = parts.name(rng, {"s", "run", "acc"})
+  local names = {r = parts.name(rng, {"r", "loc", "part_"}), t = parts.name(rng, {"t", "bsum", "local"}),
+                 buf = parts.name(rng, {"buf", "pad", "sh"}), v = parts.name(rng, {"v", "cur", "vx"})}
   local function body(lo, hi)
     if cb then
       parts.open_blocks(em, "ib", "iend", lo, hi, cb.bs.name)
@@ -99,7 +99,7 @@ local function gen_prefix(rng, set, isa)
     em:line(string.format("double %s = 0.0;", s))
     body("0", "n")
   else
-    local part, c = rng:pick({"part", "tot", "offs"}), rng:pick({"c", "q", "ch"})
+    local part, c = parts.name(rng, {"part", "tot", "offs"}), parts.name(rng, {"c", "q", "ch"})
     local N = ch.name
     em:line(string.format("double %s[%s];", part, N))
     local function bounds()
@@ -112,14 +112,14 @@ local function gen_prefix(rng, set, isa)
     body("lo", "hi")
     em:line(string.format("%s[%s] = %s;", part, c, s))
     em:close()
-    local run = rng:pick({"base", "off", "carry"})
+    local run = parts.name(rng, {"base", "off", "carry"})
     em:line(string.format("double %s = 0.0;", run))
     em:line(string.format("for (int %s = 0; %s < %s; %s) { const double t_ = %s[%s]; %s[%s] = %s; %s += t_; }",
                           c, c, N, inc(st, c), part, c, part, c, run, run))
     em:pragma("#pragma omp parallel for" .. sched)
     em:open(string.format("for (int %s = 1; %s < %s; %s)", c, c, N, inc(st, c)))
     bounds()
-    local o = rng:pick({"o", "add", "shift"})
+    local o = parts.name(rng, {"o", "add", "shift"})
     em:line(string.format("const double %s = %s[%s];", o, part, c))
     if V then
       em:line("const " .. V.ty .. " v" .. o .. " = " .. V.set1(o) .. ";")
@@ -145,15 +145,15 @@ local function gen_col_sums(rng, set, isa)
   local step = U * (V and V.w or 1)
   local cb
   if set.cache_blocking then
-    cb = {bi = parts.block_size(rng, rng:pick({"BI", "MB", "ROWS"}), rng:pick({32, 64, 128, 256}), parts.sample_cb_form(rng))}
+    cb = {bi = parts.block_size(rng, parts.name(rng, {"BI", "MB", "ROWS"}), rng:pick({32, 64, 128, 256}), parts.sample_cb_form(rng))}
   end
   parts.includes(em, set, pf, false, rng)
   parts.block_tops(em, cb and cb.bi)
   if st.comment then em:line("/* s[j] = sum over rows of A[i][j], " .. step .. " column(s) at a time */") end
   em:open("void col_sums(int m, int n, const double *A, double *s)")
   parts.block_decls(em, cb and cb.bi)
-  local t = rng:pick({"t", "sum", "c"})
-  local acc = rng:pick({"acc", "vs", "col"})
+  local t = parts.name(rng, {"t", "sum", "c"})
+  local acc = parts.name(rng, {"acc", "vs", "col"})
   local rlo, rhi = "0", "m"
   if cb then
     em:line(string.format("for (long j = 0; j < n; %s) s[j] = 0.0;", inc(st, "j")))

@@ -16,9 +16,9 @@ local function gen_spmv(rng, set, isa)
           .. "const double *x, double *y)")
   if rng:chance(0.5) then em:line("(void)cols;") end
   local pty = rng:pick({"int", "long"})
-  local p = rng:pick({"p", "k", "q"})
-  local s = rng:pick({"s", "sum", "t"})
-  local beg, fin = rng:pick({"beg", "start", "lo"}), rng:pick({"end", "stop", "hi"})
+  local p = parts.name(rng, {"p", "k", "q"})
+  local s = parts.name(rng, {"s", "sum", "t"})
+  local beg, fin = parts.name(rng, {"beg", "start", "lo"}), parts.name(rng, {"end", "stop", "hi"})
   local ci = rng:chance(0.5) and "col_idx" or nil
   if set.omp then em:pragma("#pragma omp parallel for" .. (sched ~= "" and sched or rng:pick({"", " schedule(dynamic, 64)"}))) end
   em:open(string.format("for (%s i = 0; i < rows; %s)", st.ity, inc(st, "i")))
@@ -56,8 +56,8 @@ local function gen_spmv(rng, set, isa)
     for u = 1, U, 2 do terms[#terms + 1] = "(" .. names[u] .. " + " .. names[u + 1] .. ")" end
     em:line(string.format("double %s = %s;", s, table.concat(terms, " + ")))
   else
-    local accp = rng:pick({"acc", "va", "vs"})
-    local g = rng:pick({"xg", "gx", "xs"})
+    local accp = parts.name(rng, {"acc", "va", "vs"})
+    local g = parts.name(rng, {"xg", "gx", "xs"})
     local rev = rng:chance(0.4)
     local step = U * V.w
     local accs = {}

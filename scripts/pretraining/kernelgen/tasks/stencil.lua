@@ -22,7 +22,7 @@ local function gen_stencil(rng, name, set, isa)
   local st, em, pf, sched, V = parts.start(rng, set, isa)
   local rb = set.register_blocking
   -- names: the strides s, p are fixed by the groups; c the centre pointer, o the output row
-  local c, o = rng:pick({"c", "ctr", "src"}), rng:pick({"o", "dst", "out"})
+  local c, o = parts.name(rng, {"c", "ctr", "src"}), parts.name(rng, {"o", "dst", "out"})
   local i, j, k = "i", "j", "k"
   local inner = S.dims == 2 and j or k
   -- groups for register blocking: at least two, so that each output is accumulated
@@ -64,8 +64,8 @@ local function gen_stencil(rng, name, set, isa)
   if set.cache_blocking then
     cb = {rows = rng:chance(0.7), form = parts.sample_cb_form(rng)}
     cb.cols = not cb.rows or rng:chance(0.5)
-    cb.br = parts.block_size(rng, rng:pick({"BR", "BI", "TILE_R"}), rng:pick({16, 32, 32, 64}), cb.form)
-    cb.bc = parts.block_size(rng, rng:pick({"BC", "BJ", "TILE_C"}), rng:pick({64, 128, 128, 256}), cb.form)
+    cb.br = parts.block_size(rng, parts.name(rng, {"BR", "BI", "TILE_R"}), rng:pick({16, 32, 32, 64}), cb.form)
+    cb.bc = parts.block_size(rng, parts.name(rng, {"BC", "BJ", "TILE_C"}), rng:pick({64, 128, 128, 256}), cb.form)
     parts.block_tops(em, cb.rows and cb.br, cb.cols and cb.bc)
   end
   if st.comment then
@@ -156,13 +156,13 @@ local function gen_stencil(rng, name, set, isa)
         if rng:chance(0.5) then
           em:line(V.st(o .. " + " .. x, vexpr(x)))
         else
-          local r = rng:pick({"r", "res", "val"})
+          local r = parts.name(rng, {"r", "res", "val"})
           em:line(V.ty .. " " .. r .. " = " .. vexpr(x) .. ";")
           em:line(V.st(o .. " + " .. x, r))
         end
         return
       end
-      local pre = rng:pick({"r", "acc", "t"})
+      local pre = parts.name(rng, {"r", "acc", "t"})
       for u = 0, U - 1 do
         local idx = ix(x, u * V.w)
         em:line(V.ty .. " " .. pre .. u .. " = " .. V.mul(wname[groups[1][1]], vsum(idx, groups[1])) .. ";")
@@ -178,7 +178,7 @@ local function gen_stencil(rng, name, set, isa)
   elseif rb then
     local U = rng:pick({2, 2, 4})
     strided(U, function()
-      local pre = rng:pick({"r", "acc", "t"})
+      local pre = parts.name(rng, {"r", "acc", "t"})
       for u = 0, U - 1 do em:line("double " .. pre .. u .. " = " .. group_term(ix(x, u), groups[1]) .. ";") end
       for gi = 2, #groups do
         for u = 0, U - 1 do em:line(pre .. u .. " += " .. group_term(ix(x, u), groups[gi]) .. ";") end

@@ -10,8 +10,8 @@ local function gen_transpose(rng, set, isa)
   local cb
   if set.cache_blocking then
     local form = parts.sample_cb_form(rng)
-    cb = {bi = parts.block_size(rng, rng:pick({"BI", "TI", "BR"}), rng:pick({16, 32, 64}), form),
-          bj = parts.block_size(rng, rng:pick({"BJ", "TJ", "BC"}), rng:pick({16, 32, 64}), form)}
+    cb = {bi = parts.block_size(rng, parts.name(rng, {"BI", "TI", "BR"}), rng:pick({16, 32, 64}), form),
+          bj = parts.block_size(rng, parts.name(rng, {"BJ", "TJ", "BC"}), rng:pick({16, 32, 64}), form)}
   end
   parts.includes(em, set, pf, false, rng)
   parts.block_tops(em, cb and cb.bi, cb and cb.bj)
@@ -55,7 +55,7 @@ local function gen_transpose(rng, set, isa)
     em:line("long j;")
     em:open(string.format("for (j = %s; j + 4 <= %s; j += 4)", jlo, jhi))
     if pf then em:line(parts.pf_stmt(pf, "A + (i + " .. (4 * pfd) .. ") * n + j", false)) end
-    local r, t = rng:pick({"r", "row", "a"}), rng:pick({"t", "u", "p"})
+    local r, t = parts.name(rng, {"r", "row", "a"}), parts.name(rng, {"t", "u", "p"})
     local function par(e) return e:find(" ", 1, true) and ("(" .. e .. ")") or e end
     for k = 0, 3 do
       em:line(string.format("const __m256d %s%d = _mm256_loadu_pd(A + %s * n + j);", r, k, par(ix("i", k))))
@@ -96,7 +96,7 @@ local function gen_transpose(rng, set, isa)
     if rng:chance(0.5) then
       em:line(V.st("B + j * m + i", g))
     else
-      local c = rng:pick({"col", "g", "cv"})
+      local c = parts.name(rng, {"col", "g", "cv"})
       em:line("const " .. V.ty .. " " .. c .. " = " .. g .. ";")
       em:line(V.st("B + j * m + i", c))
     end
