@@ -9,21 +9,11 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "plain_timing.h"
 
 typedef void (*dgemm_fn)(int, int, int, int, int, int, double, const double *, int, const double *, int,
                          double, double *, int);
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 256, warmup = argc > 2 ? atoi(argv[2]) : 5;
