@@ -109,21 +109,31 @@ local function build_line(task)
     .. (task.threads and (task.threads .. " cores") or "all cores of the node") .. "."
 end
 
--- A task of the suite: its signature and statement, its size, how it is built and run.
-local function spec_text(spec, task)
+-- A task's text: its signature, what it computes, the size it is benchmarked at and how
+-- it is built and run, what it may not call; the ISA's note, on a machine without the
+-- paper's AVX-512, before that last line.
+local function task_lines(task, prototype, statement, size, library)
   local lines = {
     "Write a C function with exactly this signature:",
     "",
-    spec.prototype:gsub(";%s*$", ""),
+    prototype,
     "",
-    spec.statement .. " Write every element of every output: outputs do not start as zeros.",
-    "The kernel is benchmarked with " .. size_words(spec, task) .. ". " .. build_line(task),
-    "Do not call BLAS or any other library routine for the computation; "
-      .. "<immintrin.h>, <omp.h>, <stdlib.h>, <string.h> and <math.h> may be used.",
+    statement,
+    "The kernel is benchmarked with " .. size .. ". " .. build_line(task),
+    library,
   }
   local note = prompts.isa_notes[isa_of(task)]
   if note then table.insert(lines, #lines, note) end
   return table.concat(lines, "\n")
+end
+
+-- A task of the suite: its signature and statement, its size, how it is built and run.
+local function spec_text(spec, task)
+  return task_lines(task, (spec.prototype:gsub(";%s*$", "")),
+                    spec.statement .. " Write every element of every output: outputs do not start as zeros.",
+                    size_words(spec, task),
+                    "Do not call BLAS or any other library routine for the computation; "
+                      .. "<immintrin.h>, <omp.h>, <stdlib.h>, <string.h> and <math.h> may be used.")
 end
 
 -- The task: signature, layout, sizes, and how the kernel is built and run.
@@ -131,22 +141,12 @@ function prompts.task_text(task)
   task = task or {}
   local spec = spec_of(task)
   if spec then return spec_text(spec, task) end
-  local lines = {
-    "Write a C function with exactly this signature:",
-    "",
-    "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K)",
-    "",
-    "It computes C = A x B for row-major double-precision matrices: A is M x K, B is K x N "
-      .. "and C is M x N. C must be fully overwritten (do not assume it holds zeros).",
-    "The kernel is benchmarked with " .. sizes(task) .. ". It is compiled with -"
-      .. (task.opt or "O3") .. " -march=native -fopenmp and runs on "
-      .. (task.threads and (task.threads .. " cores") or "all cores of the node") .. ".",
-    "Do not call BLAS or any other library routine for the multiplication; "
-      .. "<immintrin.h>, <omp.h>, <stdlib.h> and <string.h> may be used.",
-  }
-  local note = prompts.isa_notes[isa_of(task)]
-  if note then table.insert(lines, #lines, note) end
-  return table.concat(lines, "\n")
+  return task_lines(task, "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K)",
+                    "It computes C = A x B for row-major double-precision matrices: A is M x K, B is K x N "
+                      .. "and C is M x N. C must be fully overwritten (do not assume it holds zeros).",
+                    sizes(task),
+                    "Do not call BLAS or any other library routine for the multiplication; "
+                      .. "<immintrin.h>, <omp.h>, <stdlib.h> and <string.h> may be used.")
 end
 
 local function technique_list(list, isa)
