@@ -1,5 +1,5 @@
-/* What the plain C programs of perf/bench (dgemm_plain.c, timing_floor.c) time with: the
- * monotonic clock in seconds, and qsort's ascending order of doubles. */
+/* What the plain C programs of perf/bench (dgemm_plain.c, timing_floor.c, protocol_model.c)
+ * time with: the monotonic clock in seconds, and qsort's ascending order of doubles. */
 #ifndef PERF_BENCH_PLAIN_TIMING_H
 #define PERF_BENCH_PLAIN_TIMING_H
 

@@ -22,8 +22,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "plain_timing.h"
 
 typedef void (*dgemm_fn)(int, int, int, int, int, int, double, const double *, int, const double *, int, double,
                          double *, int);
@@ -31,19 +32,10 @@ static dgemm_fn dgemm;
 static int n, threads;
 enum { CALLS = 40, SETS = 8 };
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 static void report(const char *name, double *t, double *h) {
   double flops = 2.0 * n * n * n;
-  qsort(t, CALLS, sizeof *t, cmp);
-  if (h) qsort(h, CALLS, sizeof *h, cmp);
+  qsort(t, CALLS, sizeof *t, by_value);
+  if (h) qsort(h, CALLS, sizeof *h, by_value);
   printf("%-44s best %7.1f median %7.1f worst %7.1f GFLOPS", name, flops / t[0] * 1e-9, flops / t[CALLS / 2] * 1e-9,
          flops / t[CALLS - 1] * 1e-9);
   if (h) printf("   outside: best %7.1f median %7.1f", flops / h[0] * 1e-9, flops / h[CALLS / 2] * 1e-9);
