@@ -12,6 +12,7 @@
 --     [--runs=10 --max_runs=30 --warmup=1]   (the new path's calls)
 --     [--model=models/small]   (a policy loaded as in an experiment, on CUDA when there is one)
 local args = require "engine.args"
+local median = require("core.stats").median
 local read = require("core.outputs").read_text
 
 local opts = args.parse(arg, {
@@ -58,11 +59,6 @@ local function mean(xs)
   local s = 0
   for _, x in ipairs(xs) do s = s + x end
   return s / #xs
-end
-local function median(xs)
-  local c = sorted(xs)
-  local k = #c
-  return k % 2 == 1 and c[(k + 1) // 2] or (c[k // 2] + c[k // 2 + 1]) / 2
 end
 local function cov(xs)
   local mu, v = mean(xs), 0
