@@ -9,8 +9,9 @@
 --   engine pretrain.lua --resume                      # continue a killed run
 --
 -- The run directory (--out) holds the random initial checkpoint with its tokenizer
--- (init/), trainer checkpoints, metrics.jsonl and the settings; the corpus is not stored:
--- it is regenerated from --seed, so every step sees the same batch after a resume. The
+-- (init/), trainer checkpoints, metrics.jsonl, the settings and the corpus (corpus.jsonl,
+-- drawn from --seed when the run starts and read back when it resumes), so every step sees
+-- the same batch after a resume. The
 -- trained model is exported to --export in Hugging Face format (bf16 by default), with
 -- a README.md that says how it was made and pretrain.json with the settings and figures.
 
@@ -203,6 +204,25 @@ function M.build_corpus(opts)
   return pairs_
 end
 local build_corpus = M.build_corpus
+
+-- The corpus a run trains on, kept in its directory (corpus.jsonl: each pair's prompt and
+-- completion): built when the run starts, read back when it resumes, so a resumed call
+-- spends no minute rebuilding 60,000 examples and trains on the corpus it started with.
+-- Returns the pairs and how they were had ("built" or "read").
+local function run_corpus(opts)
+  local file = opts.out .. "/corpus.jsonl"
+  if sys.exists(file) then
+    local corpus = {}
+    for line in io.lines(file) do corpus[#corpus + 1] = json.decode(line) end
+    return corpus, "read"
+  end
+  local corpus = build_corpus(opts)
+  local f = assert(io.open(file .. ".part", "w"))
+  for _, ex in ipairs(corpus) do f:write(json.encode({prompt = ex.prompt, completion = ex.completion}), "\n") end
+  f:close()
+  assert(os.rename(file .. ".part", file))  -- whole or absent: a call killed while writing builds it again
+  return corpus, "built"
+end
 
 -- The initial checkpoint: the tokenizer trained on the corpus's first examples, weights
 -- drawn from the seed.
@@ -416,8 +436,8 @@ function M.run(opts)
   local run <close> = runs.open_run(opts.out, identity(opts), opts)
 
   local t0 = sys.now()
-  local corpus = build_corpus(opts)
-  log.info("corpus", {examples = #corpus, seconds = string.format("%.1f", sys.now() - t0)})
+  local corpus, how = run_corpus(opts)
+  log.info("corpus", {examples = #corpus, [how] = true, seconds = string.format("%.1f", sys.now() - t0)})
   local init = opts.out .. "/init"
   if not sys.exists(init .. "/config.json") then write_init(init, corpus, opts) end
   local pol = cli.try("cannot load " .. init .. " on " .. opts.device, policy.load, init,

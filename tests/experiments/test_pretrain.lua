@@ -131,6 +131,7 @@ t.test("a resumed run ends with the model of an uninterrupted one", function()
   local out = run_ok{"--steps=6", "--save_every=5", "--resume", "--out=" .. dir .. "/cut",
                      "--export=" .. dir .. "/cut_model"}
   t.contains(out, "resumed")
+  t.contains(out, "read=true", "the corpus the run started with, read back")
   t.eq(t.read(dir .. "/cut_model/model.safetensors"), t.read(dir .. "/whole_model/model.safetensors"))
   -- out of time: a checkpoint at the step that passed the limit, then the same model
   out = run_ok{"--steps=6", "--save_every=5", "--time_limit=1e-9", "--out=" .. dir .. "/timed",
