@@ -43,10 +43,12 @@ engine pretrain.lua --device=cuda --examples="${EXAMPLES:-60000}" --universe_sha
 [ "${AUDIT:-1}" = 0 ] || engine audit.lua "$RUNS/models/general" 2>&1 | tail -5 | tee "$OUT/audit.txt"
 
 # What it writes for every task of the suite by split (training tasks, held-out tasks, the
-# training tasks in a held-out wording) and, with TASK_DIR, for a user's own tasks, on the GPU.
-check() {
+# training tasks in a held-out wording) and, with TASK_DIR, for a user's own tasks, on the GPU;
+# every kernel's verdict and text in kernels-*.jsonl.
+check() {  # check NAME [model_check.lua options]
+  local name=$1; shift
   engine model_check.lua --model="$RUNS/models/general" --device=cuda --prompt=fixed --n="${N:-16}" \
-    --max_tokens=1536 "$@" 2>&1 | grep -v "^\[" | tee -a "$OUT/model_check.txt"
+    --max_tokens=1536 --kernels="$OUT/kernels-$name.jsonl" "$@" 2>&1 | grep -v "^\[" | tee -a "$OUT/model_check.txt"
 }
-check --split="${SPLIT:-all}" --json="$OUT/check.json"
-[ -z "${TASK_DIR:-}" ] || check --split=user --task_dir="$TASK_DIR" --json="$OUT/check-user.json"
+check suite --split="${SPLIT:-all}" --json="$OUT/check.json"
+[ -z "${TASK_DIR:-}" ] || check user --split=user --task_dir="$TASK_DIR" --json="$OUT/check-user.json"
