@@ -4,7 +4,8 @@
 -- one that uses the techniques its spec lists. Families: elementwise chains, reductions,
 -- scans, 1-D and 2-D stencils of drawn shape and weights, triangular and banded products,
 -- first-order recurrences, affine gathers and scaled transposes, each with drawn
--- coefficients, shapes and sizes, so that thousands of distinct tasks come out.
+-- coefficients, shapes and sizes, so that thousands of distinct tasks come out. A task's
+-- function and its vectors are named afresh too (entry_name, argument_names).
 --
 -- No task computes what a held-out task of the suite computes: a drawn task called with
 -- what a held-out task is called with (the same types and buffer lengths,
@@ -25,8 +26,9 @@ local M = {}
 -- version its corpus came from (pretrain.json's universe_version), and audit.lua rebuilds
 -- only the current one.
 -- 1: ten families, functions named u<N>_<family>; 2: the window and filter2d families;
--- 3: functions named in their family's words (entry_name).
-M.version = 3
+-- 3: functions named in their family's words (entry_name); 4: the vectors x, y and z renamed
+-- per task (argument_names).
+M.version = 4
 
 M.families = {"elementwise", "reduction", "scan", "stencil1d", "stencil2d", "triangular", "banded",
               "recurrence", "gather", "transpose", "window", "filter2d"}
@@ -102,6 +104,60 @@ local function entry_name(rng, fam)
   return rng:pick(ENTRY_PREFIXES) .. stem .. rng:pick(ENTRY_SUFFIXES)
 end
 
+-- The families write their vectors x, y and z (inputs x and z, output y, in that order);
+-- each task renames them, so that a model learns to copy a prototype's names instead of
+-- one convention (a model trained on it wrote a user's (x, y, z) task as (x, z, y)). A name
+-- is kept, or drawn from these where no word of the task's texts already is it.
+local VECTOR_NAMES = {
+  input = {"x", "y", "z", "u", "v", "w", "p", "q", "in", "src", "vals", "data", "lhs", "rhs", "xs", "ys", "zs", "inp",
+           "a1", "b1", "vec", "arr"},
+  output = {"x", "y", "z", "u", "v", "w", "p", "q", "dst", "out", "res", "xs", "ys", "zs", "buf", "vec", "arr", "r"},
+}
+
+-- {old = new} for the x, y and z of a task's prototype; texts: every text the names stand in.
+local function argument_names(rng, prototype, texts)
+  local taken = {}
+  for _, text in ipairs(texts) do
+    for word in text:gmatch("[%a_][%w_]*") do taken[word] = true end
+  end
+  local map = {}
+  for _, old in ipairs({"x", "y", "z"}) do
+    local decl = prototype:match("([%w_ ]*)%*" .. old .. "%f[^%w_]")
+    if decl and rng:chance(0.7) then
+      local fresh = {}
+      for _, name in ipairs(VECTOR_NAMES[decl:find("const") and "input" or "output"]) do
+        if not taken[name] then fresh[#fresh + 1] = name end
+      end
+      if #fresh > 0 then
+        map[old] = rng:pick(fresh)
+        taken[map[old]] = true
+      end
+    end
+  end
+  return map
+end
+
+-- Whether the word at text[s..e] is the "x" of a dimension ("n x n", "(m + 4) x (n + 4)").
+local function dimension_x(text, s, e, sizes)
+  local before = text:sub(1, s - 1):match("(%S+)%s+$")
+  local after = text:sub(e + 1):match("^%s+(%S+)")
+  if not (before and after) then return false end
+  local left = before:match("%)$") or before:match("^%d+$") or sizes[before]
+  local right = after:match("^%(") or after:match("^%d") or sizes[after:match("^[%a_][%w_]*") or ""]
+  return left and right and true or false
+end
+
+-- text with each word of map replaced at once (x -> y and y -> x swap); in prose
+-- (code = false) the "x" of a dimension stays.
+local function renamed(text, map, code, sizes)
+  return (text:gsub("()%f[%w_]([%a_][%w_]*)()", function(s, word, e)
+    local new = map[word]
+    if not new then return nil end
+    if not code and word == "x" and dimension_x(text, s, e - 1, sizes) then return nil end
+    return new
+  end))
+end
+
 -- Task `index` of the universe drawn with `seed`: {spec =, kernels = {plain =, optimised =}}.
 -- The same seed and index give the same task in any process.
 function M.task(seed, index, only_family)
@@ -111,11 +167,17 @@ function M.task(seed, index, only_family)
     local body = family[fam](rng)
     local name = string.format("%s%d_%s", M.prefix, index, fam)
     local entry = entry_name(rng, fam)
-    local function named(text) return (text:gsub("NAME", entry)) end
-    local spec = {name = name, family = "universe_" .. fam, split = "train", statement = body.statement,
-                  prototype = named(body.prototype), sizes = body.sizes, args = body.args, flops = body.flops,
+    local map = argument_names(rng, body.prototype, {body.statement, body.bound.why, body.reference, body.optimised})
+    local sizes = {}
+    for _, size in pairs(body.sizes) do for k in pairs(size) do sizes[k] = true end end
+    local function named(text) return (renamed(text, map, true, sizes):gsub("NAME", entry)) end
+    local function prose(text) return renamed(text, map, false, sizes) end
+    local args = {}
+    for k, v in pairs(body.args) do args[map[k] or k] = v end
+    local spec = {name = name, family = "universe_" .. fam, split = "train", statement = prose(body.statement),
+                  prototype = named(body.prototype), sizes = body.sizes, args = args, flops = body.flops,
                   bytes = body.bytes, roofline = body.roofline,
-                  bound = {factor = body.bound.factor, scale = "inputs", why = body.bound.why},
+                  bound = {factor = body.bound.factor, scale = "inputs", why = prose(body.bound.why)},
                   techniques = body.techniques, reference = named(body.reference)}
     if not M.same_shape_as_heldout(spec) then
       return {spec = spec, kernels = {plain = named(body.reference), optimised = named(body.optimised)}}

@@ -62,10 +62,43 @@ t.test("every spec is one the suite accepts, named apart, with no held-out task'
   t.eq(universe.same_shape_as_heldout(tasks.get("fft")), "fft")
 end)
 
--- One task of each family, both kernels judged at the test size.
+t.test("the vectors' names are drawn per task, and every one the prototype has the statement names", function()
+  local outputs, kept, renamed_inputs = {}, 0, 0
+  for _, u in ipairs(universe.draw(5, 300)) do
+    local p = tasks.parse_prototype(u.spec.prototype)
+    local words = {}
+    for w in (u.spec.statement .. " " .. u.spec.reference):gmatch("[%a_][%w_]*") do words[w] = true end
+    for _, a in ipairs(p.params) do
+      if a.type:find("%*") then
+        t.ok(words[a.name], u.spec.name .. ": " .. a.name .. " in the statement and the reference\n" .. u.spec.statement)
+        t.ok(u.spec.args[a.name], u.spec.name .. ": " .. a.name .. " has its args entry")
+        if a.const then
+          if not ({x = true, y = true, z = true, a = true, b = true, c = true, A = true, B = true})[a.name] then
+            renamed_inputs = renamed_inputs + 1
+          end
+        else
+          outputs[a.name] = (outputs[a.name] or 0) + 1
+          if a.name == "y" then kept = kept + 1 end
+        end
+      end
+    end
+  end
+  local names = 0
+  for _ in pairs(outputs) do names = names + 1 end
+  t.ok(names >= 8, names .. " names of an output among 300 tasks")
+  t.ok(kept >= 20 and kept <= 200, kept .. " outputs still named y")
+  t.ok(renamed_inputs >= 100, renamed_inputs .. " inputs renamed")
+  -- a dimension's "x" is not a vector's
+  local tri = universe.task(5, 1, "triangular").spec.statement
+  t.contains(tri, "n x n")
+end)
+
+-- Tasks of each family, both kernels judged at the test size.
 t.test("in every family both kernels verify, use their techniques, and a wrong one fails", function()
   local list = {}
-  for i, f in ipairs(universe.families) do list[i] = universe.task(11, i, f) end
+  for i, f in ipairs(universe.families) do
+    for k = 0, 2 do list[#list + 1] = universe.task(11, 100 * k + i, f) end
+  end
   tasks.add_dir(universe.write_dir(list, t.tmpdir() .. "/u"))
   for _, u in ipairs(list) do
     local name = u.spec.name
