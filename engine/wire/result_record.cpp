@@ -61,9 +61,9 @@ std::string check_result_record(const nlohmann::json& record) {
   for (const auto& [key, value] : record.items()) {
     auto f = std::find_if(fields.begin(), fields.end(), [&](const ResultField& x) { return key == x.name; });
     if (f == fields.end()) return "an undeclared field '" + key + "'";
-    // An empty array stands for any kind of array, and for an empty object (Lua's
-    // tables cannot tell them apart).
-    const bool empty_table = value.is_array() && value.empty() && f->kind >= FieldKind::numbers;
+    // An empty table stands for an empty array of any kind or an empty object: a table a
+    // judge in Lua builds empty cannot say which it is.
+    const bool empty_table = (value.is_array() || value.is_object()) && value.empty() && f->kind >= FieldKind::numbers;
     if (!has_kind(value, f->kind) && !empty_table)
       return "field '" + key + "' is " + json_kind(value) + " where " + kind_name(f->kind) + " is declared";
   }

@@ -41,6 +41,7 @@ end)
 
 t.test("a record off its declaration is named by its field", function()
   t.eq(bench.check_record({status = "ok", gflops = 1.5, times = {0.1, 0.2}, features = {}}), nil)
+  t.eq(bench.check_record({status = "compile_error", times = {}, thread_trials = {}}), nil, "empty tables")
   t.eq(bench.check_record({status = "ok", gflop = 1.5}), "an undeclared field 'gflop'")
   t.eq(bench.check_record({status = "ok", gflops = "fast"}), "field 'gflops' is a string where a number is declared")
   t.eq(bench.check_record({status = "ok", times = {"a"}}),
