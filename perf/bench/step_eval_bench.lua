@@ -6,7 +6,8 @@
 -- other sizes of the pool of compiled kernels that take turns (32 by default). Prints
 -- each path's wall time, what it compiled and ran, where the time went (the compile phases
 -- and how busy they kept the cores, the serialised run phases split into the calls, the
--- checks between them and the rest) and whether every kernel got the same status on every
+-- checks between them and the rest), the step's limit (the compiles at full occupancy plus
+-- the calls) and the wall against it, and whether every kernel got the same status on every
 -- path.
 --
 --   build/engine perf/bench/step_eval_bench.lua [--prompts=8 --G=64 --max_tokens=512]
@@ -120,6 +121,7 @@ local function judge(path)
     end
   end
   c.run_s, c.compile_phase_s = covered(runs), covered(compiles)
+  c.limit = c.compile_span_s / m.cores + c.calls_s
   return c
 end
 
@@ -138,13 +140,16 @@ local function walls(name)
   return w
 end
 local base = stats.median(walls(paths[1].name))
-print(string.format("\n%-18s %8s %6s %8s %5s %10s %14s %11s %11s %9s %8s %8s %6s", "path", "wall (s)", "ratio",
-                    "compiled", "run", "compile/k", "compile phases", "cores busy", "run phases", "in calls", "checks",
-                    "other", "rounds"))
+print(string.format("\n%-18s %8s %6s %8s %5s %10s %14s %11s %11s %9s %8s %8s %9s %8s %6s", "path", "wall (s)",
+                    "ratio", "compiled", "run", "compile/k", "compile phases", "cores busy", "run phases", "in calls",
+                    "checks", "other", "limit", "x limit", "rounds"))
 print("(compile/k: a kernel's compile in its child; compile phases: the time some kernel was compiling, and the")
 print(" share of the cores busy with a compile (fork to report) then; run phases: the serialised time some")
 print(" kernel ran: in the calls (command to answer, warm-up calls counted at the median timed one), in the")
-print(" checks between calls, and the rest (pings, stops, a process's start and end); first round's)")
+print(" checks between calls, and the rest (pings, stops, a process's start and end); limit: the compiles at")
+print(" full occupancy (their spans over the cores) plus the calls, what the step cannot go below without")
+print(" compiling or timing less; x limit: the wall over it; these two medians over the rounds, the rest")
+print(" the first round's)")
 local reference = costs[paths[1].name][1].statuses
 local differ = 0
 for _, p in ipairs(paths) do
@@ -155,10 +160,14 @@ for _, p in ipairs(paths) do
   end
   local c = costs[p.name][1]
   local wall = stats.median(walls(p.name))
-  print(string.format("%-18s %8.2f %5.2fx %8d %5d %7.0f ms %12.2f s %10.0f%% %9.2f s %7.2f s %6.2f s %6.2f s %6d",
+  local limits, over = {}, {}  -- each round's limit, and its wall over it
+  for i, r in ipairs(costs[p.name]) do limits[i], over[i] = r.limit, r.wall / r.limit end
+  print(string.format("%-18s %8.2f %5.2fx %8d %5d %7.0f ms %12.2f s %10.0f%% %9.2f s %7.2f s %6.2f s %6.2f s %7.2f s %7.2fx %6d",
                       p.name, wall, base / wall, c.compiled, c.run, c.compile_ms / math.max(1, c.compiled),
                       c.compile_phase_s, 100 * c.compile_span_s / math.max(1e-9, c.compile_phase_s * m.cores), c.run_s,
-                      c.calls_s, c.check_ms / 1000, c.run_s - c.calls_s - c.check_ms / 1000, #costs[p.name]))
+                      c.calls_s, c.check_ms / 1000, c.run_s - c.calls_s - c.check_ms / 1000, stats.median(limits),
+                      stats.median(over),
+                      #costs[p.name]))
 end
 local counts = {}
 for _, s in ipairs(reference) do counts[s] = (counts[s] or 0) + 1 end
