@@ -22,7 +22,7 @@ struct VerdictContext {
   uintptr_t stack_lo = 0, stack_hi = 0;  // the kernel's main stack, for overflow messages
 };
 
-// The result record the engine receives (the fields of bench::Result, as JSON). The
+// The result record the engine receives (its fields as wire/result_record.hpp declares them). The
 // first failure in this order decides: timeout, compiling, the compile report, a fault,
 // a refused measurement, a protocol breach, a wrong result, an early end; else ok, unless
 // the figure is impossible (the peak rule, the last line of defence).
