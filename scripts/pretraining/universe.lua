@@ -26,8 +26,8 @@ local M = {}
 -- version its corpus came from (pretrain.json's universe_version), and audit.lua rebuilds
 -- only the current one.
 -- 1: ten families, functions named u<N>_<family>; 2: the window and filter2d families;
--- 3: functions named in their family's words (entry_name); 4: the vectors x, y and z renamed
--- per task (argument_names).
+-- 3: functions named in their family's words (entry_name); 4: the vectors x, y, z, a, b
+-- and c renamed per task (argument_names).
 M.version = 4
 
 M.families = {"elementwise", "reduction", "scan", "stencil1d", "stencil2d", "triangular", "banded",
@@ -104,7 +104,8 @@ local function entry_name(rng, fam)
   return rng:pick(ENTRY_PREFIXES) .. stem .. rng:pick(ENTRY_SUFFIXES)
 end
 
--- The families write their vectors x, y and z (inputs x and z, output y, in that order);
+-- The families write their vectors x, y and z (inputs x and z, output y, in that order) and
+-- the elementwise ones' inputs a, b and c;
 -- each task renames them, so that a model learns to copy a prototype's names instead of
 -- one convention (a model trained on it wrote a user's (x, y, z) task as (x, z, y)). A name
 -- is kept, or drawn from these where no word of the task's texts already is it.
@@ -121,7 +122,7 @@ local function argument_names(rng, prototype, texts)
     for word in text:gmatch("[%a_][%w_]*") do taken[word] = true end
   end
   local map = {}
-  for _, old in ipairs({"x", "y", "z"}) do
+  for _, old in ipairs({"x", "y", "z", "a", "b", "c"}) do
     local decl = prototype:match("([%w_ ]*)%*" .. old .. "%f[^%w_]")
     if decl and rng:chance(0.7) then
       local fresh = {}
@@ -147,13 +148,17 @@ local function dimension_x(text, s, e, sizes)
   return left and right and true or false
 end
 
+-- Words of prose that are English too: renamed only where indexed ("a[i]", not "a sum").
+local ARTICLES = {a = true, b = true, c = true}
+
 -- text with each word of map replaced at once (x -> y and y -> x swap); in prose
--- (code = false) the "x" of a dimension stays.
+-- (code = false) the "x" of a dimension and an unindexed a, b or c stay.
 local function renamed(text, map, code, sizes)
   return (text:gsub("()%f[%w_]([%a_][%w_]*)()", function(s, word, e)
     local new = map[word]
     if not new then return nil end
     if not code and word == "x" and dimension_x(text, s, e - 1, sizes) then return nil end
+    if not code and ARTICLES[word] and text:sub(e, e) ~= "[" then return nil end
     return new
   end))
 end
