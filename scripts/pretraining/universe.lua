@@ -115,14 +115,20 @@ local VECTOR_NAMES = {
   output = {"x", "y", "z", "u", "v", "w", "p", "q", "dst", "out", "res", "xs", "ys", "zs", "buf", "vec", "arr", "r"},
 }
 
--- {old = new} for the x, y and z of a task's prototype; texts: every text the names stand in.
-local function argument_names(rng, prototype, texts)
+-- The families whose statements name their inputs a, b and c only indexed ("a[i]"): there
+-- they are renamed too; elsewhere an "a", "b" or "c" is a word a statement uses bare (a
+-- filter "c a 2x4 filter", a column index).
+local INDEXED_ONLY = {elementwise = true, reduction = true, scan = true}
+
+-- {old = new} for the x, y and z (and in INDEXED_ONLY families a, b and c) of a task's
+-- prototype; texts: every text the names stand in.
+local function argument_names(rng, fam, prototype, texts)
   local taken = {}
   for _, text in ipairs(texts) do
     for word in text:gmatch("[%a_][%w_]*") do taken[word] = true end
   end
   local map = {}
-  for _, old in ipairs({"x", "y", "z", "a", "b", "c"}) do
+  for _, old in ipairs(INDEXED_ONLY[fam] and {"x", "y", "z", "a", "b", "c"} or {"x", "y", "z"}) do
     local decl = prototype:match("([%w_ ]*)%*" .. old .. "%f[^%w_]")
     if decl and rng:chance(0.7) then
       local fresh = {}
@@ -172,7 +178,8 @@ function M.task(seed, index, only_family)
     local body = family[fam](rng)
     local name = string.format("%s%d_%s", M.prefix, index, fam)
     local entry = entry_name(rng, fam)
-    local map = argument_names(rng, body.prototype, {body.statement, body.bound.why, body.reference, body.optimised})
+    local map = argument_names(rng, fam, body.prototype, {body.statement, body.bound.why, body.reference,
+                                                          body.optimised})
     local sizes = {}
     for _, size in pairs(body.sizes) do for k in pairs(size) do sizes[k] = true end end
     local function named(text) return (renamed(text, map, true, sizes):gsub("NAME", entry)) end

@@ -68,6 +68,17 @@ t.test("the vectors' names are drawn per task, and every one the prototype has t
     local p = tasks.parse_prototype(u.spec.prototype)
     local words = {}
     for w in (u.spec.statement .. " " .. u.spec.reference):gmatch("[%a_][%w_]*") do words[w] = true end
+    local params = {}
+    for _, a in ipairs(p.params) do params[a.name] = true end
+    -- a renamed vector's old name is gone from the statement: not indexed, not described
+    for _, old in ipairs({"x", "y", "z", "a", "b", "c"}) do
+      if not params[old] then
+        local st = u.spec.statement
+        t.ok(not st:find("%f[%w_]" .. old .. "%[") and not st:find("%f[%w_]" .. old .. " holds")
+             and not st:find("%f[%w_]" .. old .. " is an") and not st:find("in " .. old .. "[,.]")
+             and not st:find("^" .. old .. " "), u.spec.name .. ": " .. old .. " renamed but still named\n" .. st)
+      end
+    end
     for _, a in ipairs(p.params) do
       if a.type:find("%*") then
         t.ok(words[a.name], u.spec.name .. ": " .. a.name .. " in the statement and the reference\n" .. u.spec.statement)
