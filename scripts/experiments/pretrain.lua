@@ -21,6 +21,7 @@ local cli = require "core.cli"
 local kernelgen = require "kernelgen"
 local options = require "run.options"
 local prompts = require "method.prompts"
+local outputs = require "core.outputs"
 local runs = require "run.runs"
 local tiny_model = require "tiny_model"
 local wiring = require "method.wiring"
@@ -209,20 +210,16 @@ local build_corpus = M.build_corpus
 -- completion): built when the run starts, read back when it resumes, so a resumed call
 -- spends no minute rebuilding 60,000 examples and trains on the corpus it started with.
 -- Returns the pairs and how they were had ("built" or "read").
-local function run_corpus(opts)
+function M.run_corpus(opts)
   local file = opts.out .. "/corpus.jsonl"
-  if sys.exists(file) then
-    local corpus = {}
-    for line in io.lines(file) do corpus[#corpus + 1] = json.decode(line) end
-    return corpus, "read"
-  end
+  if sys.exists(file) then return outputs.read_jsonl(file), "read" end
   local corpus = build_corpus(opts)
-  local f = assert(io.open(file .. ".part", "w"))
-  for _, ex in ipairs(corpus) do f:write(json.encode({prompt = ex.prompt, completion = ex.completion}), "\n") end
-  f:close()
-  assert(os.rename(file .. ".part", file))  -- whole or absent: a call killed while writing builds it again
+  local pairs_ = {}
+  for i, ex in ipairs(corpus) do pairs_[i] = {prompt = ex.prompt, completion = ex.completion} end
+  outputs.write_jsonl(file, pairs_)  -- whole or absent: a call killed while writing builds it again
   return corpus, "built"
 end
+local run_corpus = M.run_corpus
 
 -- The initial checkpoint: the tokenizer trained on the corpus's first examples, weights
 -- drawn from the seed.
