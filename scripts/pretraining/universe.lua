@@ -27,8 +27,9 @@ local M = {}
 -- only the current one.
 -- 1: ten families, functions named u<N>_<family>; 2: the window and filter2d families;
 -- 3: functions named in their family's words (entry_name); 4: the vectors x, y, z, a, b
--- and c renamed per task (argument_names).
-M.version = 4
+-- and c renamed per task (argument_names); 5: function names drawn apart from the family
+-- (entry_name).
+M.version = 5
 
 M.families = {"elementwise", "reduction", "scan", "stencil1d", "stencil2d", "triangular", "banded",
               "recurrence", "gather", "transpose", "window", "filter2d"}
@@ -78,30 +79,51 @@ function M.same_shape_as_heldout(spec)
   return heldout_shapes[shape_of(spec)]
 end
 
--- The function a task asks for: a name of the kind people give such a routine, drawn from
--- the family's words with varied affixes, so that a model learns to copy the signature's
--- name (a model trained on names of one pattern writes that pattern for a task it has not
--- seen). No name is a held-out task's, a C library function's or a keyword.
+-- The function a task asks for: a name that says nothing of what it computes, so that the
+-- only way to write it is to copy it from the prototype. Names drawn from a family's own
+-- words (version 3-4) were guessed from the statement instead: a model trained on them wrote
+-- a held-out 3 x 3 convolution as `dfilter2d2`, its filter family's name, and never the
+-- task's. A name is a stem of any family, a generic word or a made-up word, with affixes. No
+-- name is a held-out task's, a C library function's or a keyword.
 local ENTRY_STEMS = {
-  elementwise = {"blend", "combine", "mix", "poly_eval", "ew_chain", "fma_chain", "vec_expr", "pointwise"},
-  reduction = {"weighted_total", "reduce_terms", "sum_terms", "accumulate", "total_expr", "dot_expr"},
-  scan = {"running_total", "cumulate", "prefix_terms", "inclusive_scan", "partial_sums", "cumsum_expr"},
-  stencil1d = {"smooth", "blur1d", "taps3", "neighbour_avg", "relax1d", "diffuse"},
-  stencil2d = {"smooth2d", "blur2d", "relax2d", "neighbour_mix", "grid_update", "box_weights"},
-  triangular = {"tri_mv", "lower_mv", "upper_mv", "tri_apply", "half_matvec", "tri_dot"},
-  banded = {"band_mv", "banded_apply", "diag_band", "band_matvec", "tridiag_mv", "band_mul"},
-  recurrence = {"recur", "first_order", "linear_rec", "iir1", "carry_chain", "lag_update"},
-  gather = {"gather_mix", "permute_add", "index_pick", "strided_gather", "shuffle_add", "remap"},
-  transpose = {"scaled_transpose", "flip_axes", "trans_scale", "swap_axes", "transpose_mix", "mirror"},
-  window = {"window_sum", "fir", "weighted_window", "tap_sum", "dilated_taps", "strided_fir", "moving_dot"},
-  filter2d = {"filter2d", "apply_mask", "image_taps", "patch_sum", "kernel2d_apply", "mask_weights"},
+  "blend", "combine", "mix", "poly_eval", "ew_chain", "fma_chain", "vec_expr", "pointwise",
+  "weighted_total", "reduce_terms", "sum_terms", "accumulate", "total_expr", "dot_expr",
+  "running_total", "cumulate", "prefix_terms", "inclusive_scan", "partial_sums", "cumsum_expr",
+  "smooth", "blur1d", "taps3", "neighbour_avg", "relax1d", "diffuse",
+  "smooth2d", "blur2d", "relax2d", "neighbour_mix", "grid_update", "box_weights",
+  "tri_mv", "lower_mv", "upper_mv", "tri_apply", "half_matvec", "tri_dot",
+  "band_mv", "banded_apply", "diag_band", "band_matvec", "tridiag_mv", "band_mul",
+  "recur", "first_order", "linear_rec", "iir1", "carry_chain", "lag_update",
+  "gather_mix", "permute_add", "index_pick", "strided_gather", "shuffle_add", "remap",
+  "scaled_transpose", "flip_axes", "trans_scale", "swap_axes", "transpose_mix", "mirror",
+  "window_sum", "fir", "weighted_window", "tap_sum", "dilated_taps", "strided_fir", "moving_dot",
+  "filter2d", "apply_mask", "image_taps", "patch_sum", "kernel2d_apply", "mask_weights",
+  "kernel", "routine", "compute", "update", "process", "step", "transform", "pass", "calc",
+  "evaluate", "work", "op", "body", "core", "loop", "stage", "phase", "job", "task", "solve",
 }
-local ENTRY_PREFIXES = {"", "", "", "d", "compute_", "apply_", "k_", "fast_", "my_"}
-local ENTRY_SUFFIXES = {"", "", "", "_d", "_f64", "2", "_v", "_kernel", "_op", "_rows"}
+M.entry_stems = ENTRY_STEMS
+local ENTRY_PREFIXES = {"", "", "", "d", "compute_", "apply_", "k_", "fast_", "my_", "do_", "run_"}
+local ENTRY_SUFFIXES = {"", "", "", "_d", "_f64", "2", "_v", "_kernel", "_op", "_rows", "_impl", "3", "_fn"}
+local CONSONANTS = {"b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z"}
+local VOWELS = {"a", "e", "i", "o", "u"}
+-- Words a made-up name could spell that C or its library already means.
+local RESERVED = {["do"] = true, ["if"] = true, main = true, time = true, free = true, exit = true, pow = true,
+                  sin = true, cos = true, tan = true, log = true, exp = true, abs = true, div = true}
 
-local function entry_name(rng, fam)
-  local stem = rng:pick(ENTRY_STEMS[fam])
-  return rng:pick(ENTRY_PREFIXES) .. stem .. rng:pick(ENTRY_SUFFIXES)
+local function made_up(rng)
+  local parts = {}
+  for i = 1, rng:int(2, 3) do parts[i] = rng:pick(CONSONANTS) .. rng:pick(VOWELS) end
+  if rng:chance(0.5) then parts[#parts + 1] = rng:pick(CONSONANTS) end
+  return table.concat(parts)
+end
+
+local function entry_name(rng)
+  for _ = 1, 10 do
+    local stem = rng:chance(0.3) and made_up(rng) or rng:pick(ENTRY_STEMS)
+    local name = rng:pick(ENTRY_PREFIXES) .. stem .. rng:pick(ENTRY_SUFFIXES)
+    if not RESERVED[name] then return name end
+  end
+  return "routine"
 end
 
 -- The families write their vectors x, y and z (inputs x and z, output y, in that order) and
@@ -177,7 +199,7 @@ function M.task(seed, index, only_family)
     local fam = only_family or rng:pick(M.families)
     local body = family[fam](rng)
     local name = string.format("%s%d_%s", M.prefix, index, fam)
-    local entry = entry_name(rng, fam)
+    local entry = entry_name(rng)
     local map = argument_names(rng, fam, body.prototype, {body.statement, body.bound.why, body.reference,
                                                           body.optimised})
     local sizes = {}

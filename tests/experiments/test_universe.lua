@@ -62,6 +62,51 @@ t.test("every spec is one the suite accepts, named apart, with no held-out task'
   t.eq(universe.same_shape_as_heldout(tasks.get("fft")), "fft")
 end)
 
+t.test("a function's name does not tell its family: it has to be copied from the prototype", function()
+  -- learn each word of a name's most frequent family from 600 tasks, then guess the family
+  -- of 600 others from their names' words: names in a family's own words are guessed
+  -- nearly always, names drawn apart from the family about as often as the largest family
+  local function words(entry)
+    local out = {}
+    for w in entry:gmatch("[%a]+") do out[#out + 1] = w end
+    return out
+  end
+  local seen = {}
+  for _, u in ipairs(universe.draw(11, 600)) do
+    for _, w in ipairs(words(tasks.parse_prototype(u.spec.prototype).entry)) do
+      seen[w] = seen[w] or {}
+      seen[w][u.spec.family] = (seen[w][u.spec.family] or 0) + 1
+    end
+  end
+  local right, asked, names = 0, 0, {}
+  for _, u in ipairs(universe.draw(12, 600)) do
+    local entry = tasks.parse_prototype(u.spec.prototype).entry
+    names[entry] = true
+    local votes = {}
+    for _, w in ipairs(words(entry)) do
+      for fam, n in pairs(seen[w] or {}) do votes[fam] = (votes[fam] or 0) + n end
+    end
+    local best, most = nil, 0
+    for fam, n in pairs(votes) do if n > most then best, most = fam, n end end
+    asked = asked + 1
+    if best == u.spec.family then right = right + 1 end
+  end
+  t.ok(right / asked < 0.3, string.format("%d of %d families guessed from the name", right, asked))
+  -- a made-up word: no stem's, two or three consonant-vowel syllables (an affix may follow)
+  local stem_words = {}
+  for _, stem in ipairs(universe.entry_stems) do for w in stem:gmatch("%a+") do stem_words[w] = true end end
+  local made_up = 0
+  for entry in pairs(names) do
+    for w in entry:gmatch("[%a]+") do
+      if not stem_words[w] and #w >= 4 and w:match("^[bdfgklmnprstvz][aeiou][bdfgklmnprstvz][aeiou]") then
+        made_up = made_up + 1
+        break
+      end
+    end
+  end
+  t.ok(made_up >= 60, made_up .. " made-up names among 600 tasks")
+end)
+
 t.test("the vectors' names are drawn per task, and every one the prototype has the statement names", function()
   local outputs, kept, renamed_inputs = {}, 0, 0
   for _, u in ipairs(universe.draw(5, 300)) do
