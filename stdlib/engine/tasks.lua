@@ -314,9 +314,31 @@ void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double 
                  int lda, const double *B, int ldb, double beta, double *C, int ldc);
 ]]
 
+-- The OpenBLAS and BLIS yardsticks of trmm and trsm, left and lower with L (m x m) and B
+-- (m x n) row-major: cblas_dtrmm and cblas_dtrsm overwrite B, so the wrapper first copies B
+-- into the task's output, inside the measured call. A spec file calls it as
+-- cblas_lower_left_yardsticks(routine, output, in_place), `in_place` saying what the routine
+-- does in place ("works in place").
+function M.cblas_lower_left_yardsticks(routine, output, in_place)
+  local names = { routine = routine, output = output, in_place = in_place }
+  local declarations = ([[
+#include <string.h>
+void cblas_d$routine(int order, int side, int uplo, int transa, int diag, int m, int n, double alpha, const double *A,
+                 int lda, double *B, int ldb);
+]]):gsub("%$([%w_]+)", names)
+  local wrapper = ([[
+void $routine(int m, int n, const double *L, const double *B, double *$output) {
+  memcpy($output, B, sizeof(double) * (size_t)m * n);  /* d$routine $in_place: the copy of B is part of the measured call */
+  cblas_d$routine(101, 141, 122, 111, 131, m, n, 1.0, L, m, $output, n);  /* row-major, left, lower, no transpose, non-unit */
+}
+]]):gsub("%$([%w_]+)", names)
+  return M.cblas_yardsticks(declarations, wrapper, nil, M.cblas_dgemm_declaration)
+end
+
 -- Reads and checks one spec file; it sees the yardstick helpers above by name.
 function M.load_file(path)
   local env = setmetatable({ cblas_yardsticks = M.cblas_yardsticks, library_yardstick = M.library_yardstick,
+                             cblas_lower_left_yardsticks = M.cblas_lower_left_yardsticks,
                              cblas_dgemm_declaration = M.cblas_dgemm_declaration },
                            { __index = _G })
   local chunk, err = loadfile(path, "t", env)

@@ -31,16 +31,7 @@ return {
        .. "term alone, far above 2 m u.",
   },
   techniques = { "register_blocking", "cache_blocking", "simd", "omp" },
-  yardsticks = cblas_yardsticks([[
-#include <string.h>
-void cblas_dtrmm(int order, int side, int uplo, int transa, int diag, int m, int n, double alpha, const double *A,
-                 int lda, double *B, int ldb);
-]], [[
-void trmm(int m, int n, const double *L, const double *B, double *C) {
-  memcpy(C, B, sizeof(double) * (size_t)m * n);  /* dtrmm works in place: the copy of B is part of the measured call */
-  cblas_dtrmm(101, 141, 122, 111, 131, m, n, 1.0, L, m, C, n);  /* row-major, left, lower, no transpose, non-unit */
-}
-]], nil, cblas_dgemm_declaration),
+  yardsticks = cblas_lower_left_yardsticks("trmm", "C", "works in place"),
   reference = [[
 void trmm(int m, int n, const double *L, const double *B, double *C) {
   for (int i = 0; i < m; ++i) {

@@ -35,16 +35,7 @@ return {
        .. "by 2^-24 relative, far above 10 m u for every m here.",
   },
   techniques = { "register_blocking", "cache_blocking", "simd", "omp" },
-  yardsticks = cblas_yardsticks([[
-#include <string.h>
-void cblas_dtrsm(int order, int side, int uplo, int transa, int diag, int m, int n, double alpha, const double *A,
-                 int lda, double *B, int ldb);
-]], [[
-void trsm(int m, int n, const double *L, const double *B, double *X) {
-  memcpy(X, B, sizeof(double) * (size_t)m * n);  /* dtrsm solves in place: the copy of B is part of the measured call */
-  cblas_dtrsm(101, 141, 122, 111, 131, m, n, 1.0, L, m, X, n);  /* row-major, left, lower, no transpose, non-unit */
-}
-]], nil, cblas_dgemm_declaration),
+  yardsticks = cblas_lower_left_yardsticks("trsm", "X", "solves in place"),
   reference = [[
 void trsm(int m, int n, const double *L, const double *B, double *X) {
   for (int i = 0; i < m; ++i) {
