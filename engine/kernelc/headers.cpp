@@ -5,12 +5,15 @@
 // are, but written with generic vector operations instead of target builtins.
 #include <cstring>
 #include <map>
+#include <string>
+#include <utility>
 
 #include "kernelc/ast.hpp"
 
 namespace kernelc {
 
-static const char* kPrelude = R"PRELUDE(
+// The prelude up to AVX2's constructors; build_prelude adds the rest.
+static const char* kPreludeHead = R"PRELUDE(
 typedef unsigned long size_t;
 typedef long ptrdiff_t;
 typedef long intptr_t;
@@ -134,34 +137,44 @@ __KC_INL __m256d _mm256_set_pd(double d, double c, double b, double a) { return 
 __KC_INL __m256d _mm256_setr_pd(double a, double b, double c, double d) { return (__m256d){a, b, c, d}; }
 __KC_INL __m256d _mm256_broadcast_sd(const double *p) { double a = *p; return (__m256d){a, a, a, a}; }
 __KC_INL __m256d _mm256_broadcastsd_pd(__m128d v) { double a = v[0]; return (__m256d){a, a, a, a}; }
-__KC_INL __m256d _mm256_load_pd(const double *p) { return *(const __m256d *)p; }
-__KC_INL __m256d _mm256_loadu_pd(const double *p) { return *(const __m256d_u *)p; }
-__KC_INL void _mm256_store_pd(double *p, __m256d a) { *(__m256d *)p = a; }
-__KC_INL void _mm256_storeu_pd(double *p, __m256d a) { *(__m256d_u *)p = a; }
-__KC_INL void _mm256_stream_pd(double *p, __m256d a) { *(__m256d *)p = a; }
-__KC_INL __m256d _mm256_add_pd(__m256d a, __m256d b) { return a + b; }
-__KC_INL __m256d _mm256_sub_pd(__m256d a, __m256d b) { return a - b; }
-__KC_INL __m256d _mm256_mul_pd(__m256d a, __m256d b) { return a * b; }
-__KC_INL __m256d _mm256_div_pd(__m256d a, __m256d b) { return a / b; }
-__KC_INL __m256d _mm256_fmadd_pd(__m256d a, __m256d b, __m256d c) { return a * b + c; }
-__KC_INL __m256d _mm256_fmsub_pd(__m256d a, __m256d b, __m256d c) { return a * b - c; }
-__KC_INL __m256d _mm256_fnmadd_pd(__m256d a, __m256d b, __m256d c) { return c - a * b; }
-__KC_INL __m256d _mm256_fnmsub_pd(__m256d a, __m256d b, __m256d c) { return -(a * b) - c; }
-__KC_INL __m256d _mm256_max_pd(__m256d a, __m256d b) {
-  __m256d r;
-  for (int i = 0; i < 4; i++) r[i] = a[i] > b[i] ? a[i] : b[i];
+)PRELUDE";
+
+// What AVX2 (four doubles) and AVX-512F (eight) spell alike but for the vector type ($vec),
+// the intrinsics' prefix ($mm), what a load or store points to ($ptr: AVX-512F's take
+// void *, as gcc's do) and the lane count ($lanes): written once, filled in for each width.
+static const char* kVectorOps = R"H(
+__KC_INL $vec $mm_load_pd(const $ptr *p) { return *(const $vec *)p; }
+__KC_INL $vec $mm_loadu_pd(const $ptr *p) { return *(const $vec_u *)p; }
+__KC_INL void $mm_store_pd($ptr *p, $vec a) { *($vec *)p = a; }
+__KC_INL void $mm_storeu_pd($ptr *p, $vec a) { *($vec_u *)p = a; }
+__KC_INL void $mm_stream_pd($ptr *p, $vec a) { *($vec *)p = a; }
+__KC_INL $vec $mm_add_pd($vec a, $vec b) { return a + b; }
+__KC_INL $vec $mm_sub_pd($vec a, $vec b) { return a - b; }
+__KC_INL $vec $mm_mul_pd($vec a, $vec b) { return a * b; }
+__KC_INL $vec $mm_div_pd($vec a, $vec b) { return a / b; }
+__KC_INL $vec $mm_fmadd_pd($vec a, $vec b, $vec c) { return a * b + c; }
+__KC_INL $vec $mm_fmsub_pd($vec a, $vec b, $vec c) { return a * b - c; }
+__KC_INL $vec $mm_fnmadd_pd($vec a, $vec b, $vec c) { return c - a * b; }
+__KC_INL $vec $mm_fnmsub_pd($vec a, $vec b, $vec c) { return -(a * b) - c; }
+__KC_INL $vec $mm_max_pd($vec a, $vec b) {
+  $vec r;
+  for (int i = 0; i < $lanes; i++) r[i] = a[i] > b[i] ? a[i] : b[i];
   return r;
 }
-__KC_INL __m256d _mm256_min_pd(__m256d a, __m256d b) {
-  __m256d r;
-  for (int i = 0; i < 4; i++) r[i] = a[i] < b[i] ? a[i] : b[i];
+__KC_INL $vec $mm_min_pd($vec a, $vec b) {
+  $vec r;
+  for (int i = 0; i < $lanes; i++) r[i] = a[i] < b[i] ? a[i] : b[i];
   return r;
 }
-__KC_INL __m256d _mm256_sqrt_pd(__m256d a) {
-  __m256d r;
-  for (int i = 0; i < 4; i++) r[i] = __builtin_sqrt(a[i]);
+__KC_INL $vec $mm_sqrt_pd($vec a) {
+  $vec r;
+  for (int i = 0; i < $lanes; i++) r[i] = __builtin_sqrt(a[i]);
   return r;
 }
+)H";
+
+// AVX2's own operations, then AVX-512F's constructors.
+static const char* kAvx2Tail = R"PRELUDE(
 __KC_INL __m256d _mm256_hadd_pd(__m256d a, __m256d b) { return (__m256d){a[0] + a[1], b[0] + b[1], a[2] + a[3], b[2] + b[3]}; }
 __KC_INL __m128d _mm256_castpd256_pd128(__m256d a) { return (__m128d){a[0], a[1]}; }
 __KC_INL __m256d _mm256_castpd128_pd256(__m128d a) { return (__m256d){a[0], a[1], 0.0, 0.0}; }
@@ -176,34 +189,10 @@ __KC_INL __m512d _mm512_set1_pd(double a) { return (__m512d){a, a, a, a, a, a, a
 __KC_INL __m512d _mm512_set_pd(double h, double g, double f, double e, double d, double c, double b, double a) { return (__m512d){a, b, c, d, e, f, g, h}; }
 __KC_INL __m512d _mm512_setr_pd(double a, double b, double c, double d, double e, double f, double g, double h) { return (__m512d){a, b, c, d, e, f, g, h}; }
 __KC_INL __m512d _mm512_broadcastsd_pd(__m128d v) { double a = v[0]; return (__m512d){a, a, a, a, a, a, a, a}; }
-__KC_INL __m512d _mm512_load_pd(const void *p) { return *(const __m512d *)p; }
-__KC_INL __m512d _mm512_loadu_pd(const void *p) { return *(const __m512d_u *)p; }
-__KC_INL void _mm512_store_pd(void *p, __m512d a) { *(__m512d *)p = a; }
-__KC_INL void _mm512_storeu_pd(void *p, __m512d a) { *(__m512d_u *)p = a; }
-__KC_INL void _mm512_stream_pd(void *p, __m512d a) { *(__m512d *)p = a; }
-__KC_INL __m512d _mm512_add_pd(__m512d a, __m512d b) { return a + b; }
-__KC_INL __m512d _mm512_sub_pd(__m512d a, __m512d b) { return a - b; }
-__KC_INL __m512d _mm512_mul_pd(__m512d a, __m512d b) { return a * b; }
-__KC_INL __m512d _mm512_div_pd(__m512d a, __m512d b) { return a / b; }
-__KC_INL __m512d _mm512_fmadd_pd(__m512d a, __m512d b, __m512d c) { return a * b + c; }
-__KC_INL __m512d _mm512_fmsub_pd(__m512d a, __m512d b, __m512d c) { return a * b - c; }
-__KC_INL __m512d _mm512_fnmadd_pd(__m512d a, __m512d b, __m512d c) { return c - a * b; }
-__KC_INL __m512d _mm512_fnmsub_pd(__m512d a, __m512d b, __m512d c) { return -(a * b) - c; }
-__KC_INL __m512d _mm512_max_pd(__m512d a, __m512d b) {
-  __m512d r;
-  for (int i = 0; i < 8; i++) r[i] = a[i] > b[i] ? a[i] : b[i];
-  return r;
-}
-__KC_INL __m512d _mm512_min_pd(__m512d a, __m512d b) {
-  __m512d r;
-  for (int i = 0; i < 8; i++) r[i] = a[i] < b[i] ? a[i] : b[i];
-  return r;
-}
-__KC_INL __m512d _mm512_sqrt_pd(__m512d a) {
-  __m512d r;
-  for (int i = 0; i < 8; i++) r[i] = __builtin_sqrt(a[i]);
-  return r;
-}
+)PRELUDE";
+
+// AVX-512F's own operations: reductions, masked forms, casts.
+static const char* kAvx512Tail = R"PRELUDE(
 __KC_INL __m512d _mm512_abs_pd(__m512d a) {
   __m512d r;
   for (int i = 0; i < 8; i++) r[i] = __builtin_fabs(a[i]);
@@ -430,7 +419,29 @@ void cblas_daxpy(int, double, const double *, int, double *, int);
 
 static const char* kEmpty = "\n";
 
-const char* prelude_source() { return kPrelude; }
+// The raw strings above open with a newline to be legible; a piece after the first starts after it.
+static const char* body(const char* raw) { return raw + 1; }
+
+// kVectorOps filled in for one width.
+static std::string vector_ops(const char* vec, const char* mm, const char* ptr, const char* lanes) {
+  std::string out = body(kVectorOps);
+  const std::pair<const char*, const char*> fills[] = {{"$vec", vec}, {"$mm", mm}, {"$ptr", ptr}, {"$lanes", lanes}};
+  for (const auto& [mark, text] : fills)
+    for (size_t at = out.find(mark); at != std::string::npos; at = out.find(mark, at + std::strlen(text)))
+      out.replace(at, std::strlen(mark), text);
+  return out;
+}
+
+// The prelude in the order kernels have always seen it: one text, built once.
+static std::string build_prelude() {
+  return kPreludeHead + vector_ops("__m256d", "_mm256", "double", "4") + body(kAvx2Tail) +
+         vector_ops("__m512d", "_mm512", "void", "8") + body(kAvx512Tail);
+}
+
+const char* prelude_source() {
+  static const std::string prelude = build_prelude();
+  return prelude.c_str();
+}
 
 const char* builtin_header(const std::string& name) {
   static const std::map<std::string, const char*> headers = {
