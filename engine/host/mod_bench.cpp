@@ -141,12 +141,29 @@ static bench::EvalOptions checked_now(bench::EvalOptions o, const char* where) {
   return o;
 }
 
-static void push_strings(lua_State* L, const std::vector<std::string>& v) {
-  lua_createtable(L, static_cast<int>(v.size()), 0);
-  for (size_t i = 0; i < v.size(); ++i) {
-    lua_pushlstring(L, v[i].data(), v[i].size());
+// Pushes `items` as a Lua array, push_item(item) pushing each element.
+template <class Items, class PushItem>
+static void push_array(lua_State* L, const Items& items, PushItem push_item) {
+  lua_createtable(L, static_cast<int>(items.size()), 0);
+  for (size_t i = 0; i < items.size(); ++i) {
+    push_item(items[i]);
     lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
   }
+}
+
+static void push_strings(lua_State* L, const std::vector<std::string>& v) {
+  push_array(L, v, [L](const std::string& s) { lua_pushlstring(L, s.data(), s.size()); });
+}
+
+// Fields of the table on top of the stack.
+static void set_strings(lua_State* L, const char* key, const std::vector<std::string>& v) {
+  push_strings(L, v);
+  lua_setfield(L, -2, key);
+}
+
+static void set_boolean(lua_State* L, const char* key, bool v) {
+  lua_pushboolean(L, v);
+  lua_setfield(L, -2, key);
 }
 
 // Records reach the scripts only as wire/result_record.hpp declares them.
@@ -231,13 +248,11 @@ static void set_peak(lua_State* L, const bench::MeasuredPeak& p) {
   lua_pushinteger(L, p.cpus);
   lua_setfield(L, -2, "cpus");
   set_string(L, "isa", p.isa);
-  lua_pushboolean(L, p.fma);
-  lua_setfield(L, -2, "fma");
+  set_boolean(L, "fma", p.fma);
   set_string(L, "date", p.date);
   set_string(L, "method", p.method);
   set_string(L, "cache_file", p.cache_file);
-  lua_pushboolean(L, p.from_cache);
-  lua_setfield(L, -2, "from_cache");
+  set_boolean(L, "from_cache", p.from_cache);
 }
 
 // bench.machine(): the machine record, with the nominal peak (peak_gflops, peak_formula)
@@ -273,8 +288,7 @@ static int bench_measure_bandwidth(lua_State* L) {
   set_string(L, "date", b.date);
   set_string(L, "method", b.method);
   set_string(L, "cache_file", b.cache_file);
-  lua_pushboolean(L, b.from_cache);
-  lua_setfield(L, -2, "from_cache");
+  set_boolean(L, "from_cache", b.from_cache);
   return 1;
 }
 
@@ -290,33 +304,22 @@ static int bench_symbol_allowed(lua_State* L) {
 static int bench_allowed_symbols(lua_State* L) {
   const auto& libs = bench::allowed_libraries();
   lua_createtable(L, 0, 2);
-  lua_createtable(L, static_cast<int>(libs.size()), 0);
-  for (size_t i = 0; i < libs.size(); ++i) {
+  push_array(L, libs, [L](const auto& lib) {
     lua_createtable(L, 0, 4);
-    set_string(L, "name", libs[i].name);
-    push_strings(L, libs[i].symbols);
-    lua_setfield(L, -2, "symbols");
-    push_strings(L, libs[i].prefixes);
-    lua_setfield(L, -2, "prefixes");
-    lua_pushboolean(L, libs[i].shown);
-    lua_setfield(L, -2, "shown");
-    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
-  }
+    set_string(L, "name", lib.name);
+    set_strings(L, "symbols", lib.symbols);
+    set_strings(L, "prefixes", lib.prefixes);
+    set_boolean(L, "shown", lib.shown);
+  });
   lua_setfield(L, -2, "libraries");
   // What a kernel may not call by name: the yardstick libraries (a library violation).
-  const auto& yard = bench::yardstick_libraries();
-  lua_createtable(L, static_cast<int>(yard.size()), 0);
-  for (size_t i = 0; i < yard.size(); ++i) {
+  push_array(L, bench::yardstick_libraries(), [L](const auto& lib) {
     lua_createtable(L, 0, 4);
-    set_string(L, "name", yard[i].name);
-    push_strings(L, yard[i].links);
-    lua_setfield(L, -2, "links");
-    push_strings(L, yard[i].prefixes);
-    lua_setfield(L, -2, "prefixes");
-    lua_pushboolean(L, yard[i].fortran);
-    lua_setfield(L, -2, "fortran");
-    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
-  }
+    set_string(L, "name", lib.name);
+    set_strings(L, "links", lib.links);
+    set_strings(L, "prefixes", lib.prefixes);
+    set_boolean(L, "fortran", lib.fortran);
+  });
   lua_setfield(L, -2, "yardstick_libraries");
   set_string(L, "text", bench::allowed_libraries_text());
   return 1;
@@ -633,15 +636,9 @@ static int bench_cuda_reference(lua_State* L) {
   } catch (const std::invalid_argument& e) {
     throw Error(std::string("bench.cuda_reference: ") + e.what());
   }
-  lua_createtable(L, static_cast<int>(out.size()), 0);
-  for (size_t i = 0; i < out.size(); ++i) {
-    lua_createtable(L, static_cast<int>(out[i].size()), 0);
-    for (size_t k = 0; k < out[i].size(); ++k) {
-      lua_pushnumber(L, out[i][k]);
-      lua_rawseti(L, -2, static_cast<lua_Integer>(k + 1));
-    }
-    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
-  }
+  push_array(L, out, [L](const auto& buffer) {
+    push_array(L, buffer, [L](double v) { lua_pushnumber(L, v); });
+  });
   return 1;
 }
 
@@ -649,19 +646,16 @@ static int bench_cuda_reference(lua_State* L) {
 // them, in its order: {{name =, kind =, kept =, meaning =}, ...}.
 static int bench_result_fields(lua_State* L) {
   const auto& fields = bench::result_fields();
-  lua_createtable(L, static_cast<int>(fields.size()), 0);
-  for (size_t i = 0; i < fields.size(); ++i) {
+  push_array(L, fields, [L](const auto& field) {
     lua_createtable(L, 0, 4);
-    lua_pushstring(L, fields[i].name);
+    lua_pushstring(L, field.name);
     lua_setfield(L, -2, "name");
-    lua_pushstring(L, bench::kind_name(fields[i].kind));
+    lua_pushstring(L, bench::kind_name(field.kind));
     lua_setfield(L, -2, "kind");
-    lua_pushboolean(L, fields[i].kept);
-    lua_setfield(L, -2, "kept");
-    lua_pushstring(L, fields[i].meaning);
+    set_boolean(L, "kept", field.kept);
+    lua_pushstring(L, field.meaning);
     lua_setfield(L, -2, "meaning");
-    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
-  }
+  });
   return 1;
 }
 
