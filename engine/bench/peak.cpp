@@ -46,33 +46,40 @@ __attribute__((target("avx512f"))) double fma512(long n, double mul, double add)
   return _mm512_reduce_add_pd(x[0]);
 }
 
-__attribute__((target("avx2,fma"))) double fma256(long n, double mul, double add) {
-  __m256d x[kAcc256];
+// The two AVX loops' accumulators, started apart and summed at the end; always inlined,
+// so each loop's code is as if written out in it, under the loop's own target.
+__attribute__((target("avx"), always_inline)) inline void start256(__m256d (&x)[kAcc256]) {
   for (int j = 0; j < kAcc256; ++j) x[j] = _mm256_set1_pd(j);
-  const __m256d m = _mm256_set1_pd(mul), a = _mm256_set1_pd(add);
-  for (long i = 0; i < n; ++i) {
-#pragma GCC unroll 12
-    for (int j = 0; j < kAcc256; ++j) x[j] = _mm256_fmadd_pd(x[j], m, a);
-  }
+}
+
+__attribute__((target("avx"), always_inline)) inline double sum256(__m256d (&x)[kAcc256]) {
   for (int j = 1; j < kAcc256; ++j) x[0] = _mm256_add_pd(x[0], x[j]);
   double out[4];
   _mm256_storeu_pd(out, x[0]);
   return out[0] + out[1] + out[2] + out[3];
 }
 
+__attribute__((target("avx2,fma"))) double fma256(long n, double mul, double add) {
+  __m256d x[kAcc256];
+  start256(x);
+  const __m256d m = _mm256_set1_pd(mul), a = _mm256_set1_pd(add);
+  for (long i = 0; i < n; ++i) {
+#pragma GCC unroll 12
+    for (int j = 0; j < kAcc256; ++j) x[j] = _mm256_fmadd_pd(x[j], m, a);
+  }
+  return sum256(x);
+}
+
 // Without FMA a multiply and an add are issued separately: two FLOPs per pair.
 __attribute__((target("avx"))) double muladd256(long n, double mul, double add) {
   __m256d x[kAcc256];
-  for (int j = 0; j < kAcc256; ++j) x[j] = _mm256_set1_pd(j);
+  start256(x);
   const __m256d m = _mm256_set1_pd(mul), a = _mm256_set1_pd(add);
   for (long i = 0; i < n; ++i) {
 #pragma GCC unroll 12
     for (int j = 0; j < kAcc256; ++j) x[j] = _mm256_add_pd(_mm256_mul_pd(x[j], m), a);
   }
-  for (int j = 1; j < kAcc256; ++j) x[0] = _mm256_add_pd(x[0], x[j]);
-  double out[4];
-  _mm256_storeu_pd(out, x[0]);
-  return out[0] + out[1] + out[2] + out[3];
+  return sum256(x);
 }
 
 double muladd128(long n, double mul, double add) {
