@@ -242,6 +242,16 @@ static int bench_check_options(lua_State* L) {
   return 1;
 }
 
+// What a measured peak and a measured bandwidth both say of the measurement: when, how,
+// and where it is cached.
+template <class Measured>
+static void set_measured(lua_State* L, const Measured& m) {
+  set_string(L, "date", m.date);
+  set_string(L, "method", m.method);
+  set_string(L, "cache_file", m.cache_file);
+  set_boolean(L, "from_cache", m.from_cache);
+}
+
 static void set_peak(lua_State* L, const bench::MeasuredPeak& p) {
   set_number(L, "gflops", p.gflops);
   set_number(L, "per_cpu_gflops", p.per_cpu_gflops);
@@ -249,10 +259,7 @@ static void set_peak(lua_State* L, const bench::MeasuredPeak& p) {
   lua_setfield(L, -2, "cpus");
   set_string(L, "isa", p.isa);
   set_boolean(L, "fma", p.fma);
-  set_string(L, "date", p.date);
-  set_string(L, "method", p.method);
-  set_string(L, "cache_file", p.cache_file);
-  set_boolean(L, "from_cache", p.from_cache);
+  set_measured(L, p);
 }
 
 // bench.machine(): the machine record, with the nominal peak (peak_gflops, peak_formula)
@@ -285,10 +292,7 @@ static int bench_measure_bandwidth(lua_State* L) {
   set_number(L, "gbps", b.gbps);
   lua_pushinteger(L, b.cpus);
   lua_setfield(L, -2, "cpus");
-  set_string(L, "date", b.date);
-  set_string(L, "method", b.method);
-  set_string(L, "cache_file", b.cache_file);
-  set_boolean(L, "from_cache", b.from_cache);
+  set_measured(L, b);
   return 1;
 }
 
