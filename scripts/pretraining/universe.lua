@@ -3,7 +3,8 @@
 -- flops, bytes, bound, reference) with two kernels, a straightforward one and an optimised
 -- one that uses the techniques its spec lists. Families: elementwise chains, reductions,
 -- scans, 1-D and 2-D stencils of drawn shape and weights, triangular and banded products,
--- first-order recurrences, affine gathers and scaled transposes, each with drawn
+-- first-order recurrences, affine gathers and scaled transposes, windows and 2-D filters, an
+-- LDL^T factorisation, batches of small DFTs and Walsh-Hadamard transforms, each with drawn
 -- coefficients, shapes and sizes, so that thousands of distinct tasks come out. A task's
 -- function and its vectors are named afresh too (entry_name, argument_names).
 --
@@ -28,11 +29,13 @@ local M = {}
 -- 1: ten families, functions named u<N>_<family>; 2: the window and filter2d families;
 -- 3: functions named in their family's words (entry_name); 4: the vectors x, y, z, a, b
 -- and c renamed per task (argument_names); 5: function names drawn apart from the family
--- (entry_name).
-M.version = 5
+-- (entry_name); 6: the ldlt, dft_blocks and hadamard families (the loops of a symmetric
+-- factorisation and of small transforms, which no earlier family showed), checked against
+-- their outputs' largest entries (bound.scale "output").
+M.version = 6
 
 M.families = {"elementwise", "reduction", "scan", "stencil1d", "stencil2d", "triangular", "banded",
-              "recurrence", "gather", "transpose", "window", "filter2d"}
+              "recurrence", "gather", "transpose", "window", "filter2d", "ldlt", "dft_blocks", "hadamard"}
 
 -- Every universe task's name starts "u<number>_", no suite task's does; the function it asks
 -- for has a name of its own (entry_name).
@@ -98,6 +101,8 @@ local ENTRY_STEMS = {
   "scaled_transpose", "flip_axes", "trans_scale", "swap_axes", "transpose_mix", "mirror",
   "window_sum", "fir", "weighted_window", "tap_sum", "dilated_taps", "strided_fir", "moving_dot",
   "filter2d", "apply_mask", "image_taps", "patch_sum", "kernel2d_apply", "mask_weights",
+  "ldl", "sym_factor", "unit_lower", "diag_scale_factor", "small_dft", "block_dft", "twiddle_sum", "wht",
+  "butterfly", "signed_sums",
   "kernel", "routine", "compute", "update", "process", "step", "transform", "pass", "calc",
   "evaluate", "work", "op", "body", "core", "loop", "stage", "phase", "job", "task", "solve",
 }
@@ -211,7 +216,8 @@ function M.task(seed, index, only_family)
     local spec = {name = name, family = "universe_" .. fam, split = "train", statement = prose(body.statement),
                   prototype = named(body.prototype), sizes = body.sizes, args = args, flops = body.flops,
                   bytes = body.bytes, roofline = body.roofline,
-                  bound = {factor = body.bound.factor, scale = "inputs", why = prose(body.bound.why)},
+                  bound = {factor = body.bound.factor, scale = body.bound.scale or "inputs",  -- a family's own, or
+                           why = prose(body.bound.why)},                                -- its terms' magnitudes
                   techniques = body.techniques, reference = named(body.reference)}
     if not M.same_shape_as_heldout(spec) then
       return {spec = spec, kernels = {plain = named(body.reference), optimised = named(body.optimised)}}

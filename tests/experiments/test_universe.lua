@@ -30,8 +30,11 @@ t.test("thousands of distinct computations over every family", function()
     families[u.spec.family] = (families[u.spec.family] or 0) + 1
   end
   t.ok(distinct >= 2500, distinct .. " distinct of 3000")
+  -- 15 families share 3000 draws, about 200 each; window's, drawn again where it has
+  -- conv1d's shape (about one in four), about 155: at least 110 each, about 3 standard
+  -- deviations below that
   for _, f in ipairs(universe.families) do
-    t.ok((families["universe_" .. f] or 0) >= 150, f .. ": " .. tostring(families["universe_" .. f]))
+    t.ok((families["universe_" .. f] or 0) >= 110, f .. ": " .. tostring(families["universe_" .. f]))
   end
 end)
 
@@ -149,6 +152,24 @@ t.test("the vectors' names are drawn per task, and every one the prototype has t
   t.contains(tri, "n x n")
 end)
 
+-- The slip a kernel of a factorisation or a transform family could make while getting the
+-- loops right: L not divided by d, the transform's sign flipped (the angle halved for the
+-- 2-point one), a butterfly's difference taken as a sum.
+local slips = {
+  universe_ldlt = function(code) return (code:gsub(" / [%w_]+%[[ij]%];", ";", 1)) end,
+  universe_dft_blocks = function(code)
+    -- the 2-point transform is its own inverse (its sines vanish): there the angle is halved
+    if code:match("nb = n / (%d+);") == "2" then return (code:gsub("2%.0 %* pi", "pi")) end
+    if code:find("sn = %-sin") then return (code:gsub("sn = %-sin", "sn = sin")) end
+    return (code:gsub("sn = sin", "sn = -sin"))
+  end,
+  universe_hadamard = function(code)
+    local wrong = code:gsub("= p %- q;", "= p + q;", 1)
+    if wrong == code then wrong = code:gsub("%? %-", "? ", 1) end
+    return wrong
+  end,
+}
+
 -- Tasks of each family, both kernels judged at the test size.
 t.test("in every family both kernels verify, use their techniques, and a wrong one fails", function()
   local list = {}
@@ -170,9 +191,65 @@ t.test("in every family both kernels verify, use their techniques, and a wrong o
     local wrong = u.kernels.plain:gsub("(%d+)%.(%d+)", function(a, b) return a .. "." .. b .. "1" end, 1)
     if wrong == u.kernels.plain then wrong = u.kernels.plain:gsub("%+ (%d+)%]", "+ 1 + %1]", 1) end
     if wrong == u.kernels.plain then wrong = u.kernels.plain:gsub("s %+= ", "s -= ", 1) end
+    if wrong == u.kernels.plain and slips[u.spec.family] then wrong = slips[u.spec.family](u.kernels.plain) end
     t.ok(wrong ~= u.kernels.plain, name .. ": a wrong twin")
     local r = bench.evaluate(wrong, {task = name, size = "test", threads = 1})
     t.ok(r.status ~= "ok", name .. "'s wrong twin was " .. r.status)
+    local slip = slips[u.spec.family]
+    if slip then
+      local slipped = slip(u.kernels.plain)
+      t.ok(slipped ~= u.kernels.plain, name .. ": a slipped twin")
+      local s = bench.evaluate(slipped, {task = name, size = "test", threads = 1})
+      t.eq(s.status, "verification_error", name .. "'s slipped twin: " .. tostring(s.message))
+    end
+  end
+end)
+
+-- The factorisation and transform families' variants, each verified: the first task of a
+-- seed that shows a variant not yet seen (a factor's triangle and the reference's loop
+-- order; a block's length, the transform's sign and the layouts; Hadamard's length and
+-- wording), both kernels and the family's slip.
+t.test("every variant of the factorisation and transform families verifies, and its slip fails", function()
+  local function variants(u)
+    local st, plain = u.spec.statement, u.kernels.plain
+    if u.spec.family == "universe_ldlt" then
+      return {"triangle " .. (st:find("upper") and "upper" or "lower"),
+              "loop " .. (plain:find("for %(int i = 0; i < n; %+%+i%) {\n    for %(int j = 0; j < i") and "rows"
+                          or "columns"),
+              "shift " .. tostring(st:find("+ [%d.]+ %* I") ~= nil)}
+    elseif u.spec.family == "universe_dft_blocks" then
+      local forward = st:find("exp%(%-") or st:find("forward")
+      return {"length " .. st:match("in n/(%d+) blocks"), "sign " .. (forward and "-" or "+"),
+              "input " .. tostring(st:find("column b of") ~= nil), "output " .. tostring(st:find("k%*%(n/") ~= nil)}
+    else
+      return {"length " .. st:match("multiple of (%d+)"), "butterflies " .. tostring(st:find("v%[j %+ h%]") ~= nil)}
+    end
+  end
+  local list, seen = {}, {}
+  for _, f in ipairs({"ldlt", "dft_blocks", "hadamard"}) do
+    for i = 1, 60 do
+      local u = universe.task(21, i, f)
+      local new = false
+      for _, v in ipairs(variants(u)) do
+        if not seen[f .. " " .. v] then seen[f .. " " .. v], new = true, true end
+      end
+      if new then list[#list + 1] = u end
+    end
+  end
+  local count = 0
+  for _ in pairs(seen) do count = count + 1 end
+  t.eq(count, 3 * 2 + (4 + 3 * 2) + (5 + 2), "every variant drawn")  -- ldlt, dft_blocks, hadamard
+  tasks.add_dir(universe.write_dir(list, t.tmpdir() .. "/v"))
+  for _, u in ipairs(list) do
+    local name = u.spec.name
+    for _, which in ipairs({"plain", "optimised"}) do
+      local r = bench.evaluate(u.kernels[which], {task = name, size = "test", threads = 2})
+      t.eq(r.status, "ok", name .. " " .. which .. ": " .. tostring(r.message))
+    end
+    local slipped = slips[u.spec.family](u.kernels.plain)
+    t.ok(slipped ~= u.kernels.plain, name .. ": a slipped twin")
+    local r = bench.evaluate(slipped, {task = name, size = "test", threads = 1})
+    t.eq(r.status, "verification_error", name .. "'s slipped twin: " .. tostring(r.message))
   end
 end)
 
