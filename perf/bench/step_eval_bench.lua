@@ -7,11 +7,13 @@
 -- each path's wall time, what it compiled and ran, where the time went (the compile phases
 -- and how busy they kept the cores, the serialised run phases split into the calls, the
 -- checks between them and the rest), the step's limit (the compiles at full occupancy plus
--- the calls) and the wall against it, and whether every kernel got the same status on every
--- path.
+-- the calls) and the wall against it, where the wall outside both phases went, and whether
+-- every kernel got the same status on every path. --save keeps the sampled completions and
+-- --completions judges a saved step instead of sampling one (a machine without the model).
 --
 --   build/engine perf/bench/step_eval_bench.lua [--prompts=8 --G=64 --max_tokens=512]
 --     [--size=256] [--rounds=1] [--pools=128] [--model=models/small] [--device=auto]
+--     [--save=FILE | --completions=FILE]
 local args = require "engine.args"
 local evaluate = require "method.evaluate"
 local prompts = require "method.prompts"
@@ -31,25 +33,40 @@ local opts = args.parse(arg, {
     {"seed", 1, "sampling seed", min = 0},
     {"model", wiring.default_model, "the policy", type = "string"},
     {"device", "auto", "auto (CUDA when present), cpu, cuda", type = "string"},
+    {"save", "", "write the sampled completions to this JSONL file", type = "string"},
+    {"completions", "", "judge the completions of this JSONL file (--save's) instead of sampling", type = "string"},
   },
 })
 
 local m = bench.machine()
-local device = opts.device == "auto" and (policy.cuda_available() and "cuda" or "cpu") or opts.device
-local pol = policy.load(opts.model, {device = device})
-local fixed = prompts.fixed_list({"matmul"}, {matmul = nil})
-local texts = {}
-for i, p in ipairs(prompts.of_step(fixed, 1, opts.prompts)) do texts[i] = prompts.render(p.messages) end
-local t0 = sys.now()
-local groups = pol:sample(texts, {n = opts.G, temperature = 1.0, top_p = 1.0, max_tokens = opts.max_tokens,
-                                  seed = opts.seed})
-local completions = {}
-for _, g in ipairs(groups) do
-  for _, c in ipairs(g) do completions[#completions + 1] = c end
+local outputs = require "core.outputs"
+local completions, source
+if opts.completions ~= "" then
+  completions, source = {}, "read from " .. opts.completions
+  for i, row in ipairs(outputs.read_jsonl(opts.completions)) do completions[i] = row.text end
+else
+  local device = opts.device == "auto" and (policy.cuda_available() and "cuda" or "cpu") or opts.device
+  local pol = policy.load(opts.model, {device = device})
+  local fixed = prompts.fixed_list({"matmul"}, {matmul = nil})
+  local texts = {}
+  for i, p in ipairs(prompts.of_step(fixed, 1, opts.prompts)) do texts[i] = prompts.render(p.messages) end
+  local t0 = sys.now()
+  local groups = pol:sample(texts, {n = opts.G, temperature = 1.0, top_p = 1.0, max_tokens = opts.max_tokens,
+                                    seed = opts.seed})
+  completions = {}
+  for _, g in ipairs(groups) do
+    for _, c in ipairs(g) do completions[#completions + 1] = c.text end
+  end
+  source = string.format("%d prompts x G = %d sampled in %.1f s by %s on %s", opts.prompts, opts.G, sys.now() - t0,
+                         opts.model, device)
+  if opts.save ~= "" then
+    local rows = {}
+    for i, text in ipairs(completions) do rows[i] = {text = text} end
+    outputs.write_jsonl(opts.save, rows)
+  end
 end
-print(string.format("machine: %s, %d cores, %s; policy %s on %s", m.model, m.cores, m.simd, opts.model, device))
-print(string.format("step: %d prompts x G = %d: %d completions sampled in %.1f s; problem %d^3 on %d threads",
-                    opts.prompts, opts.G, #completions, sys.now() - t0, opts.size,
+print(string.format("machine: %s, %d cores, %s", m.model, m.cores, m.simd))
+print(string.format("step: %d completions, %s; problem %d^3 on %d threads", #completions, source, opts.size,
                     opts.threads > 0 and opts.threads or m.cores))
 
 local paths = {
@@ -86,26 +103,32 @@ local function judge(path)
   for k, v in pairs(bench_opts) do b[k] = v end
   b.share, b.pool = path.code, path.pool
   local records = {}  -- the benchmark's own records, every field
+  local batch_start, batch_end
   local seen = {evaluate_batch = function(sources, o)
+    batch_start = sys.now()
     records = bench.evaluate_batch(sources, o)
+    batch_end = sys.now()
     return records
   end}
   local start = sys.now()
   local results = evaluate.completions(completions, {bench = seen, bench_opts = b})
-  local wall = sys.now() - start
+  local finish = sys.now()
+  local wall = finish - start
   evaluate.share_identical = true
   local c = {wall = wall, compiled = #records, run = 0, compile_ms = 0, run_s = 0, check_ms = 0, calls_s = 0,
              statuses = {}}
   for i, r in ipairs(results) do c.statuses[i] = r.status end
   -- The pool's kernels take turns, so their run phases overlap: the serialised time is the
-  -- union of their spans. A compile span runs from the fork to the compile report.
+  -- union of their spans. A compile span runs from the fork to the compile report, less
+  -- the time it was held stopped while a pool ran (so the compile phases are the time some
+  -- compile span was open outside the run phases).
   local runs, compiles = {}, {}
   c.compile_span_s = 0
   for _, r in ipairs(records) do
     c.compile_ms = c.compile_ms + (r.compile_ms or 0)
     if r.compile_start then
       compiles[#compiles + 1] = {r.compile_start, r.compile_end}
-      c.compile_span_s = c.compile_span_s + (r.compile_end - r.compile_start)
+      c.compile_span_s = c.compile_span_s + (r.compile_end - r.compile_start) - (r.compile_held or 0)
     end
     if not r.same_code_as and r.run_start then
       c.run = c.run + 1
@@ -120,8 +143,28 @@ local function judge(path)
       end
     end
   end
-  c.run_s, c.compile_phase_s = covered(runs), covered(compiles)
+  local both = {}
+  for _, sp in ipairs(compiles) do both[#both + 1] = sp end
+  for _, sp in ipairs(runs) do both[#both + 1] = sp end
+  c.run_s = covered(runs)
+  c.compile_phase_s = covered(both) - c.run_s
   c.limit = c.compile_span_s / m.cores + c.calls_s
+  -- The wall outside both phases: before the batch (extraction and the checks before
+  -- compiling), from the request to the first fork, the gaps between phases, from the last
+  -- run to the records' return, and after (the records read into results).
+  local spans = {}
+  for _, sp in ipairs(compiles) do spans[#spans + 1] = sp end
+  for _, sp in ipairs(runs) do spans[#spans + 1] = sp end
+  c.before = (batch_start or finish) - start
+  c.after = finish - (batch_end or finish)
+  if #spans > 0 then
+    local first, last = math.huge, -math.huge
+    for _, sp in ipairs(spans) do first, last = math.min(first, sp[1]), math.max(last, sp[2]) end
+    c.into, c.out = first - batch_start, batch_end - last
+    c.gaps = (last - first) - covered(spans)
+  else
+    c.into, c.out, c.gaps = (batch_end or start) - (batch_start or start), 0, 0
+  end
   return c
 end
 
@@ -168,6 +211,16 @@ for _, p in ipairs(paths) do
                       c.calls_s, c.check_ms / 1000, c.run_s - c.calls_s - c.check_ms / 1000, stats.median(limits),
                       stats.median(over),
                       #costs[p.name]))
+end
+print(string.format("\n%-18s %8s %8s %8s %8s %8s %8s", "outside phases", "before", "to fork", "gaps", "to return",
+                    "after", "total"))
+print("(before: extraction and checks before the batch; to fork: the request to the first compile's fork; gaps:")
+print(" between phases inside the batch; to return: the last run's end to the records back; after: the records")
+print(" read into results; the first round's)")
+for _, p in ipairs(paths) do
+  local c = costs[p.name][1]
+  print(string.format("%-18s %6.2f s %6.2f s %6.2f s %7.2f s %6.2f s %6.2f s", p.name, c.before, c.into, c.gaps, c.out,
+                      c.after, c.before + c.into + c.gaps + c.out + c.after))
 end
 local counts = {}
 for _, s in ipairs(reference) do counts[s] = (counts[s] or 0) + 1 end
