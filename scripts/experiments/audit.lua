@@ -1,12 +1,13 @@
 -- Whether a model was pretrained on the held-out split (heldout_split.lua). The corpus is
 -- rebuilt from the model's pretrain.json (pretrain.lua's settings: kernelgen's corpus
--- version, seed, examples, shares of the suite's and the CUDA tasks, ISAs, defect rate;
--- no corpus_version: 1, the version before the split), and every example (prompt and
--- completion) is looked through for each kind of held-out item: an exact held-out prompt,
--- a held-out size of its task, a run of 8 words of a held-out wording beyond the training
--- prompts' boilerplate, a held-out task's name, statement or prototype (heldout_split.lua
--- defines each). Counts, and a few examples per kind. The corpus is the one pretrain.lua
--- built, before --max_len dropped its longest examples: an overlap in one of those counts.
+-- version, seed, examples, shares of the suite's and the CUDA tasks, ISAs, defect rate,
+-- share of prompts in drawn words; no corpus_version: 1, the version before the split), and
+-- every example (prompt and completion) is looked through for each kind of held-out item:
+-- an exact held-out prompt, a held-out size of its task, a run of 8 words of a held-out
+-- wording beyond the training prompts' boilerplate, a held-out task's name, statement or
+-- prototype (heldout_split.lua defines each). Counts, and a few examples per kind. The
+-- corpus is the one pretrain.lua built, before --max_len dropped its longest examples: an
+-- overlap in one of those counts.
 -- A model without pretrain.json (a Hugging Face checkpoint, a fine-tuned export) is
 -- "corpus unknown", never clean. heldout.lua runs the audit on the runs' model.
 --
@@ -38,7 +39,7 @@ M.spec = {
 
 -- The settings of pretrain.json that rebuild the corpus.
 M.corpus_keys = {"corpus_version", "seed", "examples", "defect_rate", "task_share", "cuda_share", "universe_share",
-                 "universe_version", "kernel_names", "isa"}
+                 "universe_version", "kernel_names", "wording_share", "isa"}
 
 -- What each kind of overlap holds in the pairs of a corpus (pretrain.build_corpus's):
 -- {[kind] = {count =, examples = {{index =, task =, example_kind =, item =}, ...}}}.
@@ -86,6 +87,7 @@ function M.settings(dir)
   s.cuda_share = s.cuda_share or 0
   s.task_share = s.task_share or 0
   s.universe_share = s.universe_share or 0
+  s.wording_share = s.wording_share or 0
   local universe_version = universe.version
   if s.universe_share > 0 and s.universe_version ~= universe_version then
     return nil, string.format("its corpus drew the generated universe at %s; this tree draws version %d, so the "
@@ -167,6 +169,7 @@ function M.text(result)
                            result.tasks.cuda or 0, result.tasks.universe and string.format(
                              ", %d of the generated universe at version %d", result.tasks.universe,
                              s.universe_version) or "")
+    .. (s.wording_share > 0 and string.format(", %g%% of the prompts in drawn words", 100 * s.wording_share) or "")
   lines[#lines + 1] = string.format("held-out split: matmul at %s; each task's size \"heldout\"; the held-out "
                                     .. "wordings (runs of %d words); the tasks %s and the CUDA tasks %s",
                                     table.concat(result.split.matmul_sizes, ", "), result.split.run_words,

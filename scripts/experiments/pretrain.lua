@@ -21,10 +21,13 @@ local cli = require "core.cli"
 local kernelgen = require "kernelgen"
 local options = require "run.options"
 local prompts = require "method.prompts"
+local rng_of = require("engine.rng").new
 local outputs = require "core.outputs"
 local runs = require "run.runs"
+local split = require "method.heldout_split"
 local tiny_model = require "tiny_model"
 local wiring = require "method.wiring"
+local wordings = require "wordings"
 
 local M = {}
 
@@ -53,6 +56,9 @@ M.spec = {
      .. "per kernel from a few) or fixed (one name a role: a small model with sub-line pieces "
      .. "copies a drawn name badly from its definition to its uses); the universe's stay drawn",
      choices = {"drawn", "fixed"}},
+    {"wording_share", 0.0, "share of the prompts asked in drawn words (scripts/pretraining/wordings.lua: "
+     .. "a drawn framing sentence and, in a fixed prompt, an emphasis composed from pieces; never "
+     .. "a held-out wording); 0: every prompt in the generators' words", min = 0, max = 1},
     {"isa", {"avx512", "avx2"}, "vector ISAs the corpus's prompts name, in equal shares; each "
      .. "answer uses its prompt's ISA (or no SIMD), so the model writes for the machine it "
      .. "runs on", choices = {"avx512", "avx2"}},
@@ -111,7 +117,7 @@ M.spec = {
 
 -- The settings that define the model: a run resumes only with the same ones.
 local identity_keys = {"corpus_version", "seed", "examples", "defect_rate", "task_share", "cuda_share",
-                       "universe_share", "universe_version", "kernel_names", "isa",
+                       "universe_share", "universe_version", "kernel_names", "wording_share", "isa",
                        "max_len", "vocab_size", "tokenizer_examples", "pattern", "hidden", "layers", "heads",
                        "kv_heads", "intermediate", "steps", "batch", "lr", "warmup", "min_lr",
                        "weight_decay"}
@@ -121,7 +127,8 @@ local identity_keys = {"corpus_version", "seed", "examples", "defect_rate", "tas
 -- (kernelgen.corpus_version: 1 drew matmul's held-out sizes); a run of another version
 -- does not resume, and audit.lua rebuilds a model's corpus at the version its
 -- pretrain.json names (none: 1).
-local introduced = {cuda_share = 0, universe_share = 0, corpus_version = 1, kernel_names = "drawn"}
+local introduced = {cuda_share = 0, universe_share = 0, corpus_version = 1, kernel_names = "drawn",
+                    wording_share = 0}
 
 local function identity(opts)
   local id = {}
@@ -169,10 +176,24 @@ local function interleave(a, b)
 end
 M.interleave = interleave
 
+-- The chat `messages` with its user's text in drawn words (wordings.vary). The drawn words
+-- are checked as the generators check theirs: none may hold an item of the held-out split.
+local function in_drawn_words(messages, pair, rng, check)
+  local out = {table.unpack(messages)}
+  local user = out[#out]
+  out[#out] = {role = user.role, content = wordings.vary(user.content, rng)}
+  if check ~= false then
+    split.check({task = pair.task, size = pair.size, isa = pair.isa, messages = out, completion = pair.completion},
+                "pretrain.wordings")
+  end
+  return out
+end
+
 -- The corpus of the settings `opts` (pretrain.json's): each pair with its task ("matmul",
 -- a task of the suite's name, "cuda:NAME") and size. opts.corpus_version (default the
 -- current) and opts.check (false: keep the held-out items a generator would refuse) are
--- audit.lua's, to rebuild a model's corpus as it was.
+-- audit.lua's, to rebuild a model's corpus as it was. opts.wording_share of the prompts, drawn
+-- from opts.seed after the parts are merged, are put in drawn words (wordings.lua).
 function M.build_corpus(opts)
   local n_tasks = math.floor(opts.examples * (opts.task_share or 0) + 0.5)
   -- rounding both shares up must not take more than the corpus
@@ -196,11 +217,17 @@ function M.build_corpus(opts)
   if n_universe > 0 then
     examples = interleave(examples, require("universe").corpus(n_universe, {seed = opts.seed, isa = M.isa_mix(opts)}))
   end
+  local share = opts.wording_share or 0
+  local rng = share > 0 and rng_of(string.format("wordings %d", opts.seed)) or nil
   local pairs_ = {}
   for i, ex in ipairs(examples) do
     local task = type(ex.task) == "table" and "matmul" or ex.kind == "cuda_write" and "cuda:" .. ex.task or ex.task
-    pairs_[i] = {prompt = prompts.render(ex.messages), completion = ex.completion,
-                 kind = ex.kind, isa = ex.isa, task = task, size = type(ex.task) == "table" and ex.task or ex.size}
+    local pair = {completion = ex.completion, kind = ex.kind, isa = ex.isa, task = task,
+                  size = type(ex.task) == "table" and ex.task or ex.size}
+    local messages = ex.messages
+    if rng and rng:chance(share) then messages = in_drawn_words(messages, pair, rng, opts.check) end
+    pair.prompt = prompts.render(messages)
+    pairs_[i] = pair
   end
   return pairs_
 end

@@ -1,0 +1,144 @@
+-- Prompts in drawn words, for the pretraining corpus (pretrain.lua --wording_share). Every
+-- prompt the generators write opens with one framing sentence and, when fixed, carries one
+-- of eight emphases; a model trained on those alone reads an unfamiliar framing as an
+-- unfamiliar task (docs/models.md, "Prompts in drawn words"). Here a prompt gets a framing
+-- drawn from a few and an emphasis composed from pieces, so the task is learnt from its
+-- prototype and statement. No piece is a held-out wording (prompts.reworded*): those stay
+-- unseen, and heldout_split.check refuses a drawn prompt that collides with one.
+--
+--   local wordings = require "wordings"
+--   wordings.vary(user_text, rng)        -- the text in drawn words (engine.rng's rng)
+--   wordings.emphasis(list, rng)         -- an emphasis asking for the techniques `list`
+
+local prompts = require "method.prompts"
+local stages = require "method.stages"
+
+local M = {}
+
+-- The line every generated prompt opens with (prompts' task_lines).
+M.standard = "Write a C function with exactly this signature:"
+M.answer_format = "Answer with the complete C code in one ```c code block."
+
+-- First lines. None ends in a held-out framing's last word: a run of 8 words would then
+-- reach from it into the prototype.
+M.framings = {
+  M.standard,
+  "Write the C function declared below; keep its signature exactly:",
+  "Write a C function that has exactly the following signature:",
+  "Implement this C function, keeping the signature exactly as shown:",
+  "Write the body of the C function whose signature follows:",
+  "Provide a C implementation of the function with this exact signature:",
+  "Code the following C function; its signature must not change:",
+  "Write C code for the function below, using exactly this signature:",
+  "Here is the signature of a C function to write; keep it unchanged:",
+  "Write this C function, with the signature exactly as given below:",
+  "Complete a C function with precisely this signature:",
+  "Write a C function matching this signature exactly:",
+  "Your task: write a C function with this exact signature:",
+  "Define the C function whose signature appears here:",
+  "Write a C function; its signature must be exactly this:",
+  "Produce a C function with the signature below, unchanged:",
+}
+
+-- An emphasis is opener .. joiner (carrying the technique list) .. closer. Openers start
+-- with no held-out emphasis's first word (it would follow the same 7 words of the task
+-- text); no joiner puts a held-out emphasis's word right before the list, and punctuation
+-- follows the list, as in every training prompt (a held-out one goes on "{LIST} well").
+M.openers = {
+  "Make it fast", "Make the kernel as fast as you can", "Go for speed", "Optimise it for speed",
+  "Push the performance as far as it goes", "Write it for speed", "Squeeze out all the performance you can",
+  "Focus on throughput", "Reach for high performance", "Aim for a fast kernel", "Optimise the hot loop",
+  "Let performance drive the design", "Performance matters most", "Strive for peak speed",
+  "Chase the shortest runtime", "Write a quick kernel",
+}
+M.joiners = {
+  ": use {LIST}", " by using {LIST}", " by applying {LIST}", "; employ {LIST}", " through {LIST}",
+  "; the techniques to use: {LIST}", ", and combine {LIST}", "; rely upon {LIST}",
+  " by means of {LIST}", " -- use {LIST}",
+}
+M.closers = {
+  ".", ", keeping the results correct.", "; correctness still matters most.",
+  ", and make sure every output is right.", "; a wrong result is worth nothing.",
+  ". Correct results come before speed.", ", and check that it stays correct at every size.",
+  ". It must still compute the right values.",
+}
+
+-- matmul's five techniques in words, each in one of a few forms ({ISA}: the ISA's name).
+M.matmul_words = {
+  {"register blocking", "register-blocked micro-kernels"},
+  {"cache blocking", "loop tiling for the caches"},
+  {"{ISA} SIMD intrinsics", "{ISA} intrinsics", "{ISA} SIMD"},
+  {"OpenMP parallelisation", "OpenMP threads", "OpenMP"},
+  {"software prefetching", "prefetching", "_mm_prefetch"},
+}
+
+local function fill(text, key, value)
+  return (text:gsub(key, function() return value end))
+end
+
+-- "A, B and C".
+local function and_list(items)
+  return #items == 1 and items[1] or table.concat(items, ", ", 1, #items - 1) .. " and " .. items[#items]
+end
+
+-- matmul's technique list for the ISA named `isa_name`: each in a drawn form, half the
+-- time in a drawn order.
+function M.matmul_list(isa_name, rng)
+  local items = {}
+  for i, forms in ipairs(M.matmul_words) do items[i] = fill(rng:pick(forms), "{ISA}", isa_name) end
+  if rng:chance(0.5) then
+    for i = #items, 2, -1 do
+      local j = rng:int(1, i)
+      items[i], items[j] = items[j], items[i]
+    end
+  end
+  return and_list(items)
+end
+
+-- An emphasis asking for the techniques `list` (in words): its three pieces drawn.
+function M.emphasis(list, rng)
+  return rng:pick(M.openers) .. fill(rng:pick(M.joiners), "{LIST}", list) .. rng:pick(M.closers)
+end
+
+local function escape(text) return (text:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0")) end
+
+-- A suite task's emphasis template as an anchored pattern capturing {LIST}.
+local function pattern_of(template, isa_name)
+  return "^" .. fill(fill(escape(template), "{ISA}", escape(isa_name)), "{LIST}", "(.+)") .. "$"
+end
+
+-- The technique list a new emphasis asks for when `paragraph` is a fixed emphasis, else
+-- nil: matmul's (a drawn list), or a task's (the list it carries; a task of all five
+-- techniques has one that reads as matmul's, hence `matmul`).
+function M.fixed_list(paragraph, rng, matmul)
+  if matmul then
+    for _, isa in ipairs(stages.isa_order) do
+      for _, e in ipairs(prompts.emphases(isa)) do
+        if e == paragraph then return M.matmul_list(stages.isa(isa).name, rng) end
+      end
+    end
+    return nil
+  end
+  for _, isa in ipairs(stages.isa_order) do
+    for _, template in ipairs(prompts.task_templates) do
+      local list = paragraph:match(pattern_of(template, stages.isa(isa).name))
+      if list then return list end
+    end
+  end
+end
+
+-- The user's text with a drawn framing (when it opens with the standard line) and a drawn
+-- emphasis (when the paragraph before the answer format is a fixed emphasis); the rest, the
+-- stage rules of the other prompts among it, as it was.
+function M.vary(text, rng)
+  local rest = text:sub(#M.standard + 1)
+  if text:sub(1, #M.standard) == M.standard and rest:sub(1, 1) == "\n" then
+    text = rng:pick(M.framings) .. rest
+  end
+  local head, paragraph = text:match("^(.*\n\n)([^\n]+)\n\n" .. escape(M.answer_format) .. "$")
+  local list = paragraph and M.fixed_list(paragraph, rng, text:find("\n\nvoid matmul_optimized(", 1, true) ~= nil)
+  if not list then return text end
+  return head .. M.emphasis(list, rng) .. "\n\n" .. M.answer_format
+end
+
+return M
