@@ -230,6 +230,7 @@ bool Zygote::another_call(const Job& job, const ResolvedOptions& opts) const {
 // whatever ran before it.
 void Zygote::take_turn(Job& job, double timeout) {
   if (job.state == Job::ready) {
+    if (job.held_at > 0) release(job);  // its report came as it was held: nothing left to compile
     // Before its first call: the OpenMP threads it starts then are counted too.
     if (!job.reference) job.counters = std::make_unique<Counters>(job.pid);
     job.state = Job::running;

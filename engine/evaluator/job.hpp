@@ -36,6 +36,10 @@ struct Job {
   double paused_at = 0;
   double run_start = 0, run_end = 0;  // the zygote's clock: first command, child gone
   double compile_start = 0, compile_end = 0;  // and: forked, compile report read
+  // A compile held stopped while a pool runs: since when (0: not held), and each hold's span.
+  double held_at = 0;
+  std::vector<std::pair<double, double>> holds;
+  bool in_pool = false;  // ready when its pool began to run (one compiled during it waits for the next)
   std::string inbuf;
   bool eof = false, exited = false;
   int wstatus = 0;

@@ -98,8 +98,19 @@ std::string describe_fault(const Job& job, const ResolvedOptions& opts, const Ve
 
 // What a record holds of its own kernel's compile (verdict() below sets them from the
 // compile report and the zygote's clock).
-static const char* const kOwnCompile[] = {"backend", "compile_ms", "compile_start", "compile_end", "fallback",
+static const char* const kOwnCompile[] = {"backend", "compile_ms", "compile_start", "compile_end", "compile_held",
+                                          "fallback",
                                           "fallback_reason", "external_symbols", "features", "remarks"};
+
+// The child's compile time by its own clock, less what of it the kernel's compile was held
+// stopped while a pool ran: the child's window ends as its report is read, and is as long
+// as its figure.
+static double own_compile_ms(double child_ms, const Job& job) {
+  const double to = job.compile_end, from = to - child_ms * 1e-3;
+  double held = 0;
+  for (auto [a, b] : job.holds) held += std::max(0.0, std::min(b, to) - std::max(a, from));
+  return std::max(0.0, child_ms - held * 1e3);
+}
 
 json shared_verdict(const json& measured, const json& own, size_t index) {
   json r = measured;
@@ -121,14 +132,17 @@ json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& 
     r["run_start"] = job.run_start;
     r["run_end"] = job.run_end;
   }
+  double held = 0;
+  for (auto [from, to] : job.holds) held += to - from;
   if (job.compile_end > 0) {
     r["compile_start"] = job.compile_start;
     r["compile_end"] = job.compile_end;
+    r["compile_held"] = held;
   }
   if (job.compiled) {
     const json& c = *job.compiled;
     r["backend"] = c.value("backend", r["backend"].get<std::string>());
-    r["compile_ms"] = c.value("compile_ms", 0.0);
+    r["compile_ms"] = own_compile_ms(c.value("compile_ms", 0.0), job);
     r["message"] = c.value("diagnostics", "");
     r["fallback"] = c.value("fallback", false);
     for (const char* k : {"fallback_reason", "external_symbols", "features", "remarks"})

@@ -320,9 +320,10 @@ void Zygote::finish(Job& job, const ResolvedOptions& opts) {
 
 // Before a pool runs (its kernels are all `ready` then, and only its own are): a kernel
 // whose compiled code an earlier kernel of the batch has (of this pool, or of one that
-// ran before it) is ended unrun and will take that kernel's measurement. In index order,
-// so the first of a batch's copies is the one that runs, as pools are filled in index
-// order. Returns how many it ended.
+// ran before it) is ended unrun and will take that kernel's measurement. In index order:
+// of copies ready for the same pool the first runs; a pool holds the kernels whose compiles
+// ended first, so a copy compiled sooner may run in place of an earlier index. Returns how
+// many it ended.
 size_t Zygote::share_identical_code(std::vector<Job>& jobs, std::map<std::string, size_t>& first_with,
                                     const ResolvedOptions& opts) {
   size_t ended = 0;
@@ -341,9 +342,9 @@ size_t Zygote::share_identical_code(std::vector<Job>& jobs, std::map<std::string
 }
 
 void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool reference, int parallel) {
-  // Compiled, waiting to run. A pool ends with its slowest compiles while other cores
-  // wait; 128 instead of 32 on 16 cores kept them busier (85% against 70%) but made the
-  // run phases no shorter and a step no faster (step_eval_bench, docs/performance.md).
+  // Compiled, waiting to run. When the pool is full the compiles still under way are held
+  // stopped while it runs and go on afterwards, so that no core waits for a pool's slowest
+  // compiles (a pool that waited for them kept 66-70% of 16 cores busy).
   const size_t cap = static_cast<size_t>(std::max(1, opts.pool));
   const double timeout = opts.timeout;
   size_t next = 0, finished = 0, turn = 0;
@@ -351,21 +352,22 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
   std::map<std::string, size_t> first_with;  // code identity -> the batch's first kernel with it
   end_stopped();  // an earlier batch that ended in an error may have left some
   while (finished < jobs.size()) {
-    size_t compiling = 0, ready = 0;
+    size_t compiling = 0, ready = 0, pooled = 0;
     Job* running = nullptr;
     for (auto& j : jobs) {
       compiling += j.state == Job::compiling;
       ready += j.state == Job::ready || j.state == Job::paused;
+      pooled += j.in_pool && (j.state == Job::ready || j.state == Job::paused);
       if (j.state == Job::running) running = &j;
     }
-    // Phases: compile (up to `parallel` at once) until the batch or the pool of
-    // compiled kernels is exhausted or full, then run the whole pool with nothing else
-    // of ours on the CPU, then compile again. (Refilling the pool after every run would
-    // compile one kernel at a time between runs.) The pool's kernels take turns, one call
-    // each, so that a slow minute of the machine falls on all of them alike and kernels
-    // of a group are ranked under the same conditions.
+    // Phases: compile (up to `parallel` at once) until the batch is exhausted or the pool
+    // of compiled kernels full, then run the whole pool with nothing else of ours on the
+    // CPU (the compiles under way held stopped), then compile again. (Refilling the pool
+    // after every run would compile one kernel at a time between runs.) The pool's kernels
+    // take turns, one call each, so that a slow minute of the machine falls on all of them
+    // alike and kernels of a group are ranked under the same conditions.
     auto start_compiles = [&] {
-      while (next < jobs.size() && compiling < static_cast<size_t>(parallel) && compiling + ready < cap) {
+      while (next < jobs.size() && compiling < static_cast<size_t>(parallel) && ready < cap) {
         try {
           spawn(jobs[next], opts, reference, jobs);
           ++compiling;
@@ -381,22 +383,30 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
     if (!running) {
       if (!draining) {
         start_compiles();
-        if (compiling == 0 && ready > 0 && opts.share) {
-          size_t ended = share_identical_code(jobs, first_with, opts);
-          ready -= ended;
-          finished += ended;
+        if (ready > 0 && (ready >= cap || compiling == 0)) {
+          hold_compiles(jobs);
+          if (opts.share) {
+            size_t ended = share_identical_code(jobs, first_with, opts);
+            ready -= ended;
+            finished += ended;
+          }
+          pooled = 0;
+          for (auto& j : jobs)
+            if (j.state == Job::ready) j.in_pool = true, ++pooled;
+          draining = pooled > 0;
         }
-        if (compiling == 0 && ready > 0) draining = true;
       }
-      if (draining && ready == 0) {
+      if (draining && pooled == 0) {
         draining = false;
         end_stopped();
+        for (auto& j : jobs)
+          if (j.held_at > 0) release(j);
         start_compiles();
       }
       if (draining) {
         for (size_t k = 0; k < jobs.size(); ++k) {
           Job& j = jobs[(turn + k) % jobs.size()];
-          if (j.state == Job::ready || j.state == Job::paused) {
+          if (j.in_pool && (j.state == Job::ready || j.state == Job::paused)) {
             take_turn(j, timeout);
             running = &j;
             turn = j.index + 1;
@@ -415,7 +425,8 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
         fds.push_back({j.from, POLLIN, 0});
         owners.push_back(&j);
       }
-      if (j.state == Job::compiling || j.state == Job::running) nearest = std::min(nearest, j.deadline);
+      if ((j.state == Job::compiling && j.held_at == 0) || j.state == Job::running)
+        nearest = std::min(nearest, j.deadline);
     }
     double wait_s = nearest - monotonic_seconds();
     int wait_ms = nearest >= 1e300 ? 1000 : std::max(0, static_cast<int>(std::ceil(wait_s * 1000)));
@@ -429,8 +440,8 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
     const double now = monotonic_seconds();
     for (auto& j : jobs) {
       if (j.state == Job::pending || j.state == Job::finished) continue;
-      bool late = (j.state == Job::compiling || j.state == Job::running) && now >= j.deadline && !j.eof &&
-                  !j.exited;
+      bool late = ((j.state == Job::compiling && j.held_at == 0) || j.state == Job::running) &&
+                  now >= j.deadline && !j.eof && !j.exited;
       if (late) {
         j.timeout_msg = j.state == Job::compiling
                             ? "compiling took longer than " + fmt("%g", opts.compile_timeout) + " s (killed)"
@@ -458,6 +469,26 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
   end_stopped();
   for (auto& j : jobs)
     if (j.same_code_as) j.result = shared_verdict(jobs[*j.same_code_as].result, j.result, *j.same_code_as);
+}
+
+// The compiles under way when a pool starts to run: each stopped with its whole group (a
+// compiler it started included), and its own process seen stopped before any kernel runs.
+void Zygote::hold_compiles(std::vector<Job>& jobs) {
+  for (auto& j : jobs) {
+    if (j.state != Job::compiling || j.held_at > 0 || j.eof || j.exited) continue;
+    kill(-j.pid, SIGSTOP);
+    if (!stop_child(j)) continue;  // it ended instead: the loop reads what it left
+    j.held_at = monotonic_seconds();
+  }
+}
+
+// A held compile goes on; the time it was held is not its own (its deadline moves on).
+void Zygote::release(Job& job) {
+  const double now = monotonic_seconds();
+  job.holds.emplace_back(job.held_at, now);
+  job.deadline += now - job.held_at;
+  job.held_at = 0;
+  kill(-job.pid, SIGCONT);
 }
 
 // The processes of kernels that made every call, left stopped while the pool ran: killed

@@ -61,6 +61,8 @@ class Zygote {
   void wait_for(Job& job);
   void finish(Job& job, const ResolvedOptions& opts);
   void end_stopped();
+  void hold_compiles(std::vector<Job>& jobs);
+  void release(Job& job);
   size_t share_identical_code(std::vector<Job>& jobs, std::map<std::string, size_t>& first_with,
                               const ResolvedOptions& opts);
   [[noreturn]] void exit_now();

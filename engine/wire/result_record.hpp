@@ -38,10 +38,13 @@
   X(calls_over_cpu_bound, integer, int, false,                                                                     \
     "calls not timed: more CPU time than the threads could use (a second refuses the kernel)")                     \
   X(round_trip, number, double, false, "the fastest command-answer round trip before the calls, seconds")          \
-  X(compile_ms, number, double, true, "compiling and loading, milliseconds")                                       \
+  X(compile_ms, number, double, true,                                                                              \
+    "compiling and loading, milliseconds (the time it was held stopped left out)")                                 \
   X(check_ms, number, double, false, "the checks between calls (stop, verify, the next inputs), milliseconds")     \
   X(compile_start, number, double, false, "CLOCK_MONOTONIC seconds: the kernel's child forked")                    \
   X(compile_end, number, double, false, "the same clock: the child's compile report read")                         \
+  X(compile_held, number, double, false,                                                                           \
+    "seconds the compile was held stopped while a pool of compiled kernels ran (not in compile_ms)")               \
   X(run_start, number, double, false,                                                                              \
     "the same clock: the kernel let run (a batch's kernels take turns, so their windows overlap; their calls "     \
     "never do)")                                                                                                   \
