@@ -19,6 +19,24 @@ int thread_count(pid_t pid) {
   return n;
 }
 
+bool any_thread_running(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = opendir(dir.c_str());
+  if (!d) return false;
+  bool running = false;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream stat(dir + "/" + e->d_name + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    // "pid (comm) S ...": the state follows the last ')' (a name may hold one)
+    const size_t close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'R') running = true;
+  }
+  closedir(d);
+  return running;
+}
+
 std::string foreign_handlers(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   uint64_t mask = 0;

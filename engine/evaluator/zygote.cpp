@@ -33,6 +33,7 @@
 #include "compile/compiler.hpp"
 #include "evaluator/cuda_child.hpp"
 #include "evaluator/job.hpp"
+#include "evaluator/proc_status.hpp"
 #include "evaluator/verdict.hpp"
 #include "evaluator/zygote_class.hpp"
 #include "files/files.hpp"
@@ -342,9 +343,11 @@ size_t Zygote::share_identical_code(std::vector<Job>& jobs, std::map<std::string
 }
 
 void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool reference, int parallel) {
-  // Compiled, waiting to run. When the pool is full the compiles still under way are held
-  // stopped while it runs and go on afterwards, so that no core waits for a pool's slowest
-  // compiles (a pool that waited for them kept 66-70% of 16 cores busy).
+  // Compiled, waiting to run. A pool ends with its slowest compiles while other cores
+  // wait (66-70% of 16 cores busy); with `hold` the compiles still under way when the pool
+  // is full are held stopped while it runs and go on afterwards. 128 instead of 32 kept the
+  // cores busier (85%) but made the run phases no shorter and a step no faster
+  // (step_eval_bench, docs/performance.md).
   const size_t cap = static_cast<size_t>(std::max(1, opts.pool));
   const double timeout = opts.timeout;
   size_t next = 0, finished = 0, turn = 0;
@@ -361,13 +364,14 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
       if (j.state == Job::running) running = &j;
     }
     // Phases: compile (up to `parallel` at once) until the batch is exhausted or the pool
-    // of compiled kernels full, then run the whole pool with nothing else of ours on the
-    // CPU (the compiles under way held stopped), then compile again. (Refilling the pool
+    // of compiled kernels full (with `hold`: the compiles under way held stopped), then
+    // run the whole pool with nothing else of ours on the CPU, then compile again. (Refilling the pool
     // after every run would compile one kernel at a time between runs.) The pool's kernels
     // take turns, one call each, so that a slow minute of the machine falls on all of them
     // alike and kernels of a group are ranked under the same conditions.
     auto start_compiles = [&] {
-      while (next < jobs.size() && compiling < static_cast<size_t>(parallel) && ready < cap) {
+      while (next < jobs.size() && compiling < static_cast<size_t>(parallel) &&
+             (opts.hold ? ready : compiling + ready) < cap) {
         try {
           spawn(jobs[next], opts, reference, jobs);
           ++compiling;
@@ -383,7 +387,7 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
     if (!running) {
       if (!draining) {
         start_compiles();
-        if (ready > 0 && (ready >= cap || compiling == 0)) {
+        if (ready > 0 && ((opts.hold && ready >= cap) || compiling == 0)) {
           hold_compiles(jobs);
           if (opts.share) {
             size_t ended = share_identical_code(jobs, first_with, opts);
@@ -471,15 +475,22 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
     if (j.same_code_as) j.result = shared_verdict(jobs[*j.same_code_as].result, j.result, *j.same_code_as);
 }
 
-// The compiles under way when a pool starts to run: each stopped with its whole group (a
-// compiler it started included), and its own process seen stopped before any kernel runs.
+// The compiles under way when a pool starts to run (option hold): each stopped with its
+// whole group (a compiler it started included).
 void Zygote::hold_compiles(std::vector<Job>& jobs) {
+  std::vector<Job*> held;
   for (auto& j : jobs) {
     if (j.state != Job::compiling || j.held_at > 0 || j.eof || j.exited) continue;
     kill(-j.pid, SIGSTOP);
-    if (!stop_child(j)) continue;  // it ended instead: the loop reads what it left
     j.held_at = monotonic_seconds();
+    held.push_back(&j);
   }
+  // A stop arrives when the process next runs, so wait until none of theirs runs, briefly:
+  // not by wait4, since a process whose vfork child was stopped before its exec sleeps
+  // until the child goes on, and is never seen stopped (it runs nothing either).
+  const double until = monotonic_seconds() + 0.05;
+  for (Job* j : held)
+    while (any_thread_running(j->pid) && monotonic_seconds() < until) usleep(200);
 }
 
 // A held compile goes on; the time it was held is not its own (its deadline moves on).

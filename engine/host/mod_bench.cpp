@@ -19,7 +19,8 @@
 // "paper" (105 points of every call, relative error 1e-6), share (true: kernels of a batch
 // whose compiled code is identical run once, the others get that record with their own
 // compile report and same_code_as, the 0-based index of the kernel that ran), pool
-// (compiled kernels waiting for their turns at most, 32). Every call
+// (compiled kernels waiting for their turns at most, 32), hold (false: a full pool waits for
+// the compiles under way; true: they are held stopped while it runs). Every call
 // gets inputs of its own; warmup + max(runs, max_runs) <= 64.
 //
 // Result: the evaluation process's record as it is (one shape from the kernel's child to
@@ -97,6 +98,7 @@ static bench::EvalOptions read_options(lua_State* L, int idx, const char* where,
   t.get("verify", o.verify, {"fp64", "paper"});
   t.get("yardstick", o.yardstick);
   t.get("share", o.share);
+  t.get("hold", o.hold);
   t.get("pool", pool);
   t.push("problem");
   if (!lua_isnil(L, -1)) {

@@ -11,6 +11,7 @@ nlohmann::json options_to_json(const EvalOptions& o) {
                       {"compile_timeout", o.compile_timeout}, {"memory_mb", o.memory_mb},
                       {"problem", o.problem}, {"verify", o.verify}, {"share", o.share}, {"pool", o.pool}};
   if (!o.yardstick.empty()) j["yardstick"] = o.yardstick;  // bench.reference's only
+  if (o.hold) j["hold"] = true;  // records made without it read as before
   return j;
 }
 
@@ -32,6 +33,7 @@ EvalOptions options_from_json(const nlohmann::json& j) try {
   o.share = j.at("share").get<bool>();
   o.pool = j.at("pool").get<int>();
   o.yardstick = j.value("yardstick", "");
+  o.hold = j.value("hold", false);
   return o;
 } catch (const nlohmann::json::exception& e) {
   throw std::invalid_argument(std::string("evaluation options: ") + e.what());

@@ -2,8 +2,9 @@
 -- for each of the step's fixed prompts, and the whole step is judged in one batch by three
 -- paths, taking turns: every kernel compiled and run (the evaluation before any sharing),
 -- kernels of the same text measured once ("text"), and besides that kernels of the same
--- object code run once ("text + code"); with --pools, the first and the last again with
--- other sizes of the pool of compiled kernels that take turns (32 by default). Prints
+-- object code run once ("text + code"), and the first and the last again with the compiles
+-- under way held while a full pool runs (hold); with --pools, the first and the last again
+-- with other sizes of the pool of compiled kernels that take turns (32 by default). Prints
 -- each path's wall time, what it compiled and ran, where the time went (the compile phases
 -- and how busy they kept the cores, the serialised run phases split into the calls, the
 -- checks between them and the rest), the step's limit (the compiles at full occupancy plus
@@ -74,6 +75,9 @@ local paths = {
   {name = "text", text = true, code = false},
   {name = "text + code", text = true, code = true},
 }
+-- the compiles under way held stopped while a full pool runs, instead of the pool waiting
+paths[#paths + 1] = {name = "every, held", text = false, code = false, hold = true}
+paths[#paths + 1] = {name = "t+c, held", text = true, code = true, hold = true}
 for pool in opts.pools:gmatch("%d+") do
   paths[#paths + 1] = {name = "every, pool " .. pool, text = false, code = false, pool = tonumber(pool)}
   paths[#paths + 1] = {name = "t+c, pool " .. pool, text = true, code = true, pool = tonumber(pool)}
@@ -101,7 +105,7 @@ local function judge(path)
   evaluate.share_identical = path.text
   local b = {}
   for k, v in pairs(bench_opts) do b[k] = v end
-  b.share, b.pool = path.code, path.pool
+  b.share, b.pool, b.hold = path.code, path.pool, path.hold
   local records = {}  -- the benchmark's own records, every field
   local batch_start, batch_end
   local seen = {evaluate_batch = function(sources, o)
@@ -174,6 +178,8 @@ for round = 1, opts.rounds do
   for k = 1, #paths do
     local p = paths[(round + k - 2) % #paths + 1]  -- the order turns each round
     table.insert(costs[p.name], judge(p))
+    -- as it goes, so that a run cut short still says how far it got
+    io.stderr:write(string.format("round %d, %s: %.2f s\n", round, p.name, costs[p.name][#costs[p.name]].wall))
   end
 end
 
