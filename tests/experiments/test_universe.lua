@@ -170,19 +170,29 @@ local slips = {
   end,
 }
 
+-- The tasks of `list` known to the suite (their spec files under the test's dir/sub).
+local function added(list, sub)
+  tasks.add_dir(universe.write_dir(list, t.tmpdir() .. "/" .. sub))
+end
+
+-- A task's straightforward and optimised kernels both verify at its test size.
+local function both_verify(u)
+  for _, which in ipairs({"plain", "optimised"}) do
+    local r = bench.evaluate(u.kernels[which], {task = u.spec.name, size = "test", threads = 2})
+    t.eq(r.status, "ok", u.spec.name .. " " .. which .. ": " .. tostring(r.message))
+  end
+end
+
 -- Tasks of each family, both kernels judged at the test size.
 t.test("in every family both kernels verify, use their techniques, and a wrong one fails", function()
   local list = {}
   for i, f in ipairs(universe.families) do
     for k = 0, 2 do list[#list + 1] = universe.task(11, 100 * k + i, f) end
   end
-  tasks.add_dir(universe.write_dir(list, t.tmpdir() .. "/u"))
+  added(list, "u")
   for _, u in ipairs(list) do
     local name = u.spec.name
-    for _, which in ipairs({"plain", "optimised"}) do
-      local r = bench.evaluate(u.kernels[which], {task = name, size = "test", threads = 2})
-      t.eq(r.status, "ok", name .. " " .. which .. ": " .. tostring(r.message))
-    end
+    both_verify(u)
     local used = stages.detect(u.kernels.optimised)
     for _, tech in ipairs(u.spec.techniques) do
       t.ok(used[tech], name .. "'s optimised kernel uses " .. tech)
@@ -239,13 +249,10 @@ t.test("every variant of the factorisation and transform families verifies, and 
   local count = 0
   for _ in pairs(seen) do count = count + 1 end
   t.eq(count, 3 * 2 + (4 + 3 * 2) + (5 + 2), "every variant drawn")  -- ldlt, dft_blocks, hadamard
-  tasks.add_dir(universe.write_dir(list, t.tmpdir() .. "/v"))
+  added(list, "v")
   for _, u in ipairs(list) do
     local name = u.spec.name
-    for _, which in ipairs({"plain", "optimised"}) do
-      local r = bench.evaluate(u.kernels[which], {task = name, size = "test", threads = 2})
-      t.eq(r.status, "ok", name .. " " .. which .. ": " .. tostring(r.message))
-    end
+    both_verify(u)
     local slipped = slips[u.spec.family](u.kernels.plain)
     t.ok(slipped ~= u.kernels.plain, name .. ": a slipped twin")
     local r = bench.evaluate(slipped, {task = name, size = "test", threads = 1})
