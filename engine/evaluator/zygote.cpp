@@ -280,6 +280,7 @@ void Zygote::reap() {
     rusage ru{};
     pid_t p = wait4(-1, &st, WNOHANG, &ru);
     if (p <= 0) return;
+    dying_.erase(std::remove(dying_.begin(), dying_.end(), p), dying_.end());
     for (Job* j : live_)
       if (j->pid == p) {
         j->exited = true;
@@ -398,11 +399,12 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
           for (auto& j : jobs)
             if (j.state == Job::ready) j.in_pool = true, ++pooled;
           draining = pooled > 0;
+          if (draining) end_stopped();  // no process's end beside a timed call
         }
       }
       if (draining && pooled == 0) {
         draining = false;
-        end_stopped();
+        kill_stopped();  // they end while the next compiles run, and are gone before the next pool
         for (auto& j : jobs)
           if (j.held_at > 0) release(j);
         start_compiles();
@@ -503,17 +505,26 @@ void Zygote::release(Job& job) {
 }
 
 // The processes of kernels that made every call, left stopped while the pool ran: killed
-// together now, each with what else is left of its group, and reaped.
-void Zygote::end_stopped() {
+// together, each with what else is left of its group. Their ends (a process's memory given
+// back) may overlap compiles, never a timed call: end_stopped reaps them first.
+void Zygote::kill_stopped() {
   for (pid_t pid : stopped_) kill(-pid, SIGKILL);
-  for (pid_t pid : stopped_) {
+  dying_.insert(dying_.end(), stopped_.begin(), stopped_.end());
+  stopped_.clear();
+}
+
+// Killed and reaped, each with its group: none of them is left running. (reap() may have
+// reaped some already; they have left dying_, so no pid waited for here is another's.)
+void Zygote::end_stopped() {
+  kill_stopped();
+  for (pid_t pid : dying_) {
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
     }
     while (waitpid(-pid, &st, 0) > 0 || errno == EINTR) {
     }
   }
-  stopped_.clear();
+  dying_.clear();
 }
 
 }  // namespace bench::detail

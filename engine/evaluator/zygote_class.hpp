@@ -61,6 +61,7 @@ class Zygote {
   void wait_for(Job& job);
   void finish(Job& job, const ResolvedOptions& opts);
   void end_stopped();
+  void kill_stopped();
   void hold_compiles(std::vector<Job>& jobs);
   void release(Job& job);
   size_t share_identical_code(std::vector<Job>& jobs, std::map<std::string, size_t>& first_with,
@@ -75,6 +76,7 @@ class Zygote {
   double peak_gflops_ = 0, peak_gbps_ = 0;
   std::vector<Job*> live_;
   std::vector<pid_t> stopped_;  // finished kernels' processes, stopped, ended between pools
+  std::vector<pid_t> dying_;    // and killed, their ends overlapping compiles, not yet reaped
   uintptr_t stack_lo_ = 0, stack_hi_ = 0;
   files::OwnedDir root_;  // kernels' working directories live below it
 };
