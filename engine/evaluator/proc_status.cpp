@@ -19,22 +19,29 @@ int thread_count(pid_t pid) {
   return n;
 }
 
-bool any_thread_running(pid_t pid) {
+// The state letter of each thread of `pid` ("pid (comm) S ...": it follows the last ')',
+// since a name may hold one); none when the process is gone.
+static std::string thread_states(pid_t pid) {
   const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  std::string states;
   DIR* d = opendir(dir.c_str());
-  if (!d) return false;
-  bool running = false;
+  if (!d) return states;
   while (dirent* e = readdir(d)) {
     if (e->d_name[0] == '.') continue;
     std::ifstream stat(dir + "/" + e->d_name + "/stat");
     std::string line;
     std::getline(stat, line);
-    // "pid (comm) S ...": the state follows the last ')' (a name may hold one)
     const size_t close = line.rfind(')');
-    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'R') running = true;
+    if (close != std::string::npos && close + 2 < line.size()) states += line[close + 2];
   }
   closedir(d);
-  return running;
+  return states;
+}
+
+bool any_thread_running(pid_t pid) { return thread_states(pid).find('R') != std::string::npos; }
+
+bool all_threads_held(pid_t pid) {
+  return thread_states(pid).find_first_not_of("TtDZX") == std::string::npos;
 }
 
 std::string foreign_handlers(pid_t pid) {

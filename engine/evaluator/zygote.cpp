@@ -487,12 +487,12 @@ void Zygote::hold_compiles(std::vector<Job>& jobs) {
     j.held_at = monotonic_seconds();
     held.push_back(&j);
   }
-  // A stop arrives when the process next runs, so wait until none of theirs runs, briefly:
-  // not by wait4, since a process whose vfork child was stopped before its exec sleeps
-  // until the child goes on, and is never seen stopped (it runs nothing either).
+  // A stop is taken when the process next runs, so wait until each is held, briefly: not by
+  // wait4, since a process whose vfork child was stopped before its exec waits
+  // uninterruptibly for the child and is never reported stopped (tests/bench/hold_test.cpp).
   const double until = monotonic_seconds() + 0.05;
   for (Job* j : held)
-    while (any_thread_running(j->pid) && monotonic_seconds() < until) usleep(200);
+    while (!all_threads_held(j->pid) && monotonic_seconds() < until) usleep(200);
 }
 
 // A held compile goes on; the time it was held is not its own (its deadline moves on).
