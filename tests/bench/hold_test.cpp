@@ -1,10 +1,10 @@
 // Holding a compile (option hold): its process group is stopped with SIGSTOP while a pool
 // runs. A compiler's driver starts the assembler and linker by vfork: a process whose vfork
-// child was stopped before its exec sleeps until the child goes on and is never reported
-// stopped, so waiting for the stop with wait4 hangs there (it did within the first ten holds of
-// this test's group on a 2-core Xeon). What the hold relies on instead: every thread of the leader is seen
-// stopped or in that uninterruptible wait within its 50 ms, none runs after, and the group
-// runs on when continued.
+// child was stopped before its exec waits for the child uninterruptibly and is never
+// reported stopped, so waiting for the stop with wait4 hangs there (it did within the first
+// ten holds of this test's group on a 2-core Xeon). What the hold relies on instead: every
+// thread of the leader is seen stopped or in that wait within its 50 ms, none runs after,
+// and the group runs on when continued.
 #include <catch2/catch.hpp>
 
 #include <signal.h>
