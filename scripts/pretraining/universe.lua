@@ -4,7 +4,8 @@
 -- one that uses the techniques its spec lists. Families: elementwise chains, reductions,
 -- scans, 1-D and 2-D stencils of drawn shape and weights, triangular and banded products,
 -- first-order recurrences, affine gathers and scaled transposes, windows and 2-D filters, an
--- LDL^T factorisation, batches of small DFTs and Walsh-Hadamard transforms, each with drawn
+-- LDL^T factorisation, batches of small DFTs and Walsh-Hadamard transforms, signed expressions
+-- (differences, ReLU, clamps, absolute values) elementwise, over rows and in stencils, each with drawn
 -- coefficients, shapes and sizes, so that thousands of distinct tasks come out. A task's
 -- function and its vectors are named afresh too (entry_name, argument_names).
 --
@@ -31,11 +32,14 @@ local M = {}
 -- and c renamed per task (argument_names); 5: function names drawn apart from the family
 -- (entry_name); 6: the ldlt, dft_blocks and hadamard families (the loops of a symmetric
 -- factorisation and of small transforms, which no earlier family showed), checked against
--- their outputs' largest entries (bound.scale "output").
-M.version = 6
+-- their outputs' largest entries (bound.scale "output"); 7: the signed family (differences,
+-- signed coefficients, ReLU, clamps, absolute values, row sums of them and 3-point stencils
+-- with stated ends: expressions a model trained on positive sums could not write).
+M.version = 7
 
 M.families = {"elementwise", "reduction", "scan", "stencil1d", "stencil2d", "triangular", "banded",
-              "recurrence", "gather", "transpose", "window", "filter2d", "ldlt", "dft_blocks", "hadamard"}
+              "recurrence", "gather", "transpose", "window", "filter2d", "ldlt", "dft_blocks", "hadamard",
+              "signed"}
 
 -- Every universe task's name starts "u<number>_", no suite task's does; the function it asks
 -- for has a name of its own (entry_name).
@@ -102,7 +106,7 @@ local ENTRY_STEMS = {
   "window_sum", "fir", "weighted_window", "tap_sum", "dilated_taps", "strided_fir", "moving_dot",
   "filter2d", "apply_mask", "image_taps", "patch_sum", "kernel2d_apply", "mask_weights",
   "ldl", "sym_factor", "unit_lower", "diag_scale_factor", "small_dft", "block_dft", "twiddle_sum", "wht",
-  "butterfly", "signed_sums",
+  "butterfly", "signed_sums", "clamp_mix", "relu_rows", "sq_diff", "abs_terms", "fixed_ends",
   "kernel", "routine", "compute", "update", "process", "step", "transform", "pass", "calc",
   "evaluate", "work", "op", "body", "core", "loop", "stage", "phase", "job", "task", "solve",
 }
@@ -145,7 +149,7 @@ local VECTOR_NAMES = {
 -- The families whose statements name their inputs a, b and c only indexed ("a[i]"): there
 -- they are renamed too; elsewhere an "a", "b" or "c" is a word a statement uses bare (a
 -- filter "c a 2x4 filter", a column index).
-local INDEXED_ONLY = {elementwise = true, reduction = true, scan = true}
+local INDEXED_ONLY = {elementwise = true, reduction = true, scan = true, signed = true}
 
 -- {old = new} for the x, y and z (and in INDEXED_ONLY families a, b and c) of a task's
 -- prototype; texts: every text the names stand in.

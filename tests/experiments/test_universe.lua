@@ -30,11 +30,11 @@ t.test("thousands of distinct computations over every family", function()
     families[u.spec.family] = (families[u.spec.family] or 0) + 1
   end
   t.ok(distinct >= 2500, distinct .. " distinct of 3000")
-  -- 15 families share 3000 draws, about 200 each; window's, drawn again where it has
-  -- conv1d's shape (about one in four), about 155: at least 110 each, about 3 standard
+  -- 16 families share 3000 draws, about 188 each; window's, drawn again where it has
+  -- conv1d's shape (about one in four), about 145: at least 105 each, about 3 standard
   -- deviations below that
   for _, f in ipairs(universe.families) do
-    t.ok((families["universe_" .. f] or 0) >= 110, f .. ": " .. tostring(families["universe_" .. f]))
+    t.ok((families["universe_" .. f] or 0) >= 105, f .. ": " .. tostring(families["universe_" .. f]))
   end
 end)
 
@@ -168,6 +168,19 @@ local slips = {
     if wrong == code then wrong = code:gsub("%? %-", "? ", 1) end
     return wrong
   end,
+  -- the first that applies: a difference's sign flipped (or a leading minus dropped), the
+  -- ReLU taken for an absolute value, the absolute value dropped, a clamp's lower bound
+  -- taken for an upper one, a sum taken for a difference, a stencil's end moved, the
+  -- expression negated
+  universe_signed = function(code)
+    for _, swap in ipairs({{"%] %- ", "] + "}, {"%) %- ", ") + "}, {"= %-", "= "}, {"fmax%(0%.0, ", "fabs("},
+                           {"fabs%(", "("}, {"fmin%(fmax%(", "fmin(fmin("}, {"%] %+ ", "] - "},
+                           {"%[0%] = ", "[0] = 1.0 + "}, {"(%] = )([%w(])", "%1-%2"}}) do
+      local wrong, k = code:gsub(swap[1], swap[2], 1)
+      if k > 0 then return wrong end
+    end
+    return code
+  end,
 }
 
 -- The tasks of `list` known to the suite (their spec files under the test's dir/sub).
@@ -215,11 +228,12 @@ t.test("in every family both kernels verify, use their techniques, and a wrong o
   end
 end)
 
--- The factorisation and transform families' variants, each verified: the first task of a
--- seed that shows a variant not yet seen (a factor's triangle and the reference's loop
--- order; a block's length, the transform's sign and the layouts; Hadamard's length and
--- wording), both kernels and the family's slip.
-t.test("every variant of the factorisation and transform families verifies, and its slip fails", function()
+-- The factorisation, transform and signed families' variants, each verified: the first
+-- task of a seed that shows a variant not yet seen (a factor's triangle and the reference's
+-- loop order; a block's length, the transform's sign and the layouts; Hadamard's length and
+-- wording; a signed task's kind, function or ends, and wording), both kernels and the
+-- family's slip.
+t.test("every variant of the factorisation, transform and signed families verifies, and its slip fails", function()
   local function variants(u)
     local st, plain = u.spec.statement, u.kernels.plain
     if u.spec.family == "universe_ldlt" then
@@ -231,12 +245,25 @@ t.test("every variant of the factorisation and transform families verifies, and 
       local forward = st:find("exp%(%-") or st:find("forward")
       return {"length " .. st:match("in n/(%d+) blocks"), "sign " .. (forward and "-" or "+"),
               "input " .. tostring(st:find("column b of") ~= nil), "output " .. tostring(st:find("k%*%(n/") ~= nil)}
+    elseif u.spec.family == "universe_signed" then
+      -- its kind with its function (or a stencil's ends), and the statement's words for them
+      local kind = st:find("1 <= i <= n %- 2") and "stencil" or st:find("sum over 0 <= j") and "rows" or "elementwise"
+      local form
+      if kind == "stencil" then
+        form = st:find("%[0%] = [%w_]+%[0%]") and "copy" or st:find("= 0%.0 %(n >= 3%)") and "zero" or "constant"
+      else
+        form = plain:find("fmin%(fmax%(") and "clamp" or plain:find("fmax%(0%.0, ") and "relu"
+               or plain:find("fabs%(") and "abs" or (kind == "rows" and "square" or "none")
+      end
+      local words = (st:find("fmax%(") or st:find("fmin%(") or st:find("fabs%(")) and "C"
+                    or (st:find("max%(") or st:find("min%(") or st:find("|", 1, true)) and "math" or nil
+      return {kind .. " " .. form, words and ("words " .. words) or nil}
     else
       return {"length " .. st:match("multiple of (%d+)"), "butterflies " .. tostring(st:find("v%[j %+ h%]") ~= nil)}
     end
   end
   local list, seen = {}, {}
-  for _, f in ipairs({"ldlt", "dft_blocks", "hadamard"}) do
+  for _, f in ipairs({"ldlt", "dft_blocks", "hadamard", "signed"}) do
     for i = 1, 60 do
       local u = universe.task(21, i, f)
       local new = false
@@ -248,7 +275,8 @@ t.test("every variant of the factorisation and transform families verifies, and 
   end
   local count = 0
   for _ in pairs(seen) do count = count + 1 end
-  t.eq(count, 3 * 2 + (4 + 3 * 2) + (5 + 2), "every variant drawn")  -- ldlt, dft_blocks, hadamard
+  -- ldlt, dft_blocks, hadamard, signed (4 elementwise and 4 row forms, 3 stencil ends, 2 wordings)
+  t.eq(count, 3 * 2 + (4 + 3 * 2) + (5 + 2) + (4 + 4 + 3 + 2), "every variant drawn")
   added(list, "v")
   for _, u in ipairs(list) do
     local name = u.spec.name
