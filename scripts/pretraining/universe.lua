@@ -106,7 +106,7 @@ local ENTRY_STEMS = {
   "window_sum", "fir", "weighted_window", "tap_sum", "dilated_taps", "strided_fir", "moving_dot",
   "filter2d", "apply_mask", "image_taps", "patch_sum", "kernel2d_apply", "mask_weights",
   "ldl", "sym_factor", "unit_lower", "diag_scale_factor", "small_dft", "block_dft", "twiddle_sum", "wht",
-  "butterfly", "signed_sums", "clamp_mix", "relu_rows", "sq_diff", "abs_terms", "fixed_ends",
+  "butterfly", "signed_sums", "clamp_mix", "pos_rows", "diff_terms", "abs_terms", "fixed_ends",
   "kernel", "routine", "compute", "update", "process", "step", "transform", "pass", "calc",
   "evaluate", "work", "op", "body", "core", "loop", "stage", "phase", "job", "task", "solve",
 }
