@@ -490,6 +490,7 @@ void Zygote::hold_compiles(std::vector<Job>& jobs) {
   // A stop is taken when the process next runs, so wait until each is held, briefly: not by
   // wait4, since a process whose vfork child was stopped before its exec waits
   // uninterruptibly for the child and is never reported stopped (tests/bench/hold_test.cpp).
+  // Such a process may run for microseconds more, to take its own stop once the child has.
   const double until = monotonic_seconds() + 0.05;
   for (Job* j : held)
     while (!all_threads_held(j->pid) && monotonic_seconds() < until) usleep(200);
