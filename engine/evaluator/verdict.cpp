@@ -98,9 +98,9 @@ std::string describe_fault(const Job& job, const ResolvedOptions& opts, const Ve
 
 // What a record holds of its own kernel's compile (verdict() below sets them from the
 // compile report and the zygote's clock).
-static const char* const kOwnCompile[] = {"backend", "compile_ms", "compile_start", "compile_end", "compile_held",
-                                          "fallback",
-                                          "fallback_reason", "external_symbols", "features", "remarks"};
+static const char* const kOwnCompile[] = {"backend",         "compile_ms",       "compile_start", "compile_end",
+                                          "compile_held",    "fallback",         "fallback_reason",
+                                          "external_symbols", "features",        "remarks"};
 
 // The child's compile time by its own clock, less what of it the kernel's compile was held
 // stopped while a pool ran: the child's window ends as its report is read, and is as long
@@ -132,9 +132,9 @@ json verdict(const Job& job, const ResolvedOptions& opts, const VerdictContext& 
     r["run_start"] = job.run_start;
     r["run_end"] = job.run_end;
   }
-  double held = 0;
-  for (auto [from, to] : job.holds) held += to - from;
   if (job.compile_end > 0) {
+    double held = 0;
+    for (auto [from, to] : job.holds) held += to - from;
     r["compile_start"] = job.compile_start;
     r["compile_end"] = job.compile_end;
     r["compile_held"] = held;

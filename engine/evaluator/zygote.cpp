@@ -366,10 +366,11 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
     }
     // Phases: compile (up to `parallel` at once) until the batch is exhausted or the pool
     // of compiled kernels full (with `hold`: the compiles under way held stopped), then
-    // run the whole pool with nothing else of ours on the CPU, then compile again. (Refilling the pool
-    // after every run would compile one kernel at a time between runs.) The pool's kernels
-    // take turns, one call each, so that a slow minute of the machine falls on all of them
-    // alike and kernels of a group are ranked under the same conditions.
+    // run the whole pool with nothing else of ours on the CPU, then compile again.
+    // (Refilling the pool after every run would compile one kernel at a time between
+    // runs.) The pool's kernels take turns, one call each, so that a slow minute of the
+    // machine falls on all of them alike and kernels of a group are ranked under the same
+    // conditions.
     auto start_compiles = [&] {
       while (next < jobs.size() && compiling < static_cast<size_t>(parallel) &&
              (opts.hold ? ready : compiling + ready) < cap) {
@@ -389,7 +390,7 @@ void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool
       if (!draining) {
         start_compiles();
         if (ready > 0 && ((opts.hold && ready >= cap) || compiling == 0)) {
-          hold_compiles(jobs);
+          if (opts.hold) hold_compiles(jobs);
           if (opts.share) {
             size_t ended = share_identical_code(jobs, first_with, opts);
             ready -= ended;
