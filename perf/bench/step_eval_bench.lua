@@ -147,25 +147,23 @@ local function judge(path)
       end
     end
   end
-  local both = {}
-  for _, sp in ipairs(compiles) do both[#both + 1] = sp end
-  for _, sp in ipairs(runs) do both[#both + 1] = sp end
+  local spans = {}  -- every compile and run span: what some phase covered
+  for _, sp in ipairs(compiles) do spans[#spans + 1] = sp end
+  for _, sp in ipairs(runs) do spans[#spans + 1] = sp end
+  local busy = covered(spans)
   c.run_s = covered(runs)
-  c.compile_phase_s = covered(both) - c.run_s
+  c.compile_phase_s = busy - c.run_s
   c.limit = c.compile_span_s / m.cores + c.calls_s
   -- The wall outside both phases: before the batch (extraction and the checks before
   -- compiling), from the request to the first fork, the gaps between phases, from the last
   -- run to the records' return, and after (the records read into results).
-  local spans = {}
-  for _, sp in ipairs(compiles) do spans[#spans + 1] = sp end
-  for _, sp in ipairs(runs) do spans[#spans + 1] = sp end
   c.before = (batch_start or finish) - start
   c.after = finish - (batch_end or finish)
   if #spans > 0 then
     local first, last = math.huge, -math.huge
     for _, sp in ipairs(spans) do first, last = math.min(first, sp[1]), math.max(last, sp[2]) end
     c.into, c.out = first - batch_start, batch_end - last
-    c.gaps = (last - first) - covered(spans)
+    c.gaps = (last - first) - busy
   else
     c.into, c.out, c.gaps = (batch_end or start) - (batch_start or start), 0, 0
   end
