@@ -11,9 +11,9 @@
 -- The run directory (--out) holds the random initial checkpoint with its tokenizer
 -- (init/), trainer checkpoints, metrics.jsonl, the settings and the corpus (corpus.jsonl,
 -- drawn from --seed when the run starts and read back when it resumes), so every step sees
--- the same batch after a resume. The
--- trained model is exported to --export in Hugging Face format (bf16 by default), with
--- a README.md that says how it was made and pretrain.json with the settings and figures.
+-- the same batch after a resume. The trained model is exported to --export in Hugging Face
+-- format (bf16 by default), with a README.md that says how it was made and pretrain.json
+-- with the settings and figures.
 
 local args = require "engine.args"
 local batches = require "method.batches"
