@@ -19,8 +19,8 @@
 // "paper" (105 points of every call, relative error 1e-6), share (true: kernels of a batch
 // whose compiled code is identical run once, the others get that record with their own
 // compile report and same_code_as, the 0-based index of the kernel that ran), pool
-// (compiled kernels waiting for their turns at most, 32), hold (false: a full pool waits for
-// the compiles under way; true: they are held stopped while it runs). Every call
+// (compiled kernels waiting for their turns at most, 32), hold (true: the compiles under way
+// are held stopped while a full pool runs; false: the pool waits for them). Every call
 // gets inputs of its own; warmup + max(runs, max_runs) <= 64.
 //
 // Result: the evaluation process's record as it is (one shape from the kernel's child to

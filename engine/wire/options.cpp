@@ -11,7 +11,7 @@ nlohmann::json options_to_json(const EvalOptions& o) {
                       {"compile_timeout", o.compile_timeout}, {"memory_mb", o.memory_mb},
                       {"problem", o.problem}, {"verify", o.verify}, {"share", o.share}, {"pool", o.pool}};
   if (!o.yardstick.empty()) j["yardstick"] = o.yardstick;  // bench.reference's only
-  if (o.hold) j["hold"] = true;  // records made without it read as before
+  if (o.hold) j["hold"] = true;  // absent: made without holding, as every record before it
   return j;
 }
 

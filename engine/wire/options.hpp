@@ -36,8 +36,8 @@ struct EvalOptions {
   int pool = 32;                      // compiled kernels waiting for their turns at most: a
                                       // batch compiles until the pool is full, then runs it
                                       // with nothing else on the CPU
-  bool hold = false;                  // a full pool runs while the compiles under way are
-                                      // held stopped, instead of waiting for them first
+  bool hold = true;                   // a full pool runs while the compiles under way are
+                                      // held stopped (false: the pool waits for them first)
   bool share = true;                  // kernels of a batch whose compiled code is identical
                                       // (code_identity) are run once; the others take that
                                       // record, marked same_code_as

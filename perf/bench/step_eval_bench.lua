@@ -1,9 +1,10 @@
 -- One step's evaluation, as Experiment 1 has it: the default model samples G completions
 -- for each of the step's fixed prompts, and the whole step is judged in one batch by three
--- paths, taking turns: every kernel compiled and run (the evaluation before any sharing),
--- kernels of the same text measured once ("text"), and besides that kernels of the same
--- object code run once ("text + code"), and the first and the last again with the compiles
--- under way held while a full pool runs (hold); with --pools, the first and the last again
+-- paths with a full pool waiting for the compiles under way, taking turns: every kernel
+-- compiled and run (the evaluation before any sharing), kernels of the same text measured
+-- once ("text"), and besides that kernels of the same object code run once ("text +
+-- code"), and the first and the last again as the engine judges by default, the compiles
+-- under way held stopped while a full pool runs (hold); with --pools, the first and the last again
 -- with other sizes of the pool of compiled kernels that take turns (32 by default). Prints
 -- each path's wall time, what it compiled and ran, where the time went (the compile phases
 -- and how busy they kept the cores, the serialised run phases split into the calls, the
@@ -71,16 +72,16 @@ print(string.format("step: %d completions, %s; problem %d^3 on %d threads", #com
                     opts.threads > 0 and opts.threads or m.cores))
 
 local paths = {
-  {name = "every kernel", text = false, code = false},
-  {name = "text", text = true, code = false},
-  {name = "text + code", text = true, code = true},
+  {name = "every kernel", text = false, code = false, hold = false},
+  {name = "text", text = true, code = false, hold = false},
+  {name = "text + code", text = true, code = true, hold = false},
 }
 -- the compiles under way held stopped while a full pool runs, instead of the pool waiting
 paths[#paths + 1] = {name = "every, held", text = false, code = false, hold = true}
 paths[#paths + 1] = {name = "t+c, held", text = true, code = true, hold = true}
 for pool in opts.pools:gmatch("%d+") do
-  paths[#paths + 1] = {name = "every, pool " .. pool, text = false, code = false, pool = tonumber(pool)}
-  paths[#paths + 1] = {name = "t+c, pool " .. pool, text = true, code = true, pool = tonumber(pool)}
+  paths[#paths + 1] = {name = "every, pool " .. pool, text = false, code = false, pool = tonumber(pool), hold = false}
+  paths[#paths + 1] = {name = "t+c, pool " .. pool, text = true, code = true, pool = tonumber(pool), hold = false}
 end
 local bench_opts = {problem = {M = opts.size, N = opts.size, K = opts.size}, threads = opts.threads,
                     opt = "O3"}

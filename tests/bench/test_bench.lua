@@ -62,13 +62,13 @@ t.test("kernels of a batch with the same object code run once and share the meas
     t.eq({apart[1].status, apart[2].status, apart[2].same_code_as}, {"ok", "ok", nil}, backend)
     t.ok(apart[1].call_starts[1] ~= apart[2].call_starts[1], backend)
     -- Across pools: with a pool of one, the first has run before the copy is compiled.
-    local one = bench.evaluate_batch({naive, renamed}, {problem = small, threads = 1, backend = backend, pool = 1})
+    local one = bench.evaluate_batch({naive, renamed}, {problem = small, threads = 1, backend = backend, pool = 1,
+                                                        hold = false})
     t.eq({one[2].status, one[2].same_code_as}, {"ok", 0}, backend)
     t.ok(one[2].compile_start > one[1].run_end, backend)
-    -- Holding the compiles under way instead: whichever compiled first runs alone, and the
-    -- other, held or compiled after it, takes its measurement.
-    local held = bench.evaluate_batch({naive, renamed}, {problem = small, threads = 1, backend = backend, pool = 1,
-                                                         hold = true})
+    -- Holding the compiles under way instead (the default): whichever compiled first runs
+    -- alone, and the other, held or compiled after it, takes its measurement.
+    local held = bench.evaluate_batch({naive, renamed}, {problem = small, threads = 1, backend = backend, pool = 1})
     local copy = held[2].same_code_as == 0 and 2 or held[1].same_code_as == 1 and 1 or nil
     t.ok(copy, backend .. ": one of the two shares the other's measurement")
     t.eq({held[1].status, held[2].status}, {"ok", "ok"}, backend)
