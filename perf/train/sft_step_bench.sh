@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# The SFT step of pretrain.lua three ways on one corpus, in one run: micro-batches of a fixed
-# row count (the baseline), micro-batches cut by a token budget over length-sorted rows, and
-# that with TensorFloat-32 products. Prints each one's completion tokens a second over steps
-# past the first STEPS/4 (start-up and allocator warm-up left out) and its ratio to the
-# baseline, and the last loss (the three must train alike).
+# The SFT step of pretrain.lua four ways on one corpus, in one run: micro-batches of a fixed
+# row count (the baseline), micro-batches cut by a token budget over length-sorted rows,
+# that with TensorFloat-32 products, and that with WIDE examples a step instead of BATCH
+# (whether a step's time is its matrix work or a fixed cost a step). Prints each one's
+# completion tokens a second over steps past the first STEPS/4 (start-up and allocator
+# warm-up left out) and its ratio to the baseline, and the last loss (the first three must
+# train alike).
 #
 #   perf/train/sft_step_bench.sh ENGINE [DEVICE] [STEPS] [extra pretrain.lua options...]
 #   perf/train/sft_step_bench.sh build/engine cuda 40 --hidden=384 --layers=6 --heads=6
-#   MICRO=8 BUDGET=8192 perf/train/sft_step_bench.sh build/engine cpu 8 --batch=32 ...
+#   MICRO=8 BUDGET=8192 BATCH=32 WIDE=128 perf/train/sft_step_bench.sh build/engine cpu 8 ...
+# BATCH (default 64) examples a step, WIDE (default 256) those of the last way;
 # MICRO (default 32) rows a micro-batch in the baseline, BUDGET (default 65536) the tokens a
 # micro-batch may hold with its padding in the other two: compare where the baseline cuts
 # a step into several micro-batches, or both measure one and the same pass.
@@ -17,16 +20,17 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$(dirname "$0")/../.."
 common=(--device="$DEVICE" --examples=4000 --universe_share=0.6 --task_share=0.2 --pattern= --vocab_size=2048
-        --max_len=2048 --batch=64 --steps="$STEPS" --warmup=5 --save_every=100000 --log_every=100000 "$@")
+        --max_len=2048 --steps="$STEPS" --warmup=5 --save_every=100000 --log_every=100000 "$@")
 run() {  # name, options...
   local name=$1; shift
   "$ENGINE" scripts/experiments/pretrain.lua "${common[@]}" "$@" --out="$WORK/$name" \
     --export="$WORK/$name-model" >"$WORK/$name.log" 2>&1 || { cat "$WORK/$name.log"; exit 1; }
 }
-MICRO=${MICRO:-32}; BUDGET=${BUDGET:-65536}
-run rows --micro_batch="$MICRO"
-run budget --micro_batch="$MICRO" --micro_tokens="$BUDGET"
-run budget_tf32 --micro_batch="$MICRO" --micro_tokens="$BUDGET" --tf32
+MICRO=${MICRO:-32}; BUDGET=${BUDGET:-65536}; BATCH=${BATCH:-64}; WIDE=${WIDE:-256}
+run rows --batch="$BATCH" --micro_batch="$MICRO"
+run budget --batch="$BATCH" --micro_batch="$MICRO" --micro_tokens="$BUDGET"
+run budget_tf32 --batch="$BATCH" --micro_batch="$MICRO" --micro_tokens="$BUDGET" --tf32
+run budget_tf32_wide --batch="$WIDE" --micro_batch="$MICRO" --micro_tokens="$BUDGET" --tf32
 BENCH_DIR="$WORK" BENCH_STEPS="$STEPS" "$ENGINE" -e '
 local json = require "engine.json"
 local dir, steps = os.getenv("BENCH_DIR"), tonumber(os.getenv("BENCH_STEPS"))
@@ -41,7 +45,7 @@ local function figures(name)
 end
 local base = figures("rows")
 print(string.format("%-28s %14s %8s %10s", "SFT step", "tokens/s", "ratio", "last loss"))
-for _, name in ipairs{"rows", "budget", "budget_tf32"} do
+for _, name in ipairs{"rows", "budget", "budget_tf32", "budget_tf32_wide"} do
   local rate, loss = figures(name)
   print(string.format("%-28s %14.0f %7.2fx %10.4f", name, rate, rate / base, loss))
 end'
