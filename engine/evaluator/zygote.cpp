@@ -38,6 +38,7 @@
 #include "evaluator/zygote_class.hpp"
 #include "files/files.hpp"
 #include "kernel_child/child.hpp"
+#include "task/between_calls.hpp"
 #include "task/task.hpp"
 #include "wire/frames.hpp"
 #include "wire/records.hpp"
@@ -170,6 +171,7 @@ json Zygote::handle(const json& req) {
   if (op == "cuda_probe" || op == "cuda_compile" || op == "cuda_run" || op == "cuda_sandbox") return cuda_in_child(req);
   const ResolvedOptions opts = ResolvedOptions::from_json(req.at("options"));  // the one decoding
   task_ = &task_for(opts.problem, opts.warmup + opts.max_runs + kSpareCalls, opts.threads);
+  set_between_call_workers(opts.split_checks ? opts.threads : 1);  // the calls' cores are idle between calls
   std::vector<Job> jobs;
   bool reference = op == "reference";
   if (reference) {

@@ -17,6 +17,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "task/between_calls.hpp"
 #include "task/draw.hpp"
 #include "task/helper.hpp"
 #include "task/keystream.hpp"
@@ -159,9 +160,9 @@ class GenericTask final : public Task {
       if (!par.pointer()) continue;
       GuardedBuffer& b = par.role == Role::in ? s.inputs[stage_index_[p]] : s.outputs[stage_index_[p]];
       if (par.role == Role::out)
-        std::fill(b.data(), b.data() + par.count, std::numeric_limits<double>::quiet_NaN());
+        fill_in_parts(b.data(), size_t(par.count), std::numeric_limits<double>::quiet_NaN());
       else
-        std::memcpy(b.data(), from, size_t(par.count) * element_bytes(par));
+        copy_in_parts(b.data(), from, size_t(par.count) * element_bytes(par));
     }
     if (spec_.returns == "double") s.outputs.back().data()[0] = std::numeric_limits<double>::quiet_NaN();
   }
@@ -207,25 +208,41 @@ class GenericTask final : public Task {
     c.passed = true;
     const double* set = set_of(call);
     for (size_t o = 0; o < output_count(); ++o) {
-      const double* got = s.outputs[o].data();
-      const double* want = set + out_offset_[o];
-      const double* scale = want + output_size(o);
-      for (size_t i = 0; i < output_size(o); ++i) {
-        const double err = std::fabs(got[i] - want[i]);
-        double rel = want[i] != 0 ? err / std::fabs(want[i]) : err;
-        if (std::isnan(rel)) rel = std::numeric_limits<double>::infinity();
-        c.max_rel_error = std::max(c.max_rel_error, rel);
-        const double bound = spec_.bound.factor == 0 ? 0 : spec_.bound.factor * kUnitRoundoff * scale[i];
-        if (!(err <= bound) && c.passed) {  // NaN never passes
-          c.passed = false;
-          char b[320];
-          std::snprintf(b, sizeof b, "%s%s = %.17g, expected %.17g (error %.3g > %.3g, the bound %g u %s)",
-                        s.output_names[o].c_str(), o < output_params_.size() ? ("[" + std::to_string(i) + "]").c_str() : "",
-                        got[i], want[i], err, bound, spec_.bound.factor,
-                        spec_.bound.scale == "inputs" ? "times the reference on the inputs' magnitudes"
-                                                      : "times the output's largest magnitude");
-          c.message = b;
-        }
+      // Each output in parts, merged in order: the first failure is the one a single pass finds.
+      std::vector<Check> parts(parts_of(output_size(o), kGrain));
+      for_parts(output_size(o), kGrain, [&](size_t part, size_t from, size_t to) {
+        parts[part] = check_range(s, o, set, from, to);
+      });
+      for (const Check& part : parts) {
+        c.max_rel_error = std::max(c.max_rel_error, part.max_rel_error);
+        if (!part.passed && c.passed) c.passed = false, c.message = part.message;
+      }
+    }
+    return c;
+  }
+
+  // Elements [from, to) of output o against the reference.
+  Check check_range(const Stage& s, size_t o, const double* set, size_t from, size_t to) const {
+    Check c;
+    c.passed = true;
+    const double* got = s.outputs[o].data();
+    const double* want = set + out_offset_[o];
+    const double* scale = want + output_size(o);
+    for (size_t i = from; i < to; ++i) {
+      const double err = std::fabs(got[i] - want[i]);
+      double rel = want[i] != 0 ? err / std::fabs(want[i]) : err;
+      if (std::isnan(rel)) rel = std::numeric_limits<double>::infinity();
+      c.max_rel_error = std::max(c.max_rel_error, rel);
+      const double bound = spec_.bound.factor == 0 ? 0 : spec_.bound.factor * kUnitRoundoff * scale[i];
+      if (!(err <= bound) && c.passed) {  // NaN never passes
+        c.passed = false;
+        char b[320];
+        std::snprintf(b, sizeof b, "%s%s = %.17g, expected %.17g (error %.3g > %.3g, the bound %g u %s)",
+                      s.output_names[o].c_str(), o < output_params_.size() ? ("[" + std::to_string(i) + "]").c_str() : "",
+                      got[i], want[i], err, bound, spec_.bound.factor,
+                      spec_.bound.scale == "inputs" ? "times the reference on the inputs' magnitudes"
+                                                    : "times the output's largest magnitude");
+        c.message = b;
       }
     }
     return c;

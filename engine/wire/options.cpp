@@ -12,6 +12,7 @@ nlohmann::json options_to_json(const EvalOptions& o) {
                       {"problem", o.problem}, {"verify", o.verify}, {"share", o.share}, {"pool", o.pool}};
   if (!o.yardstick.empty()) j["yardstick"] = o.yardstick;  // bench.reference's only
   if (o.hold) j["hold"] = true;  // absent: made without holding, as every record before it
+  if (o.split_checks) j["split_checks"] = true;  // absent: on one thread, as before it
   return j;
 }
 
@@ -34,6 +35,7 @@ EvalOptions options_from_json(const nlohmann::json& j) try {
   o.pool = j.at("pool").get<int>();
   o.yardstick = j.value("yardstick", "");
   o.hold = j.value("hold", false);
+  o.split_checks = j.value("split_checks", false);
   return o;
 } catch (const nlohmann::json::exception& e) {
   throw std::invalid_argument(std::string("evaluation options: ") + e.what());

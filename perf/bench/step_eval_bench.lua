@@ -4,7 +4,9 @@
 -- compiled and run (the evaluation before any sharing), kernels of the same text measured
 -- once ("text"), and besides that kernels of the same object code run once ("text +
 -- code"), and the first and the last again as the engine judges by default, the compiles
--- under way held stopped while a full pool runs (hold); with --pools, the first and the last again
+-- under way held stopped while a full pool runs (hold), and the first of those with the
+-- loads and checks between calls split over the calls' threads ("every, held, split";
+-- --waiting=false times only these three); with --pools, the first and the last again
 -- with other sizes of the pool of compiled kernels that take turns (32 by default). Prints
 -- each path's wall time, what it compiled and ran, where the time went (the compile phases
 -- and how busy they kept the cores, the serialised run phases split into the calls, the
@@ -15,7 +17,7 @@
 --
 --   build/engine perf/bench/step_eval_bench.lua [--prompts=8 --G=64 --max_tokens=512]
 --     [--size=256] [--rounds=1] [--pools=128] [--model=models/small] [--device=auto]
---     [--save=FILE | --completions=FILE]
+--     [--save=FILE | --completions=FILE] [--waiting=false]
 local args = require "engine.args"
 local evaluate = require "method.evaluate"
 local prompts = require "method.prompts"
@@ -32,6 +34,7 @@ local opts = args.parse(arg, {
     {"rounds", 1, "evaluations of the step by each path", min = 1},
     {"threads", 0, "threads per kernel (0: all cores)", min = 0},
     {"pools", "", "other sizes of the pool of compiled kernels to time both ends with, e.g. 128", type = "string"},
+    {"waiting", true, "time the three paths whose pool waits for the compiles under way"},
     {"seed", 1, "sampling seed", min = 0},
     {"model", wiring.default_model, "the policy", type = "string"},
     {"device", "auto", "auto (CUDA when present), cpu, cuda", type = "string"},
@@ -71,14 +74,19 @@ print(string.format("machine: %s, %d cores, %s", m.model, m.cores, m.simd))
 print(string.format("step: %d completions, %s; problem %d^3 on %d threads", #completions, source, opts.size,
                     opts.threads > 0 and opts.threads or m.cores))
 
-local paths = {
-  {name = "every kernel", text = false, code = false, hold = false},
-  {name = "text", text = true, code = false, hold = false},
-  {name = "text + code", text = true, code = true, hold = false},
-}
+local paths = {}
+if opts.waiting then
+  paths = {
+    {name = "every kernel", text = false, code = false, hold = false},
+    {name = "text", text = true, code = false, hold = false},
+    {name = "text + code", text = true, code = true, hold = false},
+  }
+end
 -- the compiles under way held stopped while a full pool runs, instead of the pool waiting
 paths[#paths + 1] = {name = "every, held", text = false, code = false, hold = true}
 paths[#paths + 1] = {name = "t+c, held", text = true, code = true, hold = true}
+-- and the loads and checks between calls split over the calls' threads (split_checks)
+paths[#paths + 1] = {name = "every, held, split", text = false, code = false, hold = true, split_checks = true}
 for pool in opts.pools:gmatch("%d+") do
   paths[#paths + 1] = {name = "every, pool " .. pool, text = false, code = false, pool = tonumber(pool), hold = false}
   paths[#paths + 1] = {name = "t+c, pool " .. pool, text = true, code = true, pool = tonumber(pool), hold = false}
@@ -106,7 +114,7 @@ local function judge(path)
   evaluate.share_identical = path.text
   local b = {}
   for k, v in pairs(bench_opts) do b[k] = v end
-  b.share, b.pool, b.hold = path.code, path.pool, path.hold
+  b.share, b.pool, b.hold, b.split_checks = path.code, path.pool, path.hold, path.split_checks
   local records = {}  -- the benchmark's own records, every field
   local batch_start, batch_end
   local seen = {evaluate_batch = function(sources, o)
