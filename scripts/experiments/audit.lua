@@ -39,7 +39,7 @@ M.spec = {
 
 -- The settings of pretrain.json that rebuild the corpus.
 M.corpus_keys = {"corpus_version", "seed", "examples", "defect_rate", "task_share", "cuda_share", "universe_share",
-                 "universe_version", "kernel_names", "wording_share", "isa"}
+                 "universe_version", "kernel_names", "wording_share", "rename_share", "isa"}
 
 -- What each kind of overlap holds in the pairs of a corpus (pretrain.build_corpus's):
 -- {[kind] = {count =, examples = {{index =, task =, example_kind =, item =}, ...}}}.
@@ -88,6 +88,7 @@ function M.settings(dir)
   s.task_share = s.task_share or 0
   s.universe_share = s.universe_share or 0
   s.wording_share = s.wording_share or 0
+  s.rename_share = s.rename_share or 0
   local universe_version = universe.version
   if s.universe_share > 0 and s.universe_version ~= universe_version then
     return nil, string.format("its corpus drew the generated universe at %s; this tree draws version %d, so the "
@@ -170,6 +171,7 @@ function M.text(result)
                              ", %d of the generated universe at version %d", result.tasks.universe,
                              s.universe_version) or "")
     .. (s.wording_share > 0 and string.format(", %g%% of the prompts in drawn words", 100 * s.wording_share) or "")
+    .. (s.rename_share > 0 and string.format(", %g%% of the suite's tasks under drawn names", 100 * s.rename_share) or "")
   lines[#lines + 1] = string.format("held-out split: matmul at %s; each task's size \"heldout\"; the held-out "
                                     .. "wordings (runs of %d words); the tasks %s and the CUDA tasks %s",
                                     table.concat(result.split.matmul_sizes, ", "), result.split.run_words,

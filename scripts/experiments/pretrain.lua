@@ -25,6 +25,7 @@ local rng_of = require("engine.rng").new
 local outputs = require "core.outputs"
 local runs = require "run.runs"
 local split = require "method.heldout_split"
+local tasks = require "engine.tasks"
 local tiny_model = require "tiny_model"
 local wiring = require "method.wiring"
 local wordings = require "wordings"
@@ -59,6 +60,10 @@ M.spec = {
     {"wording_share", 0.0, "share of the prompts asked in drawn words (scripts/pretraining/wordings.lua: "
      .. "a drawn framing sentence and, in a fixed prompt, an emphasis composed from pieces; never "
      .. "a held-out wording); 0: every prompt in the generators' words", min = 0, max = 1},
+    {"rename_share", 0.0, "share of the matmul and suite-task examples asking for their function under a "
+     .. "drawn name (universe.entry_name), in the prompt's prototype and the answer alike, so that a name "
+     .. "is copied from the prompt, not recalled from the statement; 0: every task under its own name",
+     min = 0, max = 1},
     {"isa", {"avx512", "avx2"}, "vector ISAs the corpus's prompts name, in equal shares; each "
      .. "answer uses its prompt's ISA (or no SIMD), so the model writes for the machine it "
      .. "runs on", choices = {"avx512", "avx2"}},
@@ -117,7 +122,7 @@ M.spec = {
 
 -- The settings that define the model: a run resumes only with the same ones.
 local identity_keys = {"corpus_version", "seed", "examples", "defect_rate", "task_share", "cuda_share",
-                       "universe_share", "universe_version", "kernel_names", "wording_share", "isa",
+                       "universe_share", "universe_version", "kernel_names", "wording_share", "rename_share", "isa",
                        "max_len", "vocab_size", "tokenizer_examples", "pattern", "hidden", "layers", "heads",
                        "kv_heads", "intermediate", "steps", "batch", "lr", "warmup", "min_lr",
                        "weight_decay"}
@@ -128,7 +133,7 @@ local identity_keys = {"corpus_version", "seed", "examples", "defect_rate", "tas
 -- does not resume, and audit.lua rebuilds a model's corpus at the version its
 -- pretrain.json names (none: 1).
 local introduced = {cuda_share = 0, universe_share = 0, corpus_version = 1, kernel_names = "drawn",
-                    wording_share = 0}
+                    wording_share = 0, rename_share = 0}
 
 local function identity(opts)
   local id = {}
@@ -189,11 +194,28 @@ local function in_drawn_words(messages, pair, rng, check)
   return out
 end
 
+-- The messages and completion of a matmul or suite-task example asking for its function
+-- under a drawn name instead of `entry`, or nil where the name is also a word of the prompt's
+-- prose (dot in "dot product"): only code is renamed, the prototype's line and the answer.
+local function under_drawn_name(messages, completion, entry, rng)
+  local word = "%f[%w_]" .. entry:gsub("%p", "%%%0") .. "%f[^%w_]"
+  local user = messages[#messages].content
+  local prose = user:gsub("```.-```", ""):gsub("[^\n]*" .. word .. "%s*%([^\n]*", "")
+  if prose:find(word) then return nil end
+  local name
+  repeat name = require("universe").entry_name(rng)
+  until not (user:find("%f[%w_]" .. name .. "%f[^%w_]") or completion:find("%f[%w_]" .. name .. "%f[^%w_]"))
+  local out = {table.unpack(messages)}
+  out[#out] = {role = messages[#messages].role, content = (user:gsub(word, name))}
+  return out, (completion:gsub(word, name))
+end
+
 -- The corpus of the settings `opts` (pretrain.json's): each pair with its task ("matmul",
 -- a task of the suite's name, "cuda:NAME") and size. opts.corpus_version (default the
 -- current) and opts.check (false: keep the held-out items a generator would refuse) are
 -- audit.lua's, to rebuild a model's corpus as it was. opts.wording_share of the prompts, drawn
--- from opts.seed after the parts are merged, are put in drawn words (wordings.lua).
+-- from opts.seed after the parts are merged, are put in drawn words (wordings.lua), after
+-- opts.rename_share of the matmul and suite-task examples are asked under a drawn name.
 function M.build_corpus(opts)
   local n_tasks = math.floor(opts.examples * (opts.task_share or 0) + 0.5)
   -- rounding both shares up must not take more than the corpus
@@ -219,12 +241,25 @@ function M.build_corpus(opts)
   end
   local share = opts.wording_share or 0
   local rng = share > 0 and rng_of(string.format("wordings %d", opts.seed)) or nil
+  local renames = opts.rename_share or 0
+  local names_rng = renames > 0 and rng_of(string.format("names %d", opts.seed)) or nil
   local pairs_ = {}
   for i, ex in ipairs(examples) do
     local task = type(ex.task) == "table" and "matmul" or ex.kind == "cuda_write" and "cuda:" .. ex.task or ex.task
     local pair = {completion = ex.completion, kind = ex.kind, isa = ex.isa, task = task,
                   size = type(ex.task) == "table" and ex.task or ex.size}
     local messages = ex.messages
+    local spec = names_rng and not task:find("^cuda:") and tasks.get(task)
+    if spec and not spec.family:find("^universe_") and names_rng:chance(renames) then
+      local renamed, completion = under_drawn_name(messages, pair.completion, spec.entry, names_rng)
+      if renamed then
+        messages, pair.completion = renamed, completion
+        if opts.check ~= false then
+          split.check({task = task, size = pair.size, isa = pair.isa, messages = messages, completion = completion},
+                      "pretrain.rename")
+        end
+      end
+    end
     if rng and rng:chance(share) then messages = in_drawn_words(messages, pair, rng, opts.check) end
     pair.prompt = prompts.render(messages)
     pairs_[i] = pair

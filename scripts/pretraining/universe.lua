@@ -134,6 +134,7 @@ local function entry_name(rng)
   end
   return "routine"
 end
+M.entry_name = entry_name  -- pretrain.lua --rename_share: the suite's tasks under such names
 
 -- The families write their vectors x, y and z (inputs x and z, output y, in that order) and
 -- the elementwise ones' inputs a, b and c;
