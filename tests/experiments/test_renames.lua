@@ -76,6 +76,19 @@ t.test("audit.lua rebuilds a model's corpus with its rename_share", function()
   t.contains(audit.text(result)[1], "100% of the suite's tasks under drawn names")
 end)
 
+t.test("the copy probe's tasks are axpy under other names, and nothing else changed", function()
+  tasks.add_dir(engine.scripts[1] .. "/../../data/train/copy-probe-tasks")
+  local axpy = tasks.get("axpy")
+  for _, name in ipairs{"scale_add", "zorbel_kiv", "daxpy_v2"} do
+    local probe = tasks.get(name)
+    t.eq(probe.entry, name)
+    t.eq(probe.prototype, (axpy.prototype:gsub("axpy", name)))
+    t.eq(probe.reference, (axpy.reference:gsub("axpy", name)))
+    t.eq({probe.statement, probe.sizes, probe.args, probe.bound}, {axpy.statement, axpy.sizes, axpy.args, axpy.bound})
+    t.ok(not probe.yardsticks.openblas.source:find("%f[%w_]axpy%("), "the wrapper renamed")
+  end
+end)
+
 t.test("general_model.sh passes RENAMES as --rename_share", function()
   t.contains(t.read(engine.scripts[1] .. "/../device/general_model.sh"), '--rename_share="${RENAMES:-0}"')
 end)
