@@ -2,7 +2,7 @@
 # The SFT step of pretrain.lua four ways on one corpus, in one run: micro-batches of a fixed
 # row count (the baseline), micro-batches cut by a token budget over length-sorted rows,
 # that with TensorFloat-32 products, and that with WIDE examples a step instead of BATCH
-# (whether a step's time is its matrix work or a fixed cost a step). Prints each one's
+# (what a wider step gains: a cost paid once a step, or padding, shared out). Prints each one's
 # completion tokens a second over steps past the first STEPS/4 (start-up and allocator
 # warm-up left out) and its ratio to the baseline, and the last loss (the first three must
 # train alike).
