@@ -10,6 +10,7 @@
 #include "host/mod_policy.hpp"
 #include "parallel/trainer_ranks/replica.hpp"
 #include "train/advantages.hpp"
+#include "train/micro_batches.hpp"
 #include "train/trainer.hpp"
 
 namespace host {
@@ -29,6 +30,7 @@ static void read_update_options(Options& o, lua_State* L, train::UpdateOptions& 
   o.get("max_grad_norm", u.max_grad_norm);
   o.get("micro_batch", u.micro_batch);
   o.get("micro_tokens", u.micro_tokens);
+  o.get("least_padding", u.least_padding);
   o.get("tf32", u.tf32);
   o.get("grad_checkpoint", u.grad_checkpoint);
   o.get("grad_checkpoint_layers", u.grad_checkpoint_layers);
@@ -269,6 +271,29 @@ static void push_stats(lua_State* L, const train::StepStats& s) {
   integer("step", s.step);
 }
 
+// train.micro_cuts(lengths, budget, least_padding): the sizes of the micro-batches an SFT
+// step with micro_tokens = budget cuts rows of these lengths (longest first) into, filled in
+// order or (least_padding) where the fewest padded tokens are computed.
+static int train_micro_cuts(lua_State* L) {
+  std::vector<int64_t> lengths;
+  int64_t previous = INT64_MAX;
+  each(L, 1, "train.micro_cuts", "lengths", [&](const std::string& what) {
+    const int64_t n = check_integer(L, -1, "train.micro_cuts", what.c_str());
+    if (n < 1 || n > previous) throw Error("train.micro_cuts: " + what + " must be a length, longest first");
+    lengths.push_back(previous = n);
+  });
+  const int64_t budget = check_integer(L, 2, "train.micro_cuts", "budget");
+  if (budget < 1) throw Error("train.micro_cuts: budget must be at least 1");
+  const bool least = !lua_isnoneornil(L, 3) && check_boolean(L, 3, "train.micro_cuts", "least_padding");
+  const auto sizes = least ? train::least_padding_cuts(lengths, budget) : train::fill_cuts(lengths, budget);
+  lua_createtable(L, static_cast<int>(sizes.size()), 0);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    lua_pushinteger(L, static_cast<lua_Integer>(sizes[i]));
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  return 1;
+}
+
 // train.advantages(groups, {scale =, baseline =, eps =}): the advantages of groups of
 // rewards (a list of lists), the one place they are computed (the GRPO trainer uses the
 // same function on its groups); returns them in the groups' shape.
@@ -365,7 +390,7 @@ int open_train(lua_State* L) {
       {HOST_FN("__tostring", trainer_tostring)});
   lua_newtable(L);
   set_functions(L, {HOST_FN("grpo", train_grpo), HOST_FN("sft", train_sft),
-                    HOST_FN("advantages", train_advantages)});
+                    HOST_FN("advantages", train_advantages), HOST_FN("micro_cuts", train_micro_cuts)});
   return 1;
 }
 

@@ -9,6 +9,7 @@
 #include "policy/torch_side.hpp"
 #include "train/checkpoint.hpp"
 #include "train/lora.hpp"
+#include "train/micro_batches.hpp"
 #include "train/objective.hpp"
 #include "train/token_logprobs.hpp"
 
@@ -431,22 +432,28 @@ static PassTotals run_pass(Trainer::Impl& m, GrpoBatch& gb) {
 }
 
 // The micro-batches of an SFT step: `micro_batch` rows each in the given order, or
-// (micro_tokens > 0) the rows longest first, cut where rows x longest would pass the budget.
+// (micro_tokens > 0) the rows longest first, cut under the budget of rows x longest: each
+// filled in order, or (least_padding) where the fewest padded tokens are computed.
 static std::vector<std::vector<const Row*>> sft_micro_batches(const std::vector<Row>& rows,
                                                              const UpdateOptions& o) {
   std::vector<const Row*> order;
   for (const Row& r : rows) order.push_back(&r);
   auto length = [](const Row* r) { return static_cast<int64_t>(r->prompt->size() + r->completion->size()); };
-  if (o.micro_tokens > 0)
+  std::vector<size_t> sizes;
+  if (o.micro_tokens > 0) {
     std::stable_sort(order.begin(), order.end(), [&](const Row* x, const Row* y) { return length(x) > length(y); });
+    std::vector<int64_t> lengths;
+    for (const Row* r : order) lengths.push_back(length(r));
+    sizes = o.least_padding ? least_padding_cuts(lengths, o.micro_tokens) : fill_cuts(lengths, o.micro_tokens);
+  } else {
+    const size_t each = static_cast<size_t>(std::max(1, o.micro_batch));
+    for (size_t i = 0; i < order.size(); i += each) sizes.push_back(std::min(order.size() - i, each));
+  }
   std::vector<std::vector<const Row*>> out;
-  for (const Row* r : order) {
-    bool full = out.empty() ||
-                (o.micro_tokens > 0
-                     ? static_cast<int64_t>(out.back().size() + 1) * length(out.back().front()) > o.micro_tokens
-                     : static_cast<int>(out.back().size()) >= o.micro_batch);
-    if (full) out.emplace_back();
-    out.back().push_back(r);
+  size_t at = 0;
+  for (size_t size : sizes) {
+    out.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(at), order.begin() + static_cast<std::ptrdiff_t>(at + size));
+    at += size;
   }
   return out;
 }

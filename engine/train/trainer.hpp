@@ -39,6 +39,9 @@ struct UpdateOptions {
   // micro-batch would hold more than this many tokens with its padding (0: off). The
   // step's gradient is the same (a token-weighted sum); far less padding is computed.
   int64_t micro_tokens = 0;
+  // With micro_tokens: the cuts that compute the fewest padded tokens (micro_batches.hpp)
+  // instead of filling each micro-batch to the budget in order.
+  bool least_padding = false;
   bool tf32 = false;  // CUDA float32 matrix products in TensorFloat-32 in forward and backward
   bool grad_checkpoint = false;  // recompute each block in backward instead of storing it
   // With grad_checkpoint, recompute only the first N blocks and keep the rest's

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The SFT step of pretrain.lua four ways on one corpus, in one run: micro-batches of a fixed
+# The SFT step of pretrain.lua five ways on one corpus, in one run: micro-batches of a fixed
 # row count (the baseline), micro-batches cut by a token budget over length-sorted rows,
-# that with TensorFloat-32 products, and that with WIDE examples a step instead of BATCH
+# that with TensorFloat-32 products, that cut where the least padding is computed
+# (--least_padding), and that with WIDE examples a step instead of BATCH
 # (what a wider step gains: a cost paid once a step, or padding, shared out). Prints each one's
 # completion tokens a second over steps past the first STEPS/4 (start-up and allocator
 # warm-up left out) and its ratio to the baseline, and the last loss (the first three must
@@ -31,6 +32,7 @@ run rows --batch="$BATCH" --micro_batch="$MICRO"
 run budget --batch="$BATCH" --micro_batch="$MICRO" --micro_tokens="$BUDGET"
 run budget_tf32 --batch="$BATCH" --micro_batch="$MICRO" --micro_tokens="$BUDGET" --tf32
 run budget_tf32_wide --batch="$WIDE" --micro_batch="$MICRO" --micro_tokens="$BUDGET" --tf32
+run budget_tf32_least --batch="$BATCH" --micro_batch="$MICRO" --micro_tokens="$BUDGET" --tf32 --least_padding
 BENCH_DIR="$WORK" BENCH_STEPS="$STEPS" "$ENGINE" -e '
 local json = require "engine.json"
 local dir, steps = os.getenv("BENCH_DIR"), tonumber(os.getenv("BENCH_STEPS"))
@@ -45,7 +47,7 @@ local function figures(name)
 end
 local base = figures("rows")
 print(string.format("%-28s %14s %8s %10s", "SFT step", "tokens/s", "ratio", "last loss"))
-for _, name in ipairs{"rows", "budget", "budget_tf32", "budget_tf32_wide"} do
+for _, name in ipairs{"rows", "budget", "budget_tf32", "budget_tf32_wide", "budget_tf32_least"} do
   local rate, loss = figures(name)
   print(string.format("%-28s %14.0f %7.2fx %10.4f", name, rate, rate / base, loss))
 end'

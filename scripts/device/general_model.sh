@@ -10,7 +10,7 @@
 #   (after gpu_build_and_test.sh's build step, TARGETS="engine engine-sandbox")
 #   STEPS=4000 HIDDEN=384 LAYERS=6 bash scripts/device/general_model.sh OUT
 #   env: EXAMPLES UNIVERSE TASKS KERNEL_NAMES (drawn, fixed) WORDINGS (share of prompts in drawn words) RENAMES (share of suite tasks under drawn names) VOCAB HIDDEN LAYERS HEADS INTERMEDIATE STEPS MICRO MICRO_TOKENS
-#        TF32 BATCH WARMUP SAVE LR TIME_LIMIT (seconds of training in this call)
+#        TF32 LEAST_PADDING BATCH WARMUP SAVE LR TIME_LIMIT (seconds of training in this call)
 #        STOP_AFTER AUDIT=0 N SPLIT TASK_DIR PROBE_DIR BENCH=1 (the SFT step benchmark first)
 set -uo pipefail
 OUT=$(realpath "$1")
@@ -32,7 +32,7 @@ engine pretrain.lua --device=cuda --examples="${EXAMPLES:-60000}" --universe_sha
   --task_share="${TASKS:-0.2}" --kernel_names="${KERNEL_NAMES:-drawn}" --wording_share="${WORDINGS:-0}" --rename_share="${RENAMES:-0}" --pattern= --vocab_size="${VOCAB:-2048}" --max_len=2048 \
   --hidden="${HIDDEN:-384}" --layers="${LAYERS:-6}" --heads="${HEADS:-6}" --kv_heads=2 \
   --intermediate="${INTERMEDIATE:-1152}" --steps="${STEPS:-4000}" --micro_batch="${MICRO:-32}" \
-  --micro_tokens="${MICRO_TOKENS:-0}" --tf32="${TF32:-false}" --batch="${BATCH:-64}" --warmup="${WARMUP:-100}" \
+  --micro_tokens="${MICRO_TOKENS:-0}" --least_padding="${LEAST_PADDING:-false}" --tf32="${TF32:-false}" --batch="${BATCH:-64}" --warmup="${WARMUP:-100}" \
   --save_every="${SAVE:-100}" --log_every=50 --lr="${LR:-1e-3}" --out="$RUNS/pt" --export="$RUNS/models/general" --overwrite --stop_after="${STOP_AFTER:-0}" --time_limit="${TIME_LIMIT:-0}" "${resume[@]}" \
   2>&1 | tee -a "$OUT/pretrain.log" | grep -E "corpus|fitted|step=|exported|error" | tail -4
 [ -f "$RUNS/models/general/model.safetensors" ] || { echo "not trained to the end yet: run again"; exit 0; }

@@ -211,6 +211,19 @@ t.test("an SFT step cut by a token budget is the step cut by rows", function()
   -- a budget smaller than the longest row still runs that row alone
   local tight = train.sft(policy.load(model), {lr = 1e-2, micro_tokens = 1}):step(examples)
   t.near(tight.loss, whole.loss, 1e-6 * whole.loss)
+  -- cut where the least padding is computed: the same step again
+  local least = train.sft(policy.load(model), {lr = 1e-2, micro_tokens = 12, least_padding = true}):step(examples)
+  t.near(least.loss, whole.loss, 1e-6 * whole.loss)
+  t.near(least.grad_norm, whole.grad_norm, 1e-5 * whole.grad_norm)
+  t.raises(function() train.sft(policy.load(model), {least_padding = "yes"}) end, "least_padding")
+  -- the cuts themselves, as the trainer makes them: one long row alone, then the rest
+  t.eq(train.micro_cuts({100, 90, 50, 40, 10}, 200), {2, 3})
+  local lengths = {1500}
+  for i = 1, 63 do lengths[#lengths + 1] = 600 - 5 * i end
+  t.eq(train.micro_cuts(lengths, 65536, true)[1], 1)
+  t.eq(train.micro_cuts(lengths, 65536)[1], 43)
+  t.raises(function() train.micro_cuts({10, 20}, 100) end, "longest first")
+  t.raises(function() train.micro_cuts({10}, 0) end, "budget")
   t.raises(function() train.sft(policy.load(model), {micro_tokens = "many"}) end, "micro_tokens")
   t.raises(function() train.grpo(policy.load(model), {micro_tokens = 64}) end, "micro_tokens is an SFT option")
 end)
