@@ -36,15 +36,14 @@ for _, ex in ipairs(corpus) do
   if n <= 2048 then lengths[#lengths + 1] = n end
 end
 
-local rng = require("engine.rng").new("padding")
+local total = 0
+for _, n in ipairs(lengths) do total = total + n end
 print(string.format("%d examples, mean %.0f tokens; budget %d tokens a micro-batch; %d steps each",
-                    #lengths, (function() local s = 0 for _, n in ipairs(lengths) do s = s + n end return s / #lengths end)(),
-                    opts.budget, opts.steps))
+                    #lengths, total / #lengths, opts.budget, opts.steps))
 print(string.format("%-10s %-14s %16s %18s %14s", "batch", "cuts", "padded / real", "attention ratio", "micro-batches"))
 for _, batch in ipairs{64, 256} do
   for _, way in ipairs{"fill", "least_padding"} do
-    local r = rng  -- the same draws for both ways of a batch size
-    r = require("engine.rng").new("padding " .. batch)
+    local r = require("engine.rng").new("padding " .. batch)  -- the same steps for both ways
     local real, padded, attn_real, attn_pad, micros = 0, 0, 0, 0, 0
     for _ = 1, opts.steps do
       local rows = {}
