@@ -420,6 +420,22 @@ function M.model_readme(opts, figures)
     "`_mm512_*_pd` kernels, AVX2/FMA prompts `_mm256_*_pd` ones, so on a machine without",
     "AVX-512 (`--isa=auto` there, or `ENGINE_TARGET=x86-64-v3`) it writes kernels that compile.",
     "",
+  } do lines[#lines + 1] = l end
+  -- how the prompts were varied, where they were
+  local varied = {}
+  if (opts.wording_share or 0) > 0 then
+    varied[#varied + 1] = string.format("%g%% of the prompts are in drawn words (`scripts/pretraining/wordings.lua`)",
+                                        100 * opts.wording_share)
+  end
+  if (opts.rename_share or 0) > 0 then
+    varied[#varied + 1] = string.format("%g%% of the matmul and suite-task examples ask for their function under a "
+                                        .. "drawn name", 100 * opts.rename_share)
+  end
+  if #varied > 0 then
+    lines[#lines + 1] = table.concat(varied, "; ") .. "."
+    lines[#lines + 1] = ""
+  end
+  for _, l in ipairs{
     "## How it was made",
     "",
     "```",

@@ -108,6 +108,12 @@ t.test("a toy model trains, exports in bf16 and samples", function()
   t.contains(text, "its pieces are whole lines")
   opts.pattern = ""  -- the tokenizer's default: Qwen2's pieces
   t.contains(pretrain.model_readme(opts, info.figures), "its pieces are Qwen2's")
+  -- varied prompts are said, and only where the corpus had them
+  t.ok(not text:find("drawn"), "no drawn words or names in a corpus without them")
+  opts.wording_share, opts.rename_share = 0.5, 0.25
+  local varied = pretrain.model_readme(opts, info.figures)
+  t.contains(varied, "50% of the prompts are in drawn words")
+  t.contains(varied, "25% of the matmul and suite-task examples ask for their function under a drawn name")
   local pol = policy.load(dir .. "/model")
   local prompts = require "method.prompts"
   local got = pol:sample({prompts.render(prompts.write(6, {}))}, {n = 2, max_tokens = 8, seed = 1})
