@@ -346,11 +346,11 @@ size_t Zygote::share_identical_code(std::vector<Job>& jobs, std::map<std::string
 }
 
 void Zygote::run_batch(std::vector<Job>& jobs, const ResolvedOptions& opts, bool reference, int parallel) {
-  // Compiled, waiting to run. A pool ends with its slowest compiles while other cores
-  // wait (66-70% of 16 cores busy); with `hold` the compiles still under way when the pool
-  // is full are held stopped while it runs and go on afterwards. 128 instead of 32 kept the
-  // cores busier (85%) but made the run phases no shorter and a step no faster
-  // (step_eval_bench, docs/performance.md).
+  // Compiled, waiting to run. With `hold` (the default) the compiles still under way when
+  // the pool is full are held stopped while it runs and go on afterwards; without it a pool
+  // waits for its slowest compiles while other cores idle (66-70% of 16 cores busy). A pool
+  // of 128 instead of 32 kept the cores busier (85%) but made the run phases no shorter and
+  // a step no faster (step_eval_bench, docs/performance.md).
   const size_t cap = static_cast<size_t>(std::max(1, opts.pool));
   const double timeout = opts.timeout;
   size_t next = 0, finished = 0, turn = 0;

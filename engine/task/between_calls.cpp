@@ -93,6 +93,18 @@ void for_parts(size_t n, size_t grain, const std::function<void(size_t, size_t, 
   p.finished.wait(lock, [&] { return p.done == p.parts; });
 }
 
+Check check_in_parts(size_t n, size_t grain, const std::function<Check(size_t, size_t)>& range) {
+  std::vector<Check> parts(parts_of(n, grain));
+  for_parts(n, grain, [&](size_t part, size_t from, size_t to) { parts[part] = range(from, to); });
+  Check c;
+  c.passed = true;
+  for (const Check& part : parts) {
+    c.max_rel_error = std::max(c.max_rel_error, part.max_rel_error);
+    if (!part.passed && c.passed) c.passed = false, c.message = part.message;
+  }
+  return c;
+}
+
 void copy_in_parts(void* to, const void* from, size_t bytes) {
   auto* t = static_cast<char*>(to);
   auto* f = static_cast<const char*>(from);

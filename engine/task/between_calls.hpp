@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <functional>
 
+#include "task/task.hpp"
+
 namespace bench {
 
 // Elements (doubles) a part holds at least: smaller arrays are one part, since waking a
@@ -25,6 +27,10 @@ size_t parts_of(size_t n, size_t grain);
 // fn(part, begin, end) for each of parts_of(n, grain) consecutive ranges of [0, n), on the
 // calling thread and the workers; returns when every part has. fn must not throw.
 void for_parts(size_t n, size_t grain, const std::function<void(size_t, size_t, size_t)>& fn);
+
+// A check of elements [0, n) in parts, range(from, to) checking one: merged in order, so the
+// first failure named is the one a single pass finds, and max_rel_error is the largest.
+Check check_in_parts(size_t n, size_t grain, const std::function<Check(size_t, size_t)>& range);
 
 // memcpy and std::fill of doubles, in parts.
 void copy_in_parts(void* to, const void* from, size_t bytes);

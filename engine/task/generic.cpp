@@ -208,15 +208,10 @@ class GenericTask final : public Task {
     c.passed = true;
     const double* set = set_of(call);
     for (size_t o = 0; o < output_count(); ++o) {
-      // Each output in parts, merged in order: the first failure is the one a single pass finds.
-      std::vector<Check> parts(parts_of(output_size(o), kGrain));
-      for_parts(output_size(o), kGrain, [&](size_t part, size_t from, size_t to) {
-        parts[part] = check_range(s, o, set, from, to);
-      });
-      for (const Check& part : parts) {
-        c.max_rel_error = std::max(c.max_rel_error, part.max_rel_error);
-        if (!part.passed && c.passed) c.passed = false, c.message = part.message;
-      }
+      const Check out = check_in_parts(output_size(o), kGrain,
+                                       [&](size_t from, size_t to) { return check_range(s, o, set, from, to); });
+      c.max_rel_error = std::max(c.max_rel_error, out.max_rel_error);
+      if (!out.passed && c.passed) c.passed = false, c.message = out.message;
     }
     return c;
   }

@@ -7,7 +7,8 @@
 namespace train {
 
 // What a micro-batch costs beside its padded tokens, in tokens: the launches and passes a
-// micro-batch adds (least_padding's trade between fewer cuts and less padding).
+// micro-batch adds (least_padding's trade between fewer cuts and less padding). A guess, not
+// yet measured: sft_step_bench.sh's least-padding way on the GPU is what tells.
 constexpr int64_t kMicroBatchTokens = 8192;
 
 // Sizes of consecutive groups: each filled in order until one more row would pass the budget.
