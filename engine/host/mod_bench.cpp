@@ -20,8 +20,8 @@
 // whose compiled code is identical run once, the others get that record with their own
 // compile report and same_code_as, the 0-based index of the kernel that ran), pool
 // (compiled kernels waiting for their turns at most, 32), hold (true: the compiles under way
-// are held stopped while a full pool runs; false: the pool waits for them), split_checks (false:
-// a call's inputs loaded and outputs checked on one thread; true: on the calls' threads). Every call
+// are held stopped while a full pool runs; false: the pool waits for them), split_checks (true:
+// a call's inputs loaded and outputs checked on the calls' threads; false: on one thread). Every call
 // gets inputs of its own; warmup + max(runs, max_runs) <= 64.
 //
 // Result: the evaluation process's record as it is (one shape from the kernel's child to

@@ -32,12 +32,15 @@
 #include <vector>
 
 #include "files/clock.hpp"
+#include "task/between_calls.hpp"
 
 namespace bench::detail {
 
 namespace {
 
 constexpr uid_t kNobody = 65534;
+// Far deeper than the evaluation process's frames reach where it checks outputs and forks.
+constexpr size_t kStackCleared = 256 << 10;
 
 bool write_all(int fd, const void* data, size_t len) {
   const char* p = static_cast<const char*>(data);
@@ -342,6 +345,7 @@ void set_openmp_environment(int threads, bool reference) {
 }  // namespace
 
 [[noreturn]] void child_main(const ChildSpec& spec) {
+  bench::clear_stack_below(kStackCleared);
   // libgomp reads these when it is loaded with the kernel.
   set_openmp_environment(spec.threads, spec.reference);
   // The runtime binds the thread that loads it to the first place: load it now, and

@@ -30,6 +30,8 @@ struct ChildSpec {
 };
 
 // Runs in the freshly forked child once its descriptors are in place; never returns.
+// It first clears the stack below it (bench::clear_stack_below: the checks between calls ran
+// on the stack it was forked with).
 [[noreturn]] void child_main(const ChildSpec& spec);
 
 // The OpenMP environment a kernel's process (or the library's) runs with, whatever the

@@ -10,6 +10,9 @@
 namespace bench {
 namespace {
 
+// Far deeper than a part's frames reach (a check, a copy, a fill).
+constexpr size_t kWorkerFramesCleared = 64 << 10;
+
 // One round at a time: the calling thread posts a job, then it and the workers take parts
 // by an index until none is left, and it waits for the count of parts done. Workers
 // block on the condition variable between rounds, so none runs beside a timed call, and
@@ -39,6 +42,7 @@ struct Pool {
         const size_t part = next++;
         lock.unlock();
         work(part);
+        clear_stack_below(kWorkerFramesCleared);
         lock.lock();
         if (++done == parts) finished.notify_one();
       }
@@ -52,6 +56,12 @@ Pool& pool() {
 }
 
 }  // namespace
+
+__attribute__((noinline)) void clear_stack_below(size_t bytes) {
+  void* below = __builtin_alloca(bytes);
+  explicit_bzero(below, bytes);
+  asm volatile("" : : "r"(below) : "memory");
+}
 
 void set_between_call_workers(int n) {
   Pool& p = pool();

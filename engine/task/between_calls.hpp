@@ -17,7 +17,8 @@ constexpr size_t kGrain = 8192;
 
 // Threads for `for_parts` from now on, the calling one included (the evaluation process,
 // before a batch: the cores a kernel's calls use; 1: the calling thread does every part).
-// Workers are started once and wait, blocked, between uses.
+// Workers are started once and wait, blocked, between uses; each clears the stack below it
+// after a part (clear_stack_below).
 void set_between_call_workers(int n);
 
 // How many parts `for_parts` cuts n elements into: one a `grain` elements at most, never
@@ -31,6 +32,12 @@ void for_parts(size_t n, size_t grain, const std::function<void(size_t, size_t, 
 // A check of elements [0, n) in parts, range(from, to) checking one: merged in order, so the
 // first failure named is the one a single pass finds, and max_rel_error is the largest.
 Check check_in_parts(size_t n, size_t grain, const std::function<Check(size_t, size_t)>& range);
+
+// Zeroes `bytes` of the stack below the caller's frame. A fork copies every thread's stack,
+// so what a check left on one (values of a reference) would be in every kernel's process
+// forked after it: the workers clear theirs after each part, and a kernel's child clears the
+// one it was forked with before anything else (kernel_child/child.cpp).
+void clear_stack_below(size_t bytes);
 
 // memcpy and std::fill of doubles, in parts.
 void copy_in_parts(void* to, const void* from, size_t bytes);

@@ -38,7 +38,7 @@ struct EvalOptions {
                                       // with nothing else on the CPU
   bool hold = true;                   // a full pool runs while the compiles under way are
                                       // held stopped (false: the pool waits for them first)
-  bool split_checks = false;          // a call's inputs loaded and its outputs checked on
+  bool split_checks = true;           // a call's inputs loaded and its outputs checked on
                                       // the calls' threads, idle then (false: one thread)
   bool share = true;                  // kernels of a batch whose compiled code is identical
                                       // (code_identity) are run once; the others take that

@@ -85,7 +85,8 @@ end
 -- the compiles under way held stopped while a full pool runs, instead of the pool waiting
 paths[#paths + 1] = {name = "every, held", text = false, code = false, hold = true}
 paths[#paths + 1] = {name = "t+c, held", text = true, code = true, hold = true}
--- and the loads and checks between calls split over the calls' threads (split_checks)
+-- and the loads and checks between calls split over the calls' threads (split_checks, the
+-- default; every other path checks on one thread, as measured before it was)
 paths[#paths + 1] = {name = "every, held, split", text = false, code = false, hold = true, split_checks = true}
 for pool in opts.pools:gmatch("%d+") do
   paths[#paths + 1] = {name = "every, pool " .. pool, text = false, code = false, pool = tonumber(pool), hold = false}
@@ -114,7 +115,7 @@ local function judge(path)
   evaluate.share_identical = path.text
   local b = {}
   for k, v in pairs(bench_opts) do b[k] = v end
-  b.share, b.pool, b.hold, b.split_checks = path.code, path.pool, path.hold, path.split_checks
+  b.share, b.pool, b.hold, b.split_checks = path.code, path.pool, path.hold, path.split_checks or false
   local records = {}  -- the benchmark's own records, every field
   local batch_start, batch_end
   local seen = {evaluate_batch = function(sources, o)

@@ -1,8 +1,12 @@
 // The loads and checks between calls, split over threads, give what one thread gives.
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <thread>
 #include <vector>
 
 #include "task/between_calls.hpp"
@@ -91,4 +95,58 @@ TEST_CASE("for_parts covers every element once, in parts fixed by the sizes") {
   CHECK(starts == std::vector<size_t>{0, 33333, 66666});
   CHECK(parts_of(500, 1000) == 1);  // small arrays stay on the calling thread
   set_between_call_workers(1);
+}
+
+namespace {
+
+constexpr double kMark = 0x1.5a5a5a5a5a5a5p-7;  // stands for a reference value a check held
+constexpr size_t kMarks = 2048;
+
+// Values a frame leaves where it was, as a check's do; returns their address.
+__attribute__((noinline)) uintptr_t leave_marks() {
+  volatile double marks[kMarks];
+  for (auto& d : marks) d = kMark;
+  return reinterpret_cast<uintptr_t>(&marks[0]);
+}
+
+// The marks left in the lower half of that frame (the upper half is where the next call's
+// own frame, return address and all, goes).
+__attribute__((noinline)) size_t marks_at(uintptr_t where) {
+  auto* p = reinterpret_cast<const volatile double*>(where);
+  size_t n = 0;
+  for (size_t i = 0; i < kMarks / 2; ++i) n += p[i] == kMark;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a worker between calls clears its stack after a part") {
+  set_between_call_workers(2);
+  const auto caller = std::this_thread::get_id();
+  std::atomic<uintptr_t> where{0};
+  std::atomic<size_t> left{0};
+  for (int round = 0; round < 200 && where == 0; ++round)  // until a worker took a part
+    for_parts(2 * kGrain, kGrain, [&](size_t, size_t, size_t) {
+      if (std::this_thread::get_id() == caller) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        return;
+      }
+      const uintptr_t at = leave_marks();
+      left = marks_at(at);
+      where = at;
+    });
+  REQUIRE(where != 0);
+  CHECK(left == kMarks / 2);     // the worker's returned frame held them
+  CHECK(marks_at(where) == 0);  // and they are gone once the part is done: no fork copies them
+  set_between_call_workers(1);
+}
+
+TEST_CASE("a kernel's process clears the stack below it before anything else") {
+  const uintptr_t where = leave_marks();
+  const size_t left = marks_at(where);
+  REQUIRE(leave_marks() == where);  // the same frame again, at the same depth
+  clear_stack_below(256 << 10);
+  const size_t after = marks_at(where);
+  CHECK(left == kMarks / 2);  // a returned frame's values stay where they were
+  CHECK(after == 0);
 }

@@ -47,14 +47,14 @@ end)
 t.test("loads and checks split over the calls' threads judge as one thread does", function()
   -- 128 x 128 outputs: two parts on two threads; the wrong kernel skips the last k.
   local wrong = naive:gsub("k < K", "k < K - 1")
-  local o = {problem = {M = 128, N = 128, K = 64, seed = 3}, threads = 2, backend = "gcc"}
+  local o = {problem = {M = 128, N = 128, K = 64, seed = 3}, threads = 2, backend = "gcc", split_checks = false}
   local one = bench.evaluate_batch({naive, wrong}, o)
-  o.split_checks = true
+  o.split_checks = nil  -- the default
   local split = bench.evaluate_batch({naive, wrong}, o)
   t.eq({split[1].status, split[2].status}, {"ok", "verification_error"})
   t.eq(split[2].message, one[2].message)  -- the same first wrong element, named alike
   t.eq(split[1].options.split_checks, true)
-  t.eq(one[1].options.split_checks, nil)  -- absent: one thread, as every record before
+  t.eq(one[1].options.split_checks, nil)  -- absent: one thread, as every record before the default
 end)
 
 t.test("kernels of a batch with the same object code run once and share the measurement, on both back ends", function()
