@@ -147,6 +147,14 @@ double helper(double x) { return x; }
   t.eq(extract.external_calls(SIG .. " { double t = sqrt(A[0]) + expf(1.0f); C[0] = t; "
                               .. "if (t) return fabs(t); else memcpy(C, A, 8); }"),
        {"sqrt", "expf", "fabs", "memcpy"})
+  -- members are not functions; a definition's parameter list defines nothing (a line that
+  -- broke off into a prototype), so g here is called, not defined
+  t.eq(extract.external_calls(SIG .. " { s.f(1); p->h (2); p -> k(3); q. m(4); }"), {})
+  t.eq(extract.external_calls("void f(int n, g(int a) { }) {\n  g(1);\n}\n" .. SIG .. " { f(1, 2); }"), {"g"})
+  -- the word before a name decides across spaces and line breaks, within 64 characters
+  t.eq(extract.external_calls(SIG .. " {\n  return\n    cbrt(A[0]);\n}"), {"cbrt"})
+  t.eq(extract.external_calls("double\n  helper(double x);\n" .. SIG .. " { C[0] = helper(A[0]); }"), {})
+  t.eq(extract.external_calls(SIG .. " { double x =" .. string.rep(" ", 70) .. "erf(A[0]); }"), {"erf"})
 end)
 
 -- The engine's rule (bench.symbol_allowed, the allowed libraries every back end checks

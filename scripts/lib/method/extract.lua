@@ -309,6 +309,26 @@ end
 -- The words after which a name and "(" are still a call.
 local calls_after = {["return"] = true, ["else"] = true, ["do"] = true}
 
+local function is_space(b) return b == 32 or (b >= 9 and b <= 13) end
+local function is_word(b)
+  return b == 95 or (b >= 48 and b <= 57) or (b >= 65 and b <= 90) or (b >= 97 and b <= 122)
+end
+
+-- What stands within the 64 characters before position s: the word that ends there (spaces
+-- after it skipped), or the member access ("." or "->") that does. Scanned back byte by byte:
+-- patterns anchored at a window's end retry from every start, and a kernel of intrinsics
+-- has a hundred calls.
+local function before_call(src, s)
+  local floor, i = math.max(1, s - 64), s - 1
+  while i >= floor and is_space(src:byte(i)) do i = i - 1 end
+  if i < floor then return nil, false end
+  local last = src:byte(i)
+  if last == 46 or (last == 62 and i > floor and src:byte(i - 1) == 45) then return nil, true end
+  local j = i
+  while j >= floor and is_word(src:byte(j)) do j = j - 1 end
+  return j < i and src:sub(j + 1, i) or nil, false
+end
+
 -- The names the source calls, in order, that it neither defines nor declares: each once.
 function extract.external_calls(code)
   local src = stages.strip(code)
@@ -322,19 +342,21 @@ function extract.external_calls(code)
   end)
   -- Attributes name no functions: __attribute__((aligned(64))).
   src = src:gsub("__attribute__%s*%b()", " "):gsub("__declspec%s*%b()", " ")
-  for name in src:gmatch("%f[%w_]([%a_][%w_]*)%s*%b()%s*{") do defined[name] = true end
-  local pos = 1
+  local pos, body = 1, 1  -- body: where the last definition's parameters end (none inside)
   while true do
     local s, e, name = src:find("%f[%w_]([%a_][%w_]*)%s*%(", pos)
     if not s then break end
     pos = s + #name
-    local window = src:sub(math.max(1, s - 64), s - 1)
-    local word = window:match("([%w_]+)%s*$")
+    if s >= body then
+      local _, brace = src:find("^%b()%s*{", e)
+      if brace then defined[name], body = true, brace + 1 end
+    end
+    local word, member = before_call(src, s)
     -- "double f(...)": a declaration ("return f(...)" is a call); "a.f(...)", "p->f(...)":
     -- members, not functions
     if word and not calls_after[word] then
       declared[name] = true
-    elseif not (window:match("%.%s*$") or window:match("%->%s*$") or seen[name]) then
+    elseif not (member or seen[name]) then
       seen[name] = true
       calls[#calls + 1] = name
     end
