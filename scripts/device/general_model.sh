@@ -11,7 +11,7 @@
 #   STEPS=4000 HIDDEN=384 LAYERS=6 bash scripts/device/general_model.sh OUT
 #   env: EXAMPLES UNIVERSE TASKS KERNEL_NAMES (drawn, fixed) WORDINGS (share of prompts in drawn words) RENAMES (share of suite tasks under drawn names) VOCAB HIDDEN LAYERS HEADS INTERMEDIATE STEPS MICRO MICRO_TOKENS
 #        TF32 LEAST_PADDING BATCH WARMUP SAVE LR TIME_LIMIT (seconds of training in this call)
-#        STOP_AFTER AUDIT=0 N SPLIT TASK_DIR PROBE_DIR BENCH=1 (the SFT step benchmark first)
+#        STOP_AFTER AUDIT=0 N SPLIT TASK_DIR PROBE_DIR RENAMED=0 BENCH=1 (the SFT step benchmark first)
 set -uo pipefail
 OUT=$(realpath "$1")
 cd "$(dirname "$0")/../.."
@@ -54,3 +54,10 @@ check suite --split="${SPLIT:-all}" --json="$OUT/check.json"
 [ -z "${TASK_DIR:-}" ] || check user --split=user --task_dir="$TASK_DIR" --json="$OUT/check-user.json"
 # PROBE_DIR (data/train/copy-probe-tasks): a training task under other names, whether the model copies one
 [ -z "${PROBE_DIR:-}" ] || check probe --split=user --task_dir="$PROBE_DIR" --json="$OUT/check-probe.json"
+# The held-out splits again with the function's name set aside (--rename_entry: the one function a
+# kernel defines judged under the task's name): what the model computes, apart from whether it
+# copies the name it is given. RENAMED=0 skips it.
+if [ "${RENAMED:-1}" = 1 ]; then
+  check heldout-renamed --split=heldout --rename_entry --json="$OUT/check-heldout-renamed.json"
+  check wordings-renamed --split=wordings --rename_entry --json="$OUT/check-wordings-renamed.json"
+fi
