@@ -34,8 +34,9 @@ local M = {}
 -- factorisation and of small transforms, which no earlier family showed), checked against
 -- their outputs' largest entries (bound.scale "output"); 7: the signed family (differences,
 -- signed coefficients, ReLU, clamps, absolute values, row sums of them and 3-point stencils
--- with stated ends: expressions a model trained on positive sums could not write).
-M.version = 7
+-- with stated ends: expressions a model trained on positive sums could not write); 8: half
+-- the renamed vectors given made-up names (MADE_UP_VECTORS).
+M.version = 8
 
 M.families = {"elementwise", "reduction", "scan", "stencil1d", "stencil2d", "triangular", "banded",
               "recurrence", "gather", "transpose", "window", "filter2d", "ldlt", "dft_blocks", "hadamard",
@@ -147,6 +148,12 @@ local VECTOR_NAMES = {
   output = {"x", "y", "z", "u", "v", "w", "p", "q", "dst", "out", "res", "xs", "ys", "zs", "buf", "vec", "arr", "r"},
 }
 
+-- The share of renamed vectors given a made-up name (from version 8): a name no prior
+-- predicts, which a kernel writes at every use, so that copying names from the prototype is
+-- what its loss rewards most often (the fifth model copied a function's name piece by piece
+-- with probability near 0, docs/models.md).
+local MADE_UP_VECTORS = 0.5
+
 -- The families whose statements name their inputs a, b and c only indexed ("a[i]"): there
 -- they are renamed too; elsewhere an "a", "b" or "c" is a word a statement uses bare (a
 -- filter "c a 2x4 filter", a column index).
@@ -166,6 +173,10 @@ local function argument_names(rng, fam, prototype, texts)
       local fresh = {}
       for _, name in ipairs(VECTOR_NAMES[decl:find("const") and "input" or "output"]) do
         if not taken[name] then fresh[#fresh + 1] = name end
+      end
+      if rng:chance(MADE_UP_VECTORS) then
+        local name = made_up(rng)
+        if not (taken[name] or RESERVED[name]) then fresh = {name} end
       end
       if #fresh > 0 then
         map[old] = rng:pick(fresh)

@@ -147,6 +147,14 @@ t.test("the vectors' names are drawn per task, and every one the prototype has t
   t.ok(names >= 8, names .. " names of an output among 300 tasks")
   t.ok(kept >= 20 and kept <= 200, kept .. " outputs still named y")
   t.ok(renamed_inputs >= 100, renamed_inputs .. " inputs renamed")
+  -- from version 8, half the renamed vectors get made-up names (syllables no list holds)
+  local made_up = 0
+  for name, count in pairs(outputs) do
+    if name:match("^[bdfgklmnprstvz][aeiou][bdfgklmnprstvz][aeiou][bdfgklmnprstvz]?[aeiou]?[bdfgklmnprstvz]?$") then
+      made_up = made_up + count
+    end
+  end
+  t.ok(made_up >= 25, made_up .. " outputs under made-up names among 300 tasks")
   -- a dimension's "x" is not a vector's
   local tri = universe.task(5, 1, "triangular").spec.statement
   t.contains(tri, "n x n")
