@@ -9,6 +9,8 @@
 --   engine model_check.lua --split=all --n=16 --model=DIR   # every task, per split
 --   engine model_check.lua --split=user --task_dir=mytasks   # the tasks of a folder
 --   engine model_check.lua --split=train --kernels=k.jsonl      # every kernel's text and verdict
+--   engine model_check.lua --split=wordings --rename_entry      # the name set aside (a diagnostic)
+--   engine model_check.lua --split=wordings --prefill           # the answer begun with the prototype
 --
 -- --split asks every task of a split its first fixed prompt (the wordings split: the
 -- training tasks in their first held-out wording) and reports per task and split the
@@ -65,6 +67,9 @@ M.spec = {
     {"rename_entry", false, "diagnostic, not the protocol's figures: the first function a "
      .. "completion defines is renamed to the task's before judging (tells a model that writes "
      .. "the computation under another name from one that cannot write it)"},
+    {"prefill", false, "diagnostic, not the protocol's figures: the answer begun for the model "
+     .. "with a code fence, the usual headers and the task's prototype line, so that it writes "
+     .. "only the body (what it writes when the name is not its to write); judged with that beginning"},
     {"json", nil, "also write the figures to this file", type = "string"},
     {"kernels", nil, "also write every judged kernel to this file, a JSON line each: split, task, "
      .. "prompt, index, status, message and the completion (why a model loses, kernel by kernel)",
@@ -133,6 +138,14 @@ function M.renamed_entry(text, entry)
   return text
 end
 
+-- What --prefill puts at the start of the answer: a fence, the headers most answers open with
+-- and the task's prototype with its body's brace (matmul's for matmul or no task).
+function M.answer_start(name)
+  local prototype = (name and name ~= "matmul") and tasks.get(name).prototype
+                    or "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K)"
+  return "```c\n#include <immintrin.h>\n#include <omp.h>\n\n" .. prototype .. " {\n"
+end
+
 -- One group: `opts.n` kernels for the task's first `which` prompt, judged.
 local function check(pol, dir, deps, opts, which)
   -- the problem and benchmark settings exactly as the experiments build them
@@ -140,11 +153,17 @@ local function check(pol, dir, deps, opts, which)
   local task = wiring.task(opts, config)
   local stage = math.min(opts.stage, stages.for_task(task.name).count)
   local messages = first_prompt(which, stage, task)
+  local begun = opts.prefill and not task.cuda and M.answer_start(task.name) or ""
   local t0 = sys.now()
-  local out = pol:sample({prompts.render(messages)}, {n = opts.n, temperature = opts.temperature,
-                                                      max_tokens = opts.max_tokens,
-                                                      seed = opts.seed})[1]
+  local out = pol:sample({prompts.render(messages) .. begun}, {n = opts.n, temperature = opts.temperature,
+                                                               max_tokens = opts.max_tokens,
+                                                               seed = opts.seed})[1]
   local t1 = sys.now()
+  if begun ~= "" then
+    local texts = {}
+    for i, c in ipairs(out) do texts[i] = begun .. c.text end
+    out = texts
+  end
   if opts.rename_entry and not task.cuda then
     local entry = task.name and tasks.get(task.name).entry or "matmul"
     local texts = {}

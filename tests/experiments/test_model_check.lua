@@ -16,6 +16,13 @@ t.test("--rename_entry renames the first function a completion defines, and only
   t.eq(model_check.renamed_entry("  return exp(x);\nvoid g(void) {}", "f"), "  return exp(x);\nvoid f(void) {}")
 end)
 
+t.test("--prefill begins the answer with a fence, the headers and the task's prototype line", function()
+  t.eq(model_check.answer_start("axpy"),
+       "```c\n#include <immintrin.h>\n#include <omp.h>\n\nvoid axpy(int n, double alpha, const double *x, double *y) {\n")
+  t.contains(model_check.answer_start(nil), "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {\n")
+  t.eq(model_check.answer_start("matmul"), model_check.answer_start(nil))
+end)
+
 t.test("the splits list the suite's tasks, each split with its prompt", function()
   local list = model_check.split_tasks("all", {})
   local by = {}
@@ -93,6 +100,17 @@ t.test("--split=user asks the tasks of --task_dir, and without it is a clear err
   for i, k in ipairs(lines) do
     t.eq({k.split, k.task, k.prompt, k.index}, {"user", "mine", "fixed", i})
     t.ok(type(k.status) == "string" and type(k.completion) == "string", k.status)
+  end
+  -- --prefill: the judged text is the answer's given beginning and what the model wrote after it
+  opts = args.parse({[0] = "model_check.lua", "--split=user", "--task_dir=" .. dir, "--n=2", "--runs=1",
+                     "--max_tokens=32", "--prefill", "--kernels=" .. kernels}, model_check.spec)
+  assert(io.open(kernels, "w")):close()  -- as main does: this run's kernels only
+  model_check.run_splits(opts)
+  local begun = model_check.answer_start("mine")
+  for line in io.lines(kernels) do
+    local k = json.decode(line)
+    t.eq(k.completion:sub(1, #begun), begun)
+    t.ok(#k.completion > #begun, "the model wrote after the beginning")
   end
 end)
 
