@@ -81,7 +81,8 @@ function M.run(opts)
     local prompt = prompts.render(prompts.fixed(task)[1])
     local answer = pol:sample({prompt}, {n = 1, temperature = 0, max_tokens = opts.max_tokens, seed = 1})[1][1].text
     local head = M.head(answer, spec.returns)
-    local row = {task = name, entry = spec.entry, written = answer:sub(#head + 1):match("^%s*([%a_][%w_]*)"),
+    local written = answer:sub(1, #head) == head and answer:sub(#head + 1):match("^%s*([%a_][%w_]*)") or nil
+    local row = {task = name, entry = spec.entry, written = written,
                  pieces = pieces(pol, tok, prompt, head, spec.entry), also = {}}
     row.copy_score = M.copy_score(row.pieces)
     if row.copy_score then total, counted = total + row.copy_score, counted + 1 end
