@@ -141,9 +141,7 @@ end
 -- What --prefill puts at the start of the answer: a fence, the headers most answers open with
 -- and the task's prototype with its body's brace (matmul's for matmul or no task).
 function M.answer_start(name)
-  local prototype = (name and name ~= "matmul") and tasks.get(name).prototype
-                    or "void matmul_optimized(double *A, double *B, double *C, int M, int N, int K)"
-  return "```c\n#include <immintrin.h>\n#include <omp.h>\n\n" .. prototype .. " {\n"
+  return "```c\n#include <immintrin.h>\n#include <omp.h>\n\n" .. tasks.get(name or "matmul").prototype .. " {\n"
 end
 
 -- One group: `opts.n` kernels for the task's first `which` prompt, judged.
@@ -159,18 +157,13 @@ local function check(pol, dir, deps, opts, which)
                                                                max_tokens = opts.max_tokens,
                                                                seed = opts.seed})[1]
   local t1 = sys.now()
-  if begun ~= "" then
-    local texts = {}
-    for i, c in ipairs(out) do texts[i] = begun .. c.text end
-    out = texts
+  local entry = opts.rename_entry and not task.cuda and tasks.get(task.name or "matmul").entry
+  local texts = {}  -- what is judged: the given beginning and the completion, its function renamed
+  for i, c in ipairs(out) do
+    texts[i] = begun .. c.text
+    if entry then texts[i] = M.renamed_entry(texts[i], entry) end
   end
-  if opts.rename_entry and not task.cuda then
-    local entry = task.name and tasks.get(task.name).entry or "matmul"
-    local texts = {}
-    for i, c in ipairs(out) do texts[i] = M.renamed_entry(c.text, entry) end
-    out = texts
-  end
-  local results = evaluate.completions(out, {bench = deps.bench,
+  local results = evaluate.completions(texts, {bench = deps.bench,
                                              bench_opts = wiring.bench_opts(opts, config),
                                              stage = opts.prompt == "write" and stage or nil,
                                              isa = task.isa, task = task.name})

@@ -47,7 +47,7 @@ local function pieces(pol, tok, prompt, head, name)
   local ids, head_ids = tok:encode(text), tok:encode(head)
   local before = 0
   while before < #head_ids and head_ids[before + 1] == ids[before + 1] do before = before + 1 end
-  local lp = pol:logprobs(prompt, text)
+  local lp = pol:logprobs(prompt, ids)  -- these very tokens scored
   local out = {}
   for i = before + 1, #ids do out[#out + 1] = {piece = tok:decode({ids[i]}), p = math.exp(lp[i])} end
   return out

@@ -16,6 +16,21 @@ t.test("--rename_entry renames the first function a completion defines, and only
   t.eq(model_check.renamed_entry("  return exp(x);\nvoid g(void) {}", "f"), "  return exp(x);\nvoid f(void) {}")
 end)
 
+t.test("--rename_entry gives matmul's kernels matmul's entry, matmul_optimized", function()
+  local opts = args.parse({[0] = "model_check.lua", "--task=matmul", "--prompt=fixed", "--n=2", "--runs=1",
+                           "--max_tokens=96", "--rename_entry"}, model_check.spec)
+  local _, results = model_check.run(opts)
+  local defined = 0
+  for _, r in ipairs(results) do
+    local name = r.completion:match("\nvoid%s+([%a_][%w_]*)%s*%(")
+    if name then
+      defined = defined + 1
+      t.eq(name, "matmul_optimized")
+    end
+  end
+  t.ok(defined > 0, "the default model defines a function in 96 tokens")
+end)
+
 t.test("--prefill begins the answer with a fence, the headers and the task's prototype line", function()
   t.eq(model_check.answer_start("axpy"),
        "```c\n#include <immintrin.h>\n#include <omp.h>\n\nvoid axpy(int n, double alpha, const double *x, double *y) {\n")
