@@ -11,7 +11,7 @@
 #   STEPS=4000 HIDDEN=384 LAYERS=6 bash scripts/device/general_model.sh OUT
 #   env: EXAMPLES UNIVERSE TASKS KERNEL_NAMES (drawn, fixed) WORDINGS (share of prompts in drawn words) RENAMES (share of suite tasks under drawn names) VOCAB HIDDEN LAYERS HEADS INTERMEDIATE STEPS MICRO MICRO_TOKENS
 #        TF32 LEAST_PADDING BATCH WARMUP SAVE LR TIME_LIMIT (seconds of training in this call)
-#        STOP_AFTER AUDIT=0 N SPLIT TASK_DIR PROBE_DIR RENAMED=0 BENCH=1 (the SFT step benchmark first)
+#        STOP_AFTER AUDIT=0 N SPLIT TASK_DIR PROBE_DIR CHECKS BENCH=1 (the SFT step benchmark first)
 set -uo pipefail
 OUT=$(realpath "$1")
 cd "$(dirname "$0")/../.."
@@ -50,14 +50,28 @@ check() {  # check NAME [model_check.lua options]
   engine model_check.lua --model="$RUNS/models/general" --device=cuda --prompt=fixed --n="${N:-16}" \
     --max_tokens=1536 --kernels="$OUT/kernels-$name.jsonl" "$@" 2>&1 | grep -v "^\[" | tee -a "$OUT/model_check.txt"
 }
-check suite --split="${SPLIT:-all}" --json="$OUT/check.json"
-[ -z "${TASK_DIR:-}" ] || check user --split=user --task_dir="$TASK_DIR" --json="$OUT/check-user.json"
-# PROBE_DIR (data/train/copy-probe-tasks): a training task under other names, whether the model copies one
-[ -z "${PROBE_DIR:-}" ] || check probe --split=user --task_dir="$PROBE_DIR" --json="$OUT/check-probe.json"
-# The held-out splits again with the function's name set aside (--rename_entry: the one function a
-# kernel defines judged under the task's name): what the model computes, apart from whether it
-# copies the name it is given. RENAMED=0 skips it.
-if [ "${RENAMED:-1}" = 1 ]; then
+# CHECKS picks which of them run (default "suite user probe renamed"), so that a later call on
+# a warm machine can run the rest: suite (--split=all), user (TASK_DIR), probe (PROBE_DIR: a
+# training task under other names, whether the model copies one), renamed (the held-out splits
+# with the function's name set aside, --rename_entry: the one function a kernel defines judged
+# under the task's name, what the model computes apart from whether it copies the name it is
+# given), prefill (the held-out splits and TASK_DIR with the answer begun with the prototype
+# line, --prefill: a diagnostic).
+CHECKS=${CHECKS:-"suite user probe renamed"}
+wants() { [[ " $CHECKS " == *" $1 "* ]]; }
+wants suite && check suite --split="${SPLIT:-all}" --json="$OUT/check.json"
+if wants user && [ -n "${TASK_DIR:-}" ]; then
+  check user --split=user --task_dir="$TASK_DIR" --json="$OUT/check-user.json"
+fi
+if wants probe && [ -n "${PROBE_DIR:-}" ]; then
+  check probe --split=user --task_dir="$PROBE_DIR" --json="$OUT/check-probe.json"
+fi
+if wants renamed; then
   check heldout-renamed --split=heldout --rename_entry --json="$OUT/check-heldout-renamed.json"
   check wordings-renamed --split=wordings --rename_entry --json="$OUT/check-wordings-renamed.json"
+fi
+if wants prefill; then
+  check heldout-prefill --split=heldout --prefill --json="$OUT/check-heldout-prefill.json"
+  check wordings-prefill --split=wordings --prefill --json="$OUT/check-wordings-prefill.json"
+  [ -z "${TASK_DIR:-}" ] || check user-prefill --split=user --task_dir="$TASK_DIR" --prefill --json="$OUT/check-user-prefill.json"
 fi
