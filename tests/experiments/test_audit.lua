@@ -10,6 +10,7 @@ package.path = here .. "/?.lua;" .. package.path
 local t = require "engine.test"
 local fakes = require "fakes"
 local primitives = require "primitives"
+local model_with = require("pretrain_corpus").model_with
 local kernelgen = require "kernelgen"
 local prompts = require "method.prompts"
 local split = require "method.heldout_split"
@@ -19,14 +20,6 @@ local audit = dofile(engine.scripts[1] .. "/audit.lua")
 local heldout = dofile(engine.scripts[1] .. "/heldout.lua")
 local pretrain = dofile(engine.scripts[1] .. "/pretrain.lua")
 local exp1 = dofile(engine.scripts[1] .. "/experiment1.lua")
-
-
--- A model directory holding only a pretrain.json with these corpus settings.
-local function model_with(settings)
-  local dir = t.tmpdir()
-  json.write(dir .. "/pretrain.json", {settings = settings})
-  return dir
-end
 
 -- A shipped model's recorded settings, with a smaller corpus and the given version.
 local function shipped(name, examples, version)

@@ -3,22 +3,17 @@
 -- prose does not use its function's name as a word asks for the function under a drawn name,
 -- in the prototype and the answer alike, and nothing else of it changes; universe examples
 -- keep theirs; the draws are many and reproducible, and audit.lua rebuilds such a corpus.
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+package.path = here .. "/?.lua;" .. package.path
+
 local t = require "engine.test"
 local tasks = require "engine.tasks"
+local pretrain_corpus = require "pretrain_corpus"
 
 local audit = dofile(engine.scripts[1] .. "/audit.lua")
 local pretrain = dofile(engine.scripts[1] .. "/pretrain.lua")
 
-local function settings(share)
-  return {examples = 300, task_share = 0.3, universe_share = 0.4, seed = 1, isa = {"avx512", "avx2"},
-          defect_rate = 0.15, rename_share = share}
-end
-
-local built = {}
-local function corpus(share)
-  built[share or "none"] = built[share or "none"] or pretrain.build_corpus(settings(share))
-  return built[share or "none"]
-end
+local settings, corpus = pretrain_corpus.share_option(pretrain, "rename_share")
 
 local function word(name) return "%f[%w_]" .. name:gsub("%p", "%%%0") .. "%f[^%w_]" end
 
@@ -66,10 +61,7 @@ t.test("at share 1 the suite's tasks are asked under drawn names, in the prototy
 end)
 
 t.test("audit.lua rebuilds a model's corpus with its rename_share", function()
-  local dir = t.tmpdir()
-  local s = settings(1)
-  s.universe_version, s.corpus_version = require("universe").version, require("kernelgen").corpus_version
-  json.write(dir .. "/pretrain.json", {settings = s})
+  local dir = pretrain_corpus.model_with(pretrain_corpus.recorded(settings(1)))
   t.eq(audit.settings(dir).rename_share, 1)
   local result = audit.model(dir)
   t.eq(result.status, "clean")

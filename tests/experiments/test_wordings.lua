@@ -5,7 +5,11 @@
 -- no drawn word is a held-out wording: never one of prompts.reworded's sentences, and no
 -- framing or emphasis, over every task the held-out wordings ask, holds a run of words the
 -- split (heldout_split.lua) holds out.
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+package.path = here .. "/?.lua;" .. package.path
+
 local t = require "engine.test"
+local pretrain_corpus = require "pretrain_corpus"
 local prompts = require "method.prompts"
 local rng_of = require("engine.rng").new
 local split = require "method.heldout_split"
@@ -13,11 +17,6 @@ local wordings = require "wordings"
 
 local audit = dofile(engine.scripts[1] .. "/audit.lua")
 local pretrain = dofile(engine.scripts[1] .. "/pretrain.lua")
-
-local function settings(share)
-  return {examples = 300, task_share = 0.3, universe_share = 0.4, seed = 1, isa = {"avx512", "avx2"},
-          defect_rate = 0.15, wording_share = share}
-end
 
 local function user_of(pair) return pair.prompt:match("<|im_start|>user\n(.-)<|im_end|>") end
 local function first_line(text) return text:match("^[^\n]*") end
@@ -30,11 +29,7 @@ end
 
 -- The corpus without the option, and at share 1 (built once, in the tests: a drawn
 -- wording the split holds out raises there, failing the test).
-local built = {}
-local function corpus(share)
-  built[share or "none"] = built[share or "none"] or pretrain.build_corpus(settings(share))
-  return built[share or "none"]
-end
+local settings, corpus = pretrain_corpus.share_option(pretrain, "wording_share")
 
 t.test("--wording_share=0 leaves the corpus as it was, byte for byte", function()
   local plain = corpus(nil)
@@ -201,16 +196,14 @@ t.test("vary leaves other texts alone and recovers a task's technique list", fun
 end)
 
 t.test("audit.lua rebuilds a model's corpus with its wording_share", function()
-  local dir = t.tmpdir()
-  local s = settings(1)
-  s.universe_version, s.corpus_version = require("universe").version, require("kernelgen").corpus_version
-  json.write(dir .. "/pretrain.json", {settings = s})
+  local s = pretrain_corpus.recorded(settings(1))
+  local dir = pretrain_corpus.model_with(s)
   t.eq(audit.settings(dir).wording_share, 1)
   local result = audit.model(dir)
   t.eq(result.status, "clean")
   t.contains(audit.text(result)[1], "100% of the prompts in drawn words")
   s.wording_share = nil
-  json.write(dir .. "/pretrain.json", {settings = s})
+  pretrain_corpus.model_with(s, dir)
   t.eq(audit.settings(dir).wording_share, 0)
 end)
 
