@@ -85,7 +85,7 @@ local function run_steps(run, session, name, opts)
       local chosen = prompts.of_step(fixed, step, opts.prompts_per_step)
       local messages, group_tasks = {}, {}
       for i, p in ipairs(chosen) do messages[i], group_tasks[i] = p.messages, p.task end
-      local texts, completions = session:sample(messages, opts.seed * 100003 + step)
+      local texts, completions = session:sample(messages, opts.seed * 100003 + step, group_tasks)
       return session:item({step = step, group_tasks = session.mixture and group_tasks or nil}, texts, completions,
                           sys.now() - t0)
     end,

@@ -67,7 +67,7 @@ end
 local function plant_seeds(run, session, name)
   for _, task in ipairs(session.task_names) do
     if not run:get(key("seed_id", session, task)) then
-      local completions = {{text = prompts.seed(session.tasks[task])}}
+      local completions = {{text = prompts.seed(session.tasks[task]), whole = true}}
       local results = session:judge(completions, 1, "gflops", nil, task)
       run:atomic(function()
         local id = session:record("", completions, results,
@@ -135,7 +135,7 @@ local function expansion(run, session, opts, name, it, plan, on_commit)
       local messages = sqd.prompt({node = node, action = pick.action, stage = pick.stage},
                                   session.tasks[pick.task or session.task_names[1]])
       local t0 = sys.now()
-      local texts, completions = session:sample({messages}, opts.seed * 100003 + it * 1009 + g)
+      local texts, completions = session:sample({messages}, opts.seed * 100003 + it * 1009 + g, {pick.task})
       return session:item({g = g, pick = pick, node = node, group_tasks = pick.task and {pick.task} or nil},
                           texts, completions, sys.now() - t0)
     end,

@@ -119,10 +119,11 @@ function M.group_size(opts, turns)
 end
 
 -- Session:sample with n completions a prompt instead of --G: turn 1 draws a group's
--- episodes from its one prompt, a later turn one completion from each episode's own prompt.
-local function sample(session, message_lists, seed, n)
+-- episodes from its one prompt, a later turn one completion from each episode's own prompt
+-- (tasks[i]: the task of prompt i).
+local function sample(session, message_lists, seed, n, tasks)
   local view = setmetatable({opts = setmetatable({G = n}, {__index = session.opts})}, {__index = session})
-  return view:sample(message_lists, seed)
+  return view:sample(message_lists, seed, tasks)
 end
 
 -- A distinct sampling seed per run seed, step and turn.
@@ -137,12 +138,15 @@ end
 -- The prompts of a turn after the first, one per episode, flat group by group: the
 -- previous turn's kernel and its feedback, or the first request again when it had none.
 local function refine_messages(session, chosen, previous)
-  local lists = {}
+  local lists, tasks = {}, {}
   for p, group in ipairs(previous.groups) do
     local task, request = session.tasks[chosen[p].task], user_message(chosen[p].messages)
-    for _, e in ipairs(group) do lists[#lists + 1] = prompts.refine(e.result.code, e.feedback, task, request) end
+    for _, e in ipairs(group) do
+      lists[#lists + 1] = prompts.refine(e.result.code, e.feedback, task, request)
+      tasks[#lists] = chosen[p].task
+    end
   end
-  return lists
+  return lists, tasks
 end
 
 -- The context feedback.text reads for a kernel of task `name`.
@@ -160,15 +164,16 @@ local function play_turn(session, chosen, step, t, last, previous, size, reward_
   local t0 = sys.now()
   local texts, completions = {}, {}
   if t == 1 then
-    local lists = {}
-    for p, c in ipairs(chosen) do lists[p] = c.messages end
-    local rendered, out = sample(session, lists, turn_seed(opts, step, 1), size)
+    local lists, tasks = {}, {}
+    for p, c in ipairs(chosen) do lists[p], tasks[p] = c.messages, c.task end
+    local rendered, out = sample(session, lists, turn_seed(opts, step, 1), size, tasks)
     for p in ipairs(chosen) do
       texts[p], completions[p] = {}, out[p]
       for i = 1, #out[p] do texts[p][i] = rendered[p] end
     end
   else
-    local rendered, out = sample(session, refine_messages(session, chosen, previous), turn_seed(opts, step, t), 1)
+    local lists, tasks = refine_messages(session, chosen, previous)
+    local rendered, out = sample(session, lists, turn_seed(opts, step, t), 1, tasks)
     local k = 0
     for p, group in ipairs(previous.groups) do
       texts[p], completions[p] = {}, {}

@@ -311,11 +311,17 @@ local function policy_of(cfg, o, deps)
   return pol
 end
 
+-- The answer's given beginning for a prompt of task p (runs made with --prefill), "" else.
+local function answer_start(p, o)
+  return o.prefill and prompts.answer_start(p.name) or ""
+end
+
 -- A policy's G completions of each prompt, the i-th prompt sampled with seed sample_seed + i.
 local function sample_set(pol, set, o, sample_seed)
   local out = {}
   for i, p in ipairs(set) do
-    out[i] = pol:sample({prompts.render(p.messages)}, wiring.sample_opts(o, sample_seed + i))[1]
+    out[i] = pol:sample({prompts.render(p.messages) .. answer_start(p, o)},
+                        wiring.sample_opts(o, sample_seed + i))[1]
   end
   return out
 end
@@ -349,6 +355,10 @@ end
 -- were timed) who wrote it, its status, speed, roofline score and reward.
 local function judge_prompt(p, base, learned, o, deps, env)
   local order, owners = M.interleave(base, learned)
+  local begun = answer_start(p, o)
+  if begun ~= "" then
+    for j, c in ipairs(order) do order[j] = begun .. c.text end
+  end
   local judged = evaluate.completions(order, {
     bench = deps.bench, bench_opts = p.bench, stage = p.stage, task = p.name ~= "matmul" and p.name or nil,
     detector = (o.detector or "") ~= "" and o.detector or nil})

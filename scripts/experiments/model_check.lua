@@ -138,11 +138,8 @@ function M.renamed_entry(text, entry)
   return text
 end
 
--- What --prefill puts at the start of the answer: a fence, the headers most answers open with
--- and the task's prototype with its body's brace (matmul's for matmul or no task).
-function M.answer_start(name)
-  return "```c\n#include <immintrin.h>\n#include <omp.h>\n\n" .. tasks.get(name or "matmul").prototype .. " {\n"
-end
+-- What --prefill puts at the start of the answer (prompts.answer_start, as the experiments').
+M.answer_start = prompts.answer_start
 
 -- One group: `opts.n` kernels for the task's first `which` prompt, judged.
 local function check(pol, dir, deps, opts, which)

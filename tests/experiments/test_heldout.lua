@@ -181,6 +181,20 @@ t.test("--prompts=heldout asks another size, other wordings and the held-out tas
   end
 end)
 
+t.test("runs made with --prefill are held out with the answer begun the same way", function()
+  local out = exp1_sweep{"--G=4", "--steps=1", "--prompts_per_step=2", "--opt=O3", "--lr=0.0,5e-7", "--prefill"}
+  local deps = tagging_deps()
+  local calls = recording_evaluate(function() heldout.compare(out, {G = 0, device = "cpu", seeds = "1"}, deps) end)
+  t.ok(#calls > 0)
+  for _, c in ipairs(calls) do
+    local begun = prompts.answer_start(c.ctx.bench_opts.problem.task)
+    for _, text in ipairs(c.completions) do t.eq(text:sub(1, #begun), begun) end
+  end
+  for _, asked in ipairs(deps.asked) do
+    t.ok(asked:match("%) {\n$"), "every prompt ends with a prototype line: " .. asked:sub(-80))
+  end
+end)
+
 t.test("both policies' kernels of a prompt are timed in one batch, taking turns", function()
   local out = exp1_runs()
   local deps = tagging_deps()

@@ -14,6 +14,7 @@
 --   prompts.refine(code, feedback, task, request)  -- Experiment 3: the next turn, from the
 --                                            previous kernel and its evaluation
 --   prompts.render(messages)                 -- the ChatML text the policy samples from
+--   prompts.answer_start(name)               -- --prefill: the answer begun with the prototype
 --
 -- Each builder returns a list of chat messages ({role =, content =}); `render` turns
 -- them into the prompt text. Edit the wording here; the experiments only call these.
@@ -479,6 +480,15 @@ function prompts.of_step(list, step, per_step)
   local chosen = {}
   for j = 1, per_step do chosen[j] = list[((step - 1) * per_step + j - 1) % #list + 1] end
   return chosen
+end
+
+-- With --prefill, the start of the answer a prompt ends with: a fence, the headers most
+-- answers open with and the task's prototype with its body's brace (matmul's for nil). The
+-- policy writes the body, the judge reads the two together, and an update scores only the
+-- tokens the policy wrote: a completion of a given signature, as code benchmarks pose it.
+function prompts.answer_start(name)
+  local prototype = require("engine.tasks").get(name or "matmul").prototype
+  return "```c\n#include <immintrin.h>\n#include <omp.h>\n\n" .. prototype .. " {\n"
 end
 
 -- ChatML, the template of Qwen2/2.5 models: the text up to the assistant's turn.

@@ -128,6 +128,9 @@ options.shared = {
    end},
   {"template", "chatml", "prompt format: chatml (Qwen2/2.5), or model (the policy's own "
    .. "pol:chat(messages))", choices = {"chatml", "model"}},
+  {"prefill", false, "begin every answer with a fence, the usual headers and the task's prototype "
+   .. "line ('void NAME(...) {'): the policy writes the body, the judge reads both, the update "
+   .. "scores only the policy's tokens (CPU tasks; not the paper's prompts)"},
   {"seed", 1, "seed of sampling and of SQD's random choices (one run per configuration)"},
   {"seeds", "", "run every configuration once per seed: a list '1,2,3' or range '5-8', or a count N "
    .. "(seeds 1..N); several seeds add ',seed=S' to each run's directory name (empty: --seed)",
@@ -217,6 +220,9 @@ end
 -- is the session's to say (cuda_eval.bench), with the driver's reason. Only a script whose
 -- spec says `cuda_tasks = true` (experiment1.lua) takes one.
 function options.check_cuda_task(opts, spec)
+  if opts.prefill then
+    cli.fail("--prefill: a CUDA task's answer has no C prototype to begin with (CPU tasks only)")
+  end
   if not (spec and spec.cuda_tasks) then
     cli.fail("--task=" .. opts.task .. ": CUDA tasks run in experiment1.lua (this script's prompts, stages and "
              .. "checks are the CPU tasks')")

@@ -29,7 +29,7 @@ runs.runtime_options = {out = true, configs = true, resume = true, profile = tru
 
 -- Options added after runs were made, with the value those runs computed with: a run
 -- stored without one of them resumes when the option keeps that value.
-runs.introduced = {update_groups = 1, scale_rewards = "group", async = 0}
+runs.introduced = {update_groups = 1, scale_rewards = "group", async = 0, prefill = false}
 
 -- The runs of a sweep: each configuration once per seed of opts.seed_list. With several
 -- seeds each run's configuration holds its seed (its directory name ends in ',seed=S');

@@ -198,7 +198,7 @@ end
 function Session:baseline_speed()
   local stored = self.run:get("baseline_gflops")
   if stored then return stored end
-  local seed = self:judge({{text = prompts.seed(self.task)}}, nil, "gflops")[1]
+  local seed = self:judge({{text = prompts.seed(self.task), whole = true}}, nil, "gflops")[1]
   local speed = seed.status == "ok" and reward.speed(seed) or 0
   self.run:set("baseline_gflops", speed)
   return speed
@@ -238,9 +238,28 @@ function Session:restore(updates)
   log.info("restored the trainer", {checkpoint = name})
 end
 
--- Samples G completions for each prompt (lists of chat messages). Returns the rendered
--- prompt texts and, per prompt, the list of completions.
-function Session:sample(message_lists, seed)
+-- With --prefill, the beginning of the answer a prompt of task `name` (nil: the run's
+-- first) ends with, which the judge reads before the completion; "" without.
+function Session:answer_start(name)
+  if not self.opts.prefill then return "" end
+  return prompts.answer_start(name or self.task_names[1])
+end
+
+-- What is judged of a group's completions: each one's text after its prompt's given
+-- beginning, but a whole kernel's (`whole`: the seed kernel, which no prompt began) as it is.
+function Session:judged_texts(completions, name)
+  local begun, texts = self:answer_start(name), {}
+  for i, c in ipairs(completions) do
+    if type(c) == "string" then texts[i] = begun .. c
+    else texts[i] = (c.whole and "" or begun) .. c.text end
+  end
+  return texts
+end
+
+-- Samples G completions for each prompt (lists of chat messages; group_tasks[i] the task of
+-- prompt i in a mixture). Returns the rendered prompt texts and, per prompt, the list of
+-- completions.
+function Session:sample(message_lists, seed, group_tasks)
   local texts = {}
   for i, msgs in ipairs(message_lists) do
     if self.opts.template == "model" then
@@ -249,6 +268,7 @@ function Session:sample(message_lists, seed)
     else
       texts[i] = prompts.render(msgs)
     end
+    texts[i] = texts[i] .. self:answer_start(group_tasks and group_tasks[i])
   end
   local out = self.policy:sample(texts, wiring.sample_opts(self.opts, seed))
   if #out ~= #texts then
@@ -273,7 +293,7 @@ function Session:start_judging(groups, stage, background, group_tasks)
   local flat, sizes = {}, {}
   for g, completions in ipairs(groups) do
     sizes[g] = #completions
-    for _, c in ipairs(completions) do flat[#flat + 1] = c end
+    for _, text in ipairs(self:judged_texts(completions)) do flat[#flat + 1] = text end
   end
   local pending = evaluate.start(flat, {
     bench = self.deps.bench, bench_opts = self.bench_opts, stage = stage, background = background,
@@ -295,7 +315,7 @@ function Session:start_judging_mixture(groups, stage, background, group_tasks)
       by_name[name], parts[#parts + 1] = part, part
     end
     part.groups[#part.groups + 1], part.sizes[#part.sizes + 1] = g, #completions
-    for _, c in ipairs(completions) do part.flat[#part.flat + 1] = c end
+    for _, text in ipairs(self:judged_texts(completions, name)) do part.flat[#part.flat + 1] = text end
   end
   for _, part in ipairs(parts) do
     part.pending = evaluate.start(part.flat, {
