@@ -472,7 +472,7 @@ end
 local WINDOW_NAMES = {{n = "n", k = "k", x = "x", w = "w", y = "y"}, {n = "n", k = "m", x = "in", w = "h", y = "out"},
                       {n = "len", k = "k", x = "sig", w = "coef", y = "res"}, {n = "n", k = "taps", x = "u", w = "c", y = "v"}}
 local FILTER_NAMES = {{h = "h", w = "w", img = "img", f = "f", out = "out"}, {h = "m", w = "n", img = "x", f = "k", out = "y"},
-                      {h = "rows", w = "cols", img = "a", f = "c", out = "b"}, {h = "h", w = "w", img = "src", f = "g", out = "dst"}}
+                      {h = "rows", w = "cols", img = "A", f = "K", out = "B"}, {h = "h", w = "w", img = "src", f = "g", out = "dst"}}
 
 -- A weighted window whose weights are an input array of a length given at run time:
 -- y[i] = alpha * (sum over j < k of w[j] * x[s*i + d*j]) (+ z[i]), dilation d, stride s.
