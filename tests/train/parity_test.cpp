@@ -212,7 +212,12 @@ TEST_CASE("LoRA on fused projections gives the gradients of each projection's ow
   for (size_t i = 0; i < fused.size(); ++i) {
     INFO("tensor " << i);
     CHECK(fused[i].abs().max().item<double>() > 0);
-    CHECK(torch::allclose(fused[i], apart[i], 1e-5, 1e-7));
+    // fp32 sums in another order: an entry near zero is off by a few ulps of the tensor's
+    // largest (1.5e-7 where the largest is 0.22 on a 2-core EPYC), so the absolute
+    // tolerance is the tensor's scale; another adapter's gradient would be off by all of it
+    double scale = apart[i].abs().max().item<double>();
+    INFO("max |fused - apart| " << (fused[i] - apart[i]).abs().max().item<double>() << ", max |apart| " << scale);
+    CHECK(torch::allclose(fused[i], apart[i], 1e-5, 1e-5 * scale));
   }
 }
 
