@@ -11,7 +11,7 @@
 #   STEPS=4000 HIDDEN=384 LAYERS=6 bash scripts/device/general_model.sh OUT
 #   env: EXAMPLES UNIVERSE TASKS KERNEL_NAMES (drawn, fixed) WORDINGS (share of prompts in drawn words) RENAMES (share of suite tasks under drawn names) VOCAB HIDDEN LAYERS HEADS INTERMEDIATE STEPS MICRO MICRO_TOKENS
 #        TF32 LEAST_PADDING BATCH WARMUP SAVE LR TIME_LIMIT (seconds of training in this call)
-#        STOP_AFTER AUDIT=0 N SPLIT TASK_DIR PROBE_DIR CHECKS BENCH=1 (the SFT step benchmark first)
+#        STOP_AFTER AUDIT=0 N SPLIT TASK_DIR PROBE_DIR CHECKS BENCH=1 CORPUS_ONLY=1 PT (below) (the SFT step benchmark first)
 set -uo pipefail
 OUT=$(realpath "$1")
 cd "$(dirname "$0")/../.."
@@ -26,15 +26,26 @@ if [ "${BENCH:-0}" = 1 ]; then
     --heads="${HEADS:-6}" --kv_heads=2 --intermediate="${INTERMEDIATE:-1152}" 2>&1 | tee "$OUT/sft_bench.txt"
 fi
 
+# CORPUS_ONLY=1 (on any machine with the engine built, e.g. BUILD=$PWD/build DEVICE=cpu here): the
+# run's corpus alone, packed as OUT/pt.tar.xz (60,000 examples: 4 MB, two minutes the GPU
+# machine then does not spend); PT=that file starts the run from it there. A run resumes
+# only with its own settings, so a corpus built with other ones is refused, not trained on.
+if [ -n "${PT:-}" ] && [ ! -d "$RUNS/pt" ]; then tar -xJf "$PT" -C "$RUNS"; fi
 resume=()
 [ -d "$RUNS/pt" ] && resume=(--resume)
-engine pretrain.lua --device=cuda --examples="${EXAMPLES:-60000}" --universe_share="${UNIVERSE:-0.5}" \
+corpus_only=()
+[ "${CORPUS_ONLY:-0}" = 1 ] && corpus_only=(--corpus_only)
+engine pretrain.lua --device="${DEVICE:-cuda}" --examples="${EXAMPLES:-60000}" --universe_share="${UNIVERSE:-0.5}" \
   --task_share="${TASKS:-0.2}" --kernel_names="${KERNEL_NAMES:-drawn}" --wording_share="${WORDINGS:-0}" --rename_share="${RENAMES:-0}" --pattern= --vocab_size="${VOCAB:-2048}" --max_len=2048 \
   --hidden="${HIDDEN:-384}" --layers="${LAYERS:-6}" --heads="${HEADS:-6}" --kv_heads=2 \
   --intermediate="${INTERMEDIATE:-1152}" --steps="${STEPS:-4000}" --micro_batch="${MICRO:-32}" \
   --micro_tokens="${MICRO_TOKENS:-0}" --least_padding="${LEAST_PADDING:-false}" --tf32="${TF32:-false}" --batch="${BATCH:-64}" --warmup="${WARMUP:-100}" \
-  --save_every="${SAVE:-100}" --log_every=50 --lr="${LR:-1e-3}" --out="$RUNS/pt" --export="$RUNS/models/general" --overwrite --stop_after="${STOP_AFTER:-0}" --time_limit="${TIME_LIMIT:-0}" "${resume[@]}" \
+  --save_every="${SAVE:-100}" --log_every=50 --lr="${LR:-1e-3}" --out="$RUNS/pt" --export="$RUNS/models/general" --overwrite --stop_after="${STOP_AFTER:-0}" --time_limit="${TIME_LIMIT:-0}" "${resume[@]}" "${corpus_only[@]}" \
   2>&1 | tee -a "$OUT/pretrain.log" | grep -E "corpus|fitted|step=|exported|error" | tail -4
+if [ "${CORPUS_ONLY:-0}" = 1 ]; then
+  tar -cJf "$OUT/pt.tar.xz" -C "$RUNS" pt && ls -la "$OUT/pt.tar.xz"
+  exit 0
+fi
 [ -f "$RUNS/models/general/model.safetensors" ] || { echo "not trained to the end yet: run again"; exit 0; }
 # The model comes back in parts under the 16 MiB a file the device returns, before the
 # checks, so a call cut short by its limit still brings it.

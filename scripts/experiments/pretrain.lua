@@ -103,6 +103,8 @@ M.spec = {
     {"time_limit", 0.0, "stop with a checkpoint after the first step past this many seconds of "
      .. "training in this call (0: none); --resume continues", min = 0},
     {"log_every", 25, "log the loss every N steps", min = 1},
+    {"corpus_only", false, "build the run's corpus in --out and stop: the run, carried to another "
+     .. "machine, trains there with --resume and the same options, without building it again"},
     cli.debug_option,
   },
   -- the model's shape: attention heads split the hidden size, key/value heads the heads
@@ -515,6 +517,11 @@ function M.run(opts)
   local t0 = sys.now()
   local corpus, how = run_corpus(opts)
   log.info("corpus", {examples = #corpus, [how] = true, seconds = string.format("%.1f", sys.now() - t0)})
+  if opts.corpus_only then
+    run:close()
+    log.info("corpus only", {out = opts.out, resume = "--resume"})
+    return nil
+  end
   local init = opts.out .. "/init"
   if not sys.exists(init .. "/config.json") then write_init(init, corpus, opts) end
   local pol = cli.try("cannot load " .. init .. " on " .. opts.device, policy.load, init,

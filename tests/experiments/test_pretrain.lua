@@ -139,6 +139,19 @@ t.test("a resumed run ends with the model of an uninterrupted one", function()
   t.contains(out, "resumed")
   t.contains(out, "read=true", "the corpus the run started with, read back")
   t.eq(t.read(dir .. "/cut_model/model.safetensors"), t.read(dir .. "/whole_model/model.safetensors"))
+  -- --corpus_only: the corpus alone, built on one machine; the run trains from it elsewhere
+  out = run_ok{"--steps=6", "--save_every=5", "--corpus_only", "--out=" .. dir .. "/corpus_first",
+               "--export=" .. dir .. "/corpus_first_model"}
+  t.ok(sys.exists(dir .. "/corpus_first/corpus.jsonl"), out)
+  t.ok(not sys.exists(dir .. "/corpus_first/init/config.json"), "no tokenizer or weights yet")
+  t.ok(not sys.exists(dir .. "/corpus_first_model/config.json"), "no model")
+  local other = run{"--steps=6", "--save_every=5", "--hidden=64", "--resume", "--out=" .. dir .. "/corpus_first",
+                    "--export=" .. dir .. "/corpus_first_model"}
+  t.ok(not other, "a corpus built for other settings is refused")
+  out = run_ok{"--steps=6", "--save_every=5", "--resume", "--out=" .. dir .. "/corpus_first",
+               "--export=" .. dir .. "/corpus_first_model"}
+  t.contains(out, "read=true")
+  t.eq(t.read(dir .. "/corpus_first_model/model.safetensors"), t.read(dir .. "/whole_model/model.safetensors"))
   -- out of time: a checkpoint at the step that passed the limit, then the same model
   out = run_ok{"--steps=6", "--save_every=5", "--time_limit=1e-9", "--out=" .. dir .. "/timed",
                "--export=" .. dir .. "/timed_model"}
