@@ -66,8 +66,8 @@ check() {  # check NAME [model_check.lua options]
 # training task under other names, whether the model copies one), renamed (the held-out splits
 # with the function's name set aside, --rename_entry: the one function a kernel defines judged
 # under the task's name, what the model computes apart from whether it copies the name it is
-# given), prefill (the held-out splits and TASK_DIR with the answer begun with the prototype
-# line, --prefill: a diagnostic).
+# given), prefill (the held-out splits, TASK_DIR and PROBE_DIR with the answer begun with the
+# prototype line, --prefill: a diagnostic).
 CHECKS=${CHECKS:-"suite user probe renamed"}
 wants() { [[ " $CHECKS " == *" $1 "* ]]; }
 wants suite && check suite --split="${SPLIT:-all}" --json="$OUT/check.json"
@@ -85,4 +85,5 @@ if wants prefill; then
   check heldout-prefill --split=heldout --prefill --json="$OUT/check-heldout-prefill.json"
   check wordings-prefill --split=wordings --prefill --json="$OUT/check-wordings-prefill.json"
   [ -z "${TASK_DIR:-}" ] || check user-prefill --split=user --task_dir="$TASK_DIR" --prefill --json="$OUT/check-user-prefill.json"
+  [ -z "${PROBE_DIR:-}" ] || check probe-prefill --split=user --task_dir="$PROBE_DIR" --prefill --json="$OUT/check-probe-prefill.json"
 fi
