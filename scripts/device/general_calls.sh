@@ -16,7 +16,7 @@
 set -uo pipefail
 PHASE=${1:?train, rest or more}
 cd "$(dirname "$0")/../.."
-OUT=${OUT:?the device's output folder}
+OUT=${OUT:?the folder whose files come back}
 LIMIT=${CALL_LIMIT:-600}
 pack() {  # pack NAME: every file of OUT but the model's parts and earlier packs, in one
   local files

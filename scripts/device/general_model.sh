@@ -58,7 +58,7 @@ fi
 # every kernel's verdict and text in kernels-*.jsonl.
 check() {  # check NAME [model_check.lua options]
   local name=$1; shift
-  engine model_check.lua --model="$RUNS/models/general" --device=cuda --prompt=fixed --n="${N:-16}" \
+  engine model_check.lua --model="$RUNS/models/general" --device="${DEVICE:-cuda}" --prompt=fixed --n="${N:-16}" \
     --max_tokens=1536 --kernels="$OUT/kernels-$name.jsonl" "$@" 2>&1 | grep -v "^\[" | tee -a "$OUT/model_check.txt"
 }
 # CHECKS picks which of them run (default "suite user probe renamed"), so that a later call on
