@@ -11,7 +11,7 @@
 local args = require "engine.args"
 local cli = require "core.cli"
 local json = require "engine.json"
-local policy = require "engine.policy"
+local options = require "run.options"
 local prompts = require "method.prompts"
 local tasks = require "engine.tasks"
 local tokenizer = require "engine.tokenizer"
@@ -26,9 +26,9 @@ M.spec = {
     {"model", nil, "policy checkpoint [default: " .. wiring.default_model .. "]", type = "string"},
     {"task_dir", engine.root .. "/data/train/copy-probe-tasks", "the tasks whose names are probed (every task of the folder)"},
     {"also", "", "names scored in the same place for comparison, comma-separated"},
-    {"isa", "auto", "vector ISA the prompts name (auto: this machine's)"},
+    {"isa", "auto", "vector ISA the prompts name (auto: this machine's)", choices = {"auto", "avx512", "avx2"}},
     {"max_tokens", 512, "longest greedy answer in tokens", min = 1},
-    {"device", "cpu", "device of the policy"},
+    {"device", "cpu", "device of the policy: auto, cpu, cuda or cuda:N", check = options.check_device},
     {"json", nil, "write the figures to this file", type = "string"},
   },
 }
@@ -69,9 +69,8 @@ function M.run(opts)
     if t.file:sub(1, #folder + 1) == folder .. "/" then names[#names + 1] = t.name end
   end
   table.sort(names)
-  if #names == 0 then error("name_probe: no task in " .. opts.task_dir, 0) end
-  local dir = opts.model or wiring.default_model
-  local pol = policy.load(dir, {device = opts.device, dtype = "fp32"})
+  if #names == 0 then cli.fail("--task_dir=" .. opts.task_dir .. ": no task in it") end
+  local pol, dir = wiring.load_policy({model = opts.model, device = opts.device, dtype = "fp32"}, wiring.deps())
   local tok = tokenizer.load(dir)
   local rows, total, counted = {}, 0, 0
   for _, name in ipairs(names) do
