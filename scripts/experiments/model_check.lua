@@ -148,7 +148,7 @@ local function check(pol, dir, deps, opts, which)
   local task = wiring.task(opts, config)
   local stage = math.min(opts.stage, stages.for_task(task.name).count)
   local messages = first_prompt(which, stage, task)
-  local begun = opts.prefill and not task.cuda and M.answer_start(task.name) or ""
+  local begun = opts.prefill and M.answer_start(task.name) or ""  -- a CUDA task refused it (options)
   local t0 = sys.now()
   local out = pol:sample({prompts.render(messages) .. begun}, {n = opts.n, temperature = opts.temperature,
                                                                max_tokens = opts.max_tokens,
