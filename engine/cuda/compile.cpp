@@ -29,9 +29,10 @@ std::string program_log(const detail::Nvrtc& n, detail::nvrtcProgram p) {
 namespace detail {
 
 CUmodule build(const std::string& source, const std::vector<std::string>& entries, nlohmann::json& r) {
-  Machine& m = machine();
+  const auto started = std::chrono::steady_clock::now();
+  Machine& m = machine();  // the first call in a process loads and starts the driver and NVRTC
   r = {{"status", "unavailable"}, {"log", m.reason}, {"cubin_bytes", 0}, {"compile_ms", 0.0},
-       {"entries", nlohmann::json::array()}};
+       {"start_ms", ms_since(started)}, {"entries", nlohmann::json::array()}};
   if (!m.reason.empty()) return nullptr;
   const Nvrtc& n = m.nvrtc;
   const Driver& d = m.driver;
@@ -67,6 +68,7 @@ CUmodule build(const std::string& source, const std::vector<std::string>& entrie
   }
   r["cubin_bytes"] = cubin.size();
 
+  const auto loading = std::chrono::steady_clock::now();
   detail::CUcontext ctx = nullptr;
   if (detail::CUresult e = d.cuDevicePrimaryCtxRetain(&ctx, m.device); e || d.cuCtxSetCurrent(ctx)) {
     r["status"] = "load_error";
@@ -86,6 +88,7 @@ CUmodule build(const std::string& source, const std::vector<std::string>& entrie
     r["log"] = "the driver refused the compiled kernel: " + detail::driver_error(d, e) + "\n" + jit_log;
     return nullptr;
   }
+  r["load_ms"] = ms_since(loading);
   std::string missing;
   for (const auto& name : entries) {
     detail::CUfunction f = nullptr;

@@ -22,8 +22,9 @@ namespace cuda {
 nlohmann::json probe();
 
 // Compiles `source` (CUDA C++; entries declared extern "C" __global__) for device 0's
-// architecture and loads it. Returns {status, log, arch, cubin_bytes, compile_ms,
-// entries}: status "ok"; "compile_error" (NVRTC's log names kernel.cu(LINE)); "load_error"
+// architecture and loads it. Returns {status, log, arch, cubin_bytes, compile_ms (NVRTC),
+// start_ms (the driver and NVRTC loaded and started, the first time in a process),
+// load_ms (a context, the module loaded), entries}: status "ok"; "compile_error" (NVRTC's log names kernel.cu(LINE)); "load_error"
 // (the driver refused the image, or an entry is missing: `log` says which); "unavailable"
 // (`log` is probe's reason). `entries` lists those found.
 nlohmann::json compile(const std::string& source, const std::vector<std::string>& entries);
@@ -41,7 +42,8 @@ using CallOutputs = std::function<bool(int call, const std::string& bytes)>;
 // Compiles `source` and runs `launch` (cuda/launch.hpp's fields) on device 0, each call's
 // inputs from `read_inputs`, each earlier call's outputs to `call_outputs` (untimed,
 // after the call): compile's record, and when it ran {times_ms, wall_ms (per timed
-// call), outputs (each output buffer after the last call, a float_blob)}. status
+// call), calls_ms (every call with its inputs and outputs, warm-up ones too), outputs
+// (each output buffer after the last call, a float_blob)}. status
 // "launch_error" (the driver refused the launch: the grid, the block, the shared memory)
 // or "runtime_error" (the kernel faulted: which call; or the inputs did not come) with
 // `log`. Throws std::invalid_argument for a malformed launch. The driver prints a kernel's

@@ -154,7 +154,9 @@ json run(const std::string& source, const json& launch, const InputReader& read_
   detail::CUmodule module = detail::build(source, {l.entry}, r);
   if (!module) return r;
   try {
+    const auto t0 = std::chrono::steady_clock::now();
     json ran = run_loaded(detail::machine().driver, module, l, read_inputs, call_outputs);
+    ran["calls_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     r.update(ran);
   } catch (const Failure& f) {
     r["status"] = f.status;

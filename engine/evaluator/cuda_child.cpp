@@ -300,6 +300,7 @@ json cuda_in_child(const json& req) {
     close_pipes();
     return failed(req, why);
   }
+  const double forked = files::monotonic_seconds();
   pid_t pid = fork();
   if (pid < 0) {
     const std::string why = std::string("fork: ") + std::strerror(errno);
@@ -411,6 +412,7 @@ json cuda_in_child(const json& req) {
       reply["checked_per_call"] = cuda::checked_per_call(l);
     }
   }
+  if (reply.is_object() && req.at("op") != "cuda_probe") reply["child_ms"] = 1000 * (files::monotonic_seconds() - forked);
   if (printed.bytes > 0 || run) {
     reply["kernel_output"] = printable(printed.kept);
     reply["kernel_output_bytes"] = printed.bytes;

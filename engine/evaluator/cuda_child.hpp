@@ -9,7 +9,7 @@ namespace bench::detail {
 
 // req: {op, source, entries | launch, timeout}. Returns cuda::probe()'s, cuda::compile()'s
 // or cuda::run()'s record, or one saying how the child failed (killed, past `timeout`
-// seconds).
+// seconds); a compile's or a run's with child_ms, the child's life from the fork to its end.
 nlohmann::json cuda_in_child(const nlohmann::json& req);
 
 }  // namespace bench::detail

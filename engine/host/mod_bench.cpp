@@ -57,6 +57,7 @@
 #include "cuda/cuda.hpp"
 #include "cudaref/check.hpp"
 #include "cudaref/reference.hpp"
+#include "files/clock.hpp"
 #include "task/rate_bound.hpp"
 #include "task/task.hpp"
 #include "task/timing_stats.hpp"
@@ -421,7 +422,8 @@ static int bench_cuda_compile(lua_State* L) {
 // median_ms, cov, outputs = {each output buffer after the last call}, inputs = {each input
 // buffer of that call}, checked_calls (every call, warm-up ones too), checked_per_call (the
 // output values of each earlier call kept for bench.cuda_judge's check), kernel_output (what
-// the kernel printed, its first 4 KiB), kernel_output_bytes}. The inputs are drawn by the
+// the kernel printed, its first 4 KiB), kernel_output_bytes, and where the time went:
+// start_ms, compile_ms, load_ms, calls_ms, child_ms, request_ms (docs/tasks.md)}. The inputs are drawn by the
 // evaluation process under a key the kernel's process never holds (a fixed `seed` makes
 // them known).
 // The launch table at `idx`, its timeout taken out (60 s unless given).
@@ -437,10 +439,14 @@ static nlohmann::json check_launch(lua_State* L, int idx, const std::string& whe
   return launch;
 }
 
+// bench::cuda_run's record with request_ms, the request's round trip as this process sees it.
 static nlohmann::json run_cuda(const std::string& where, const std::string& src, const nlohmann::json& launch,
                                double timeout) {
   try {
-    return bench::cuda_run(src, launch, timeout);
+    const double t0 = files::monotonic_seconds();
+    nlohmann::json rec = bench::cuda_run(src, launch, timeout);
+    if (rec.is_object()) rec["request_ms"] = 1000 * (files::monotonic_seconds() - t0);
+    return rec;
   } catch (const std::invalid_argument& e) {
     throw Error(where + ": " + e.what());
   }
@@ -563,7 +569,7 @@ static int bench_cuda_check(lua_State* L) {
 // reference computed, the values the evaluation process kept checked (all of them up to
 // 4 Mi values over the calls, else as many drawn at positions the kernel never learns);
 // "verification_error" with the first miss named (and its call) when one misses,
-// max_error and wrong beside. The buffers are not returned: a task's run at its training size holds
+// max_error and wrong beside, and check_ms, the time of the references and checks. The buffers are not returned: a task's run at its training size holds
 // megabytes of them, which a script has no use for.
 static int bench_cuda_judge(lua_State* L) {
   const std::string where = "bench.cuda_judge";
@@ -586,6 +592,7 @@ static int bench_cuda_judge(lua_State* L) {
   if (op.empty()) throw Error(where + ": the judge needs a reference op (bench.cuda_reference() lists them)");
   const cudaref::Size vars = size_vars(size, where);
   nlohmann::json rec = run_cuda(where, src, launch, timeout);
+  const double checking = files::monotonic_seconds();
   if (rec.value("status", "") == "ok") {
     cudaref::Check c;
     try {
@@ -616,6 +623,7 @@ static int bench_cuda_judge(lua_State* L) {
         rec["log"] = calls.log;
       }
     }
+    rec["check_ms"] = 1000 * (files::monotonic_seconds() - checking);
   }
   rec.erase("inputs");
   rec.erase("outputs");

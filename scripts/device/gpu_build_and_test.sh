@@ -14,7 +14,8 @@
 # scripts/experiments/pretrain.lua on CUDA with PRETRAIN_ARGS, exported to OUT/small.tar),
 # model_tasks (model_check.lua on every task of the suite for MODEL, default OUT/small.tar),
 # cuda (tests/bench/test_cuda.lua and test_cuda_tasks.lua, which must find the GPU, its driver
-# and NVRTC here, then perf/bench/cuda_tasks_bench.lua at the tasks' training sizes),
+# and NVRTC here, then perf/bench/cuda_tasks_bench.lua at the tasks' training sizes and
+# perf/bench/cuda_judge_phases_bench.lua on two tasks),
 # parity (transformers reference models of the Qwen2.5-Coder-0.5B/1.5B and Llama-3.2-1B configs), bench
 # (Qwen2.5-Coder-14B config, batch 64, engine and transformers). Results go to OUT.
 # QUICK=1 skips the runs without CUDA graphs; TARGETS="engine policy_bench ..." builds only
@@ -106,6 +107,10 @@ if has cuda; then
     tee "$OUT/cuda-tasks.txt"
   LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" perf/bench/cuda_tasks_bench.lua --size=train 2>&1 |
     tee "$OUT/cuda-tasks-bench.txt"
+  # where a judgement's second goes: Experiment 1's task and calls, and a task of small buffers
+  for task in softmax_rows conv2d_3x3; do
+    LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" perf/bench/cuda_judge_phases_bench.lua --task=$task --kernels=12 2>&1
+  done | tee "$OUT/cuda-judge-phases.txt"
 fi
 
 # The tasks' yardsticks on this node: the DGEMM yardstick against a plain C program calling

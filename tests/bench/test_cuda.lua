@@ -114,6 +114,10 @@ else
     t.ok(r.median_ms > 0)
     t.eq({#r.inputs, #r.inputs[1], #r.inputs[2]}, {2, N, N})
     t.eq(wrong_sums(r), 0)
+    -- where its time went: each phase inside the one that holds it
+    local inside = r.start_ms + r.compile_ms + r.load_ms + r.calls_ms
+    t.ok(r.start_ms > 0 and r.load_ms > 0 and r.calls_ms > 0, json.encode({r.start_ms, r.load_ms, r.calls_ms}))
+    t.ok(inside <= r.child_ms and r.child_ms <= r.request_ms, json.encode({inside, r.child_ms, r.request_ms}))
   end)
 
   t.test("inputs differ between runs under a key no one holds, and repeat under a seed", function()

@@ -254,6 +254,7 @@ if info.available then
       local rec = cuda_tasks.evaluate(spec.straightforward, {task = spec.name, size = "test"})
       t.eq(rec.status, "ok", spec.name .. ": " .. tostring(rec.log))
       t.ok(rec.median_ms > 0 and rec.max_error <= 1, spec.name)
+      t.ok(rec.check_ms > 0 and rec.child_ms <= rec.request_ms, spec.name)
     end
     local add = cuda_tasks.get("vector_add").straightforward:gsub("x%[i%] %+ y%[i%]", "x[i] - y[i]")
     local wrong = cuda_tasks.evaluate(add, {task = "vector_add", size = "test"})
