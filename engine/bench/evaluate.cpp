@@ -275,7 +275,11 @@ nlohmann::json cuda_compile(const std::string& source, const std::vector<std::st
 nlohmann::json cuda_run(const std::string& source, const nlohmann::json& launch, double timeout) {
   if (!(timeout > 0 && timeout <= 3600)) throw std::invalid_argument("timeout must be more than 0 and at most 3600 seconds");
   cuda::parse_launch(launch);  // a malformed launch is the caller's error, named here
-  return request({{"op", "cuda_run"}, {"source", source}, {"launch", launch}, {"timeout", timeout}});
+  // parallel: the threads that draw the run's inputs and keep its checked values. The next
+  // call's inputs are drawn while the GPU runs this one, so a core is left to the child
+  // whose thread records the events around the launch.
+  return request({{"op", "cuda_run"}, {"source", source}, {"launch", launch}, {"timeout", timeout},
+                  {"parallel", std::max(1, machine().cores - 1)}});
 }
 
 std::vector<Result> evaluate_batch(const std::vector<std::string>& sources, const EvalOptions& opts) {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "cuda/cuda.hpp"
+#include "task/between_calls.hpp"
 
 namespace cuda {
 
@@ -30,23 +31,46 @@ float to_bf16(float v, uint16_t& bits) {
 
 int total_calls(const Launch& l) { return l.warmup + l.calls; }
 
+// Values a part of a call's outputs holds at least, for the kept values and the check.
+constexpr size_t kValuesAPart = 32768;
+
+// Values [0, n) of stream (call, stream), each given to each(i, value), in parts of whole
+// ChaCha blocks over the between-call workers (task/between_calls.hpp): the values one pass
+// gives, however many workers there are. A part fills a small buffer at a time, wiped after.
+template <class Each>
+void signed_units_in_parts(const bench::Keystream& keys, uint32_t call, uint32_t stream, size_t n, Each each) {
+  constexpr size_t kBlock = 8, kChunk = 512, kBlocksAPart = 4096;
+  bench::for_parts((n + kBlock - 1) / kBlock, kBlocksAPart, [&](size_t, size_t first, size_t last) {
+    double unit[kChunk];
+    const size_t end = std::min(last * kBlock, n);
+    for (size_t i = first * kBlock; i < end; i += kChunk) {
+      const size_t m = std::min(kChunk, end - i);
+      keys.fill_signed_unit(call, stream, unit, m, i);
+      for (size_t j = 0; j < m; ++j) each(i + j, unit[j]);
+    }
+    explicit_bzero(unit, sizeof unit);
+  });
+}
+
 }  // namespace
 
 std::vector<float> draw_input(const bench::Keystream& keys, const LaunchArg& a, int call, size_t arg,
                               std::vector<uint16_t>* bits) {
-  std::vector<double> unit(a.count);
-  keys.fill_signed_unit(static_cast<uint32_t>(call), static_cast<uint32_t>(arg), unit.data(), a.count);
   std::vector<float> values(a.count);
-  // 24 bits a value, below 1: each is a float exactly, in [-1, 1)
-  for (size_t i = 0; i < a.count; ++i) values[i] = static_cast<float>(std::floor(unit[i] * 8388608.0) / 8388608.0);
-  if (a.bf16) {
-    uint16_t b = 0;
-    if (bits) bits->resize(a.count);
-    for (size_t i = 0; i < a.count; ++i) {
-      values[i] = to_bf16(values[i], b);
-      if (bits) (*bits)[i] = b;
-    }
-  }
+  if (a.bf16 && bits) bits->resize(a.count);
+  uint16_t* half = a.bf16 && bits ? bits->data() : nullptr;
+  const bool bf16 = a.bf16;
+  signed_units_in_parts(keys, static_cast<uint32_t>(call), static_cast<uint32_t>(arg), a.count,
+                        [&values, half, bf16](size_t i, double u) {
+                          // 24 bits a value, below 1: each is a float exactly, in [-1, 1)
+                          float v = static_cast<float>(std::floor(u * 8388608.0) / 8388608.0);
+                          if (bf16) {
+                            uint16_t b = 0;
+                            v = to_bf16(v, b);
+                            if (half) half[i] = b;
+                          }
+                          values[i] = v;
+                        });
   return values;
 }
 
@@ -74,14 +98,12 @@ size_t checked_per_call(const Launch& l) {
 std::vector<uint64_t> checked_positions(const bench::Keystream& keys, const Launch& l, int call) {
   const size_t each = output_values(l), n = checked_per_call(l);
   if (n >= each) return {};
-  std::vector<double> unit(n);
-  keys.fill_signed_unit(static_cast<uint32_t>(call), kPositionsStream, unit.data(), n);
   std::vector<uint64_t> out(n);
-  for (size_t i = 0; i < n; ++i) {
+  signed_units_in_parts(keys, static_cast<uint32_t>(call), kPositionsStream, n, [&out, each](size_t i, double u) {
     // (u + 1) / 2 in [0, 1): a position below `each`
-    const auto p = static_cast<uint64_t>((unit[i] + 1) * 0.5 * static_cast<double>(each));
+    const auto p = static_cast<uint64_t>((u + 1) * 0.5 * static_cast<double>(each));
     out[i] = std::min<uint64_t>(p, each - 1);
-  }
+  });
   return out;
 }
 
@@ -119,14 +141,10 @@ nlohmann::json checked_values(const bench::Keystream& keys, const Launch& l, int
     return v;
   };
   const std::vector<uint64_t> positions = checked_positions(keys, l, call);
-  std::vector<float> out;
-  if (positions.empty()) {
-    out.resize(value);
-    for (size_t e = 0; e < value; ++e) out[e] = at(e);
-  } else {
-    out.reserve(positions.size());
-    for (uint64_t e : positions) out.push_back(at(e));
-  }
+  std::vector<float> out(positions.empty() ? value : positions.size());
+  bench::for_parts(out.size(), kValuesAPart, [&](size_t, size_t from, size_t to) {
+    for (size_t k = from; k < to; ++k) out[k] = at(positions.empty() ? k : positions[k]);
+  });
   return float_blob(out.data(), out.size());
 }
 
@@ -164,21 +182,39 @@ CallsCheck check_calls(const nlohmann::json& rec, const Launch& l, const Referen
     if (got.size() != count)
       throw std::invalid_argument("call " + std::to_string(call + 1) + " returned " + std::to_string(got.size()) +
                                   " checked values, not " + std::to_string(count));
-    size_t wrong = 0, at_output = 0, at_element = 0;
-    double worst = 0;
-    for (size_t k = 0; k < count; ++k) {
-      const uint64_t e = positions.empty() ? k : positions[k];
-      size_t o = 0;
-      while (o + 1 < first.size() && e >= first[o + 1]) ++o;
-      const double want = ref[o][e - first[o]];
-      const double err = std::isnan(got[k]) ? std::numeric_limits<double>::infinity() : std::fabs(got[k] - want);
-      if (!(err <= atol + rtol * std::fabs(want))) ++wrong;
-      if (err > worst || (std::isinf(err) && at_output == 0)) {
-        worst = err;
-        at_output = o + 1;
-        at_element = e - first[o] + 1;
+    // In parts, each its own misses and its first worst value, merged in order by the same
+    // rule: the counts and the element named are those of one pass.
+    struct Part {
+      size_t wrong = 0, at_output = 0, at_element = 0;
+      double worst = 0;
+      void take(double err, size_t output, size_t element) {
+        if (err > worst || (std::isinf(err) && at_output == 0)) {
+          worst = err;
+          at_output = output;
+          at_element = element;
+        }
       }
+    };
+    std::vector<Part> parts(bench::parts_of(count, kValuesAPart));
+    bench::for_parts(count, kValuesAPart, [&](size_t part, size_t from, size_t to) {
+      Part& p = parts[part];
+      for (size_t k = from; k < to; ++k) {
+        const uint64_t e = positions.empty() ? k : positions[k];
+        size_t o = 0;
+        while (o + 1 < first.size() && e >= first[o + 1]) ++o;
+        const double want = ref[o][e - first[o]];
+        const double err = std::isnan(got[k]) ? std::numeric_limits<double>::infinity() : std::fabs(got[k] - want);
+        if (!(err <= atol + rtol * std::fabs(want))) ++p.wrong;
+        p.take(err, o + 1, e - first[o] + 1);
+      }
+    });
+    Part all;
+    for (const Part& p : parts) {
+      all.wrong += p.wrong;
+      if (p.at_output > 0) all.take(p.worst, p.at_output, p.at_element);
     }
+    const size_t wrong = all.wrong, at_output = all.at_output, at_element = all.at_element;
+    const double worst = all.worst;
     c.checked += count;
     if (worst > c.max_error) c.max_error = worst;
     if (wrong > 0) {

@@ -282,10 +282,10 @@ struct Printed {
 json cuda_in_child(const json& req) {
   const double timeout = req.value("timeout", 60.0);
   const bool run = req.at("op") == "cuda_run";
-  std::optional<InputFeed> feed;
+  std::optional<cuda::Launch> launch;
   if (run) {
     try {
-      feed.emplace(cuda::parse_launch(req.at("launch")));
+      launch = cuda::parse_launch(req.at("launch"));
     } catch (const std::exception& e) {
       return failed(req, std::string("the launch: ") + e.what());
     }
@@ -317,6 +317,10 @@ json cuda_in_child(const json& req) {
   close(print_fds[1]);
   int print_fd = print_fds[0];
   fcntl(print_fd, F_SETFL, O_NONBLOCK);
+  // The inputs' key is drawn now, after the fork: the child's copy of this process never
+  // held it.
+  std::optional<InputFeed> feed;
+  if (run) feed.emplace(*launch);
   int feed_fd = -1;
   if (run) {
     close(in_fds[0]);

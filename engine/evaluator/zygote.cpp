@@ -168,7 +168,11 @@ json Zygote::handle(const json& req) {
   // written into its tree after the sweep at start-up.
   files::sweep_orphans(files::temp_base(), "engine-zygote");
   const std::string op = req.at("op");
-  if (op == "cuda_probe" || op == "cuda_compile" || op == "cuda_run" || op == "cuda_sandbox") return cuda_in_child(req);
+  if (op == "cuda_probe" || op == "cuda_compile" || op == "cuda_run" || op == "cuda_sandbox") {
+    // a run's inputs are drawn here call by call, on the threads the engine gives
+    if (op == "cuda_run") set_between_call_workers(req.value("parallel", 1));
+    return cuda_in_child(req);
+  }
   const ResolvedOptions opts = ResolvedOptions::from_json(req.at("options"));  // the one decoding
   task_ = &task_for(opts.problem, opts.warmup + opts.max_runs + kSpareCalls, opts.threads);
   set_between_call_workers(opts.split_checks ? opts.threads : 1);  // the calls' cores are idle between calls

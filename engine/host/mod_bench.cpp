@@ -58,6 +58,7 @@
 #include "cudaref/check.hpp"
 #include "cudaref/reference.hpp"
 #include "files/clock.hpp"
+#include "task/between_calls.hpp"
 #include "task/rate_bound.hpp"
 #include "task/task.hpp"
 #include "task/timing_stats.hpp"
@@ -608,6 +609,7 @@ static int bench_cuda_judge(lua_State* L) {
       rec["log"] = "call " + std::to_string(rec.value("checked_calls", 0)) + " (the last): " +
                    cudaref::describe(c, atol, rtol);
     } else {
+      bench::set_between_call_workers(bench::machine().cores);  // each call's inputs drawn again on every core
       cuda::CallsCheck calls;
       try {
         calls = cuda::check_calls(

@@ -105,10 +105,11 @@ uint64_t Keystream::word(uint32_t call, uint32_t buffer, uint64_t index) const {
   return uint64_t(b[i]) | uint64_t(b[i + 1]) << 32;
 }
 
-void Keystream::fill_signed_unit(uint32_t call, uint32_t buffer, double* out, size_t n) const {
+void Keystream::fill_signed_unit(uint32_t call, uint32_t buffer, double* out, size_t n, uint64_t from) const {
+  if (from % 8 != 0) throw std::invalid_argument("a keystream is filled from a multiple of 8 values");
   uint32_t b[16];
   for (size_t i = 0; i < n; i += 8) {
-    block(call, buffer, i / 8, b);
+    block(call, buffer, (from + i) / 8, b);
     for (size_t j = 0; j < 8 && i + j < n; ++j) {
       uint64_t w = uint64_t(b[2 * j]) | uint64_t(b[2 * j + 1]) << 32;
       out[i + j] = 2 * (static_cast<double>(w >> 11) * 0x1.0p-53) - 1;

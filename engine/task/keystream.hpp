@@ -26,8 +26,9 @@ class Keystream {
   Keystream(Keystream&& o) noexcept;
 
   // Values in [-1, 1) with 53 random bits each, for buffer `buffer` of call `call`: every
-  // (call, buffer) pair is its own stream.
-  void fill_signed_unit(uint32_t call, uint32_t buffer, double* out, size_t n) const;
+  // (call, buffer) pair is its own stream. `from` (a multiple of 8, a block's 8 values)
+  // starts at that value of the stream, so parts of one stream can be filled apart.
+  void fill_signed_unit(uint32_t call, uint32_t buffer, double* out, size_t n, uint64_t from = 0) const;
   // One 64-bit word of stream (call, buffer) at `index`.
   uint64_t word(uint32_t call, uint32_t buffer, uint64_t index) const;
   void wipe();  // forgets the key (the memory is cleared, not only released)

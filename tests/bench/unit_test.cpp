@@ -19,6 +19,7 @@
 #include "bench/machine.hpp"
 #include "bench/peak.hpp"
 #include "evaluator/verdict.hpp"
+#include "task/between_calls.hpp"
 #include "task/keystream.hpp"
 #include "task/rate_bound.hpp"
 #include "task/timing_stats.hpp"
@@ -236,6 +237,56 @@ TEST_CASE("a CUDA run's inputs are floats on the grid, a bf16 buffer's rounded t
     std::memcpy(&u, &b[i], 4);
     CHECK(u == uint32_t{bits[i]} << 16);
     CHECK(std::fabs(b[i] - v[i]) <= std::fabs(v[i]) / 256);  // the nearest of 8 significant bits
+  }
+}
+
+TEST_CASE("a CUDA run's inputs and checked positions are the same however many threads draw them") {
+  const bench::Keystream k = bench::Keystream::seeded(11);
+  const size_t n = 300001;  // many parts, and a last block cut short
+  std::vector<double> whole(n), part(n - 4096);
+  k.fill_signed_unit(3, 1, whole.data(), n);
+  k.fill_signed_unit(3, 1, part.data(), part.size(), 4096);  // the stream from its 4,096th value
+  CHECK(std::equal(part.begin(), part.end(), whole.begin() + 4096));
+  CHECK_THROWS_WITH(k.fill_signed_unit(3, 1, part.data(), 8, 4), Catch::Contains("multiple of 8"));
+  const cuda::LaunchArg f{cuda::LaunchArg::input, n}, h{cuda::LaunchArg::input, n, true};
+  const cuda::Launch big = add_launch(size_t{1} << 21, 5);
+  std::vector<std::vector<float>> drawn;
+  std::vector<std::vector<uint16_t>> halves;
+  std::vector<std::vector<uint64_t>> positions;
+  for (int workers : {1, 4, 3}) {
+    bench::set_between_call_workers(workers);
+    drawn.push_back(cuda::draw_input(k, f, 3, 1));
+    halves.emplace_back();
+    cuda::draw_input(k, h, 3, 1, &halves.back());
+    positions.push_back(cuda::checked_positions(k, big, 2));
+  }
+  bench::set_between_call_workers(1);
+  for (size_t i = 0; i < n; ++i)  // the one-pass definition: 24 bits of each value
+    if (drawn[0][i] != static_cast<float>(std::floor(whole[i] * 8388608.0) / 8388608.0)) FAIL("value " << i);
+  CHECK(drawn[1] == drawn[0]);
+  CHECK(drawn[2] == drawn[0]);
+  CHECK((halves[1] == halves[0] && halves[2] == halves[0] && halves[0].size() == n));
+  CHECK((positions[1] == positions[0] && positions[2] == positions[0] && !positions[0].empty()));
+
+  // A run with misses of several sizes and NaNs, checked on 1 and on 4 threads: the same
+  // verdict, counts, worst error and element named, with every value checked and at positions.
+  for (const cuda::Launch& l : {add_launch(200000, 4), big}) {
+    const nlohmann::json bad = fake_run(k, l, [](int call, const auto& x, const auto& y, auto& z) {
+      for (size_t i = 0; i < z.size(); ++i) z[i] = x[i] + y[i];
+      if (call != 2) return;
+      for (size_t i = 5; i < z.size(); i += 97) z[i] += 1e-3f * static_cast<float>(i % 89);
+      for (size_t i = z.size() / 3; i < z.size(); i += 1009) z[i] = std::nanf("");  // some at drawn positions
+    });
+    std::vector<cuda::CallsCheck> checks;
+    for (int workers : {1, 4}) {
+      bench::set_between_call_workers(workers);
+      checks.push_back(check_add(bad, l));
+    }
+    bench::set_between_call_workers(1);
+    const cuda::CallsCheck &a = checks[0], &b = checks[1];
+    CHECK((!a.ok && a.call == 3 && a.wrong > 1 && std::isinf(a.max_error)));
+    CHECK(std::tie(a.ok, a.call, a.checked, a.wrong, a.max_error, a.at_output, a.at_element, a.log) ==
+          std::tie(b.ok, b.call, b.checked, b.wrong, b.max_error, b.at_output, b.at_element, b.log));
   }
 }
 
