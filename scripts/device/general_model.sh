@@ -9,7 +9,7 @@
 #
 #   (after gpu_build_and_test.sh's build step, TARGETS="engine engine-sandbox")
 #   STEPS=4000 HIDDEN=384 LAYERS=6 bash scripts/device/general_model.sh OUT
-#   env: EXAMPLES UNIVERSE TASKS KERNEL_NAMES (drawn, fixed) WORDINGS (share of prompts in drawn words) RENAMES (share of suite tasks under drawn names) VOCAB HIDDEN LAYERS HEADS INTERMEDIATE STEPS MICRO MICRO_TOKENS
+#   env: EXAMPLES UNIVERSE TASKS KERNEL_NAMES (drawn, fixed) WORDINGS (share of prompts in drawn words) WORDING_VERSION (their framings' version; default the current) RENAMES (share of suite tasks under drawn names) VOCAB HIDDEN LAYERS HEADS INTERMEDIATE STEPS MICRO MICRO_TOKENS
 #        TF32 LEAST_PADDING BATCH WARMUP SAVE LR TIME_LIMIT (seconds of training in this call)
 #        STOP_AFTER AUDIT=0 N SPLIT TASK_DIR PROBE_DIR CHECKS BENCH=1 CORPUS_ONLY=1 PT (below) (the SFT step benchmark first)
 set -uo pipefail
@@ -36,7 +36,7 @@ resume=()
 corpus_only=()
 [ "${CORPUS_ONLY:-0}" = 1 ] && corpus_only=(--corpus_only)
 engine pretrain.lua --device="${DEVICE:-cuda}" --examples="${EXAMPLES:-60000}" --universe_share="${UNIVERSE:-0.5}" \
-  --task_share="${TASKS:-0.2}" --kernel_names="${KERNEL_NAMES:-drawn}" --wording_share="${WORDINGS:-0}" --rename_share="${RENAMES:-0}" --pattern= --vocab_size="${VOCAB:-2048}" --max_len=2048 \
+  --task_share="${TASKS:-0.2}" --kernel_names="${KERNEL_NAMES:-drawn}" --wording_share="${WORDINGS:-0}" ${WORDING_VERSION:+--wording_version=$WORDING_VERSION} --rename_share="${RENAMES:-0}" --pattern= --vocab_size="${VOCAB:-2048}" --max_len=2048 \
   --hidden="${HIDDEN:-384}" --layers="${LAYERS:-6}" --heads="${HEADS:-6}" --kv_heads=2 \
   --intermediate="${INTERMEDIATE:-1152}" --steps="${STEPS:-4000}" --micro_batch="${MICRO:-32}" \
   --micro_tokens="${MICRO_TOKENS:-0}" --least_padding="${LEAST_PADDING:-false}" --tf32="${TF32:-false}" --batch="${BATCH:-64}" --warmup="${WARMUP:-100}" \

@@ -19,6 +19,7 @@ local cli = require "core.cli"
 local kernelgen = require "kernelgen"
 local split = require "method.heldout_split"
 local universe = require "universe"
+local wordings = require "wordings"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$") or "."
 
@@ -39,7 +40,7 @@ M.spec = {
 
 -- The settings of pretrain.json that rebuild the corpus.
 M.corpus_keys = {"corpus_version", "seed", "examples", "defect_rate", "task_share", "cuda_share", "universe_share",
-                 "universe_version", "kernel_names", "wording_share", "rename_share", "isa"}
+                 "universe_version", "kernel_names", "wording_share", "wording_version", "rename_share", "isa"}
 
 -- What each kind of overlap holds in the pairs of a corpus (pretrain.build_corpus's):
 -- {[kind] = {count =, examples = {{index =, task =, example_kind =, item =}, ...}}}.
@@ -88,6 +89,11 @@ function M.settings(dir)
   s.task_share = s.task_share or 0
   s.universe_share = s.universe_share or 0
   s.wording_share = s.wording_share or 0
+  s.wording_version = s.wording_share > 0 and (s.wording_version or 1) or nil
+  if s.wording_version and s.wording_version > wordings.version then
+    return nil, string.format("its prompts were drawn from framings of version %d, newer than this tree's (%d)",
+                              s.wording_version, wordings.version)
+  end
   s.rename_share = s.rename_share or 0
   local universe_version = universe.version
   if s.universe_share > 0 and s.universe_version ~= universe_version then

@@ -60,6 +60,9 @@ M.spec = {
     {"wording_share", 0.0, "share of the prompts asked in drawn words (scripts/pretraining/wordings.lua: "
      .. "a drawn framing sentence and, in a fixed prompt, an emphasis composed from pieces; never "
      .. "a held-out wording); 0: every prompt in the generators' words", min = 0, max = 1},
+    {"wording_version", wordings.version, "the framings the drawn words take their first line from "
+     .. "(wordings.lua: 1, those that speak of a signature only; 2, those and more that do not)",
+     min = 1, max = wordings.version},
     {"rename_share", 0.0, "share of the matmul and suite-task examples asking for their function under a "
      .. "drawn name (universe.entry_name), in the prompt's prototype and the answer alike, so that a name "
      .. "is copied from the prompt, not recalled from the statement; 0: every task under its own name",
@@ -126,7 +129,8 @@ M.spec = {
 
 -- The settings that define the model: a run resumes only with the same ones.
 local identity_keys = {"corpus_version", "seed", "examples", "defect_rate", "task_share", "cuda_share",
-                       "universe_share", "universe_version", "kernel_names", "wording_share", "rename_share", "isa",
+                       "universe_share", "universe_version", "kernel_names", "wording_share", "wording_version",
+                       "rename_share", "isa",
                        "max_len", "vocab_size", "tokenizer_examples", "pattern", "hidden", "layers", "heads",
                        "kv_heads", "intermediate", "steps", "batch", "lr", "warmup", "min_lr",
                        "weight_decay"}
@@ -137,14 +141,17 @@ local identity_keys = {"corpus_version", "seed", "examples", "defect_rate", "tas
 -- does not resume, and audit.lua rebuilds a model's corpus at the version its
 -- pretrain.json names (none: 1).
 local introduced = {cuda_share = 0, universe_share = 0, corpus_version = 1, kernel_names = "drawn",
-                    wording_share = 0, rename_share = 0}
+                    wording_share = 0, wording_version = 1, rename_share = 0}
 
 local function identity(opts)
   local id = {}
   -- the universe's version only where the corpus holds universe tasks
   local universe_version = (opts.universe_share or 0) > 0 and (opts.universe_version or require("universe").version) or nil
+  -- and the framings' version only where prompts are put in drawn words
+  local wording_version = (opts.wording_share or 0) > 0 and (opts.wording_version or wordings.version) or nil
   local with = setmetatable({corpus_version = opts.corpus_version or kernelgen.corpus_version,
-                             universe_version = universe_version}, {__index = opts})
+                             universe_version = universe_version, wording_version = wording_version},
+                            {__index = opts})
   for _, k in ipairs(identity_keys) do
     if introduced[k] == nil or with[k] ~= introduced[k] then id[k] = with[k] end
   end
@@ -187,10 +194,10 @@ M.interleave = interleave
 
 -- The chat `messages` with its user's text in drawn words (wordings.vary). The drawn words
 -- are checked as the generators check theirs: none may hold an item of the held-out split.
-local function in_drawn_words(messages, pair, rng, check)
+local function in_drawn_words(messages, pair, rng, check, version)
   local out = {table.unpack(messages)}
   local user = out[#out]
-  out[#out] = {role = user.role, content = wordings.vary(user.content, rng)}
+  out[#out] = {role = user.role, content = wordings.vary(user.content, rng, version)}
   if check ~= false then
     split.check({task = pair.task, size = pair.size, isa = pair.isa, messages = out, completion = pair.completion},
                 "pretrain.wordings")
@@ -218,7 +225,8 @@ end
 -- a task of the suite's name, "cuda:NAME") and size. opts.corpus_version (default the
 -- current) and opts.check (false: keep the held-out items a generator would refuse) are
 -- audit.lua's, to rebuild a model's corpus as it was. opts.wording_share of the prompts, drawn
--- from opts.seed after the parts are merged, are put in drawn words (wordings.lua), after
+-- from opts.seed after the parts are merged, are put in drawn words (wordings.lua, at
+-- opts.wording_version, default the current), after
 -- opts.rename_share of the matmul and suite-task examples are asked under a drawn name.
 function M.build_corpus(opts)
   local n_tasks = math.floor(opts.examples * (opts.task_share or 0) + 0.5)
@@ -264,7 +272,7 @@ function M.build_corpus(opts)
         end
       end
     end
-    if rng and rng:chance(share) then messages = in_drawn_words(messages, pair, rng, opts.check) end
+    if rng and rng:chance(share) then messages = in_drawn_words(messages, pair, rng, opts.check, opts.wording_version) end
     pair.prompt = prompts.render(messages)
     pairs_[i] = pair
   end

@@ -8,6 +8,7 @@
 --
 --   local wordings = require "wordings"
 --   wordings.vary(user_text, rng)        -- the text in drawn words (engine.rng's rng)
+--   wordings.vary(user_text, rng, 1)     -- ... from version 1's framings (wordings.version: the current)
 --   wordings.emphasis(list, rng)         -- an emphasis asking for the techniques `list`
 
 local prompts = require "method.prompts"
@@ -19,9 +20,16 @@ local M = {}
 M.standard = "Write a C function with exactly this signature:"
 M.answer_format = "Answer with the complete C code in one ```c code block."
 
+-- The version of the framings a corpus draws from (pretrain.json's wording_version; none:
+-- 1). Version 1 speaks of the prototype only as a function's signature, and a model trained
+-- on it named its function from the words of a held-out framing that did not (docs/models.md,
+-- the seventh universe model); version 2 adds framings that call it a prototype, a header
+-- line, an interface or a first line.
+M.version = 2
+
 -- First lines. None ends in a held-out framing's last word: a run of 8 words would then
 -- reach from it into the prototype.
-M.framings = {
+M.framings_v1 = {
   M.standard,
   "Write the C function declared below; keep its signature exactly:",
   "Write a C function that has exactly the following signature:",
@@ -39,6 +47,25 @@ M.framings = {
   "Write a C function; its signature must be exactly this:",
   "Produce a C function with the signature below, unchanged:",
 }
+M.framings = {table.unpack(M.framings_v1)}
+for _, f in ipairs({
+  "Write the C function with the prototype below, leaving the prototype unchanged:",
+  "Code the C function that begins with this header line:",
+  "Write a C function whose first line is exactly the one below:",
+  "Complete the C function with the following prototype, unchanged:",
+  "Write the C procedure that this header line opens:",
+  "Provide a C function for the interface below, exactly as written:",
+  "Write the whole C function for the prototype that follows:",
+  "The C function to write starts with the line below; keep that line unchanged:",
+}) do M.framings[#M.framings + 1] = f end
+
+-- The framings of `version` (default the current).
+function M.framings_of(version)
+  version = version or M.version
+  if version == 1 then return M.framings_v1 end
+  if version == 2 then return M.framings end
+  error("wordings: no version " .. tostring(version) .. " of the framings (1 or 2)", 2)
+end
 
 -- An emphasis is opener .. joiner (carrying the technique list) .. closer. Openers start
 -- with no held-out emphasis's first word (it would follow the same 7 words of the task
@@ -127,13 +154,14 @@ function M.fixed_list(paragraph, rng, matmul)
   end
 end
 
--- The user's text with a drawn framing (when it opens with the standard line) and a drawn
--- emphasis (when the paragraph before the answer format is a fixed emphasis); the rest, the
--- stage rules of the other prompts among it, as it was.
-function M.vary(text, rng)
+-- The user's text with a drawn framing of `version` (when it opens with the standard line)
+-- and a drawn emphasis (when the paragraph before the answer format is a fixed emphasis);
+-- the rest, the stage rules of the other prompts among it, as it was.
+function M.vary(text, rng, version)
+  local framings = M.framings_of(version)
   local rest = text:sub(#M.standard + 1)
   if text:sub(1, #M.standard) == M.standard and rest:sub(1, 1) == "\n" then
-    text = rng:pick(M.framings) .. rest
+    text = rng:pick(framings) .. rest
   end
   local head, paragraph = text:match("^(.*\n\n)([^\n]+)\n\n" .. escape(M.answer_format) .. "$")
   local list = paragraph and M.fixed_list(paragraph, rng, text:find("\n\nvoid matmul_optimized(", 1, true) ~= nil)
