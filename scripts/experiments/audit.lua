@@ -176,7 +176,8 @@ function M.text(result)
                            result.tasks.cuda or 0, result.tasks.universe and string.format(
                              ", %d of the generated universe at version %d", result.tasks.universe,
                              s.universe_version) or "")
-    .. (s.wording_share > 0 and string.format(", %g%% of the prompts in drawn words", 100 * s.wording_share) or "")
+    .. (s.wording_share > 0 and string.format(", %g%% of the prompts in drawn words (framings version %d)",
+                                              100 * s.wording_share, s.wording_version) or "")
     .. (s.rename_share > 0 and string.format(", %g%% of the suite's tasks under drawn names", 100 * s.rename_share) or "")
   lines[#lines + 1] = string.format("held-out split: matmul at %s; each task's size \"heldout\"; the held-out "
                                     .. "wordings (runs of %d words); the tasks %s and the CUDA tasks %s",
