@@ -320,7 +320,21 @@ json cuda_in_child(const json& req) {
   // The inputs' key is drawn now, after the fork: the child's copy of this process never
   // held it.
   std::optional<InputFeed> feed;
-  if (run) feed.emplace(*launch);
+  if (run) {
+    try {
+      feed.emplace(*launch);
+    } catch (const std::exception& e) {  // no key to be had: the child goes, unanswered
+      kill(-pid, SIGKILL);  // its group, and the child itself should it not have made the group yet
+      kill(pid, SIGKILL);
+      close(print_fd);
+      close(fds[0]);
+      close(in_fds[0]);
+      close(in_fds[1]);
+      while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      return failed(req, std::string("the inputs' key: ") + e.what());
+    }
+  }
   int feed_fd = -1;
   if (run) {
     close(in_fds[0]);
