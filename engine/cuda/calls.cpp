@@ -52,11 +52,11 @@ void signed_units_in_parts(const bench::Keystream& keys, uint32_t call, uint32_t
   });
 }
 
-}  // namespace
-
-std::vector<float> draw_input(const bench::Keystream& keys, const LaunchArg& a, int call, size_t arg,
-                              std::vector<uint16_t>* bits) {
-  std::vector<float> values(a.count);
+// The values draw_input describes, as floats or as the doubles they equal (the check's).
+template <class Value>
+std::vector<Value> drawn(const bench::Keystream& keys, const LaunchArg& a, int call, size_t arg,
+                         std::vector<uint16_t>* bits) {
+  std::vector<Value> values(a.count);
   if (a.bf16 && bits) bits->resize(a.count);
   uint16_t* half = a.bf16 && bits ? bits->data() : nullptr;
   const bool bf16 = a.bf16;
@@ -72,6 +72,17 @@ std::vector<float> draw_input(const bench::Keystream& keys, const LaunchArg& a, 
                           values[i] = v;
                         });
   return values;
+}
+
+}  // namespace
+
+std::vector<float> draw_input(const bench::Keystream& keys, const LaunchArg& a, int call, size_t arg,
+                              std::vector<uint16_t>* bits) {
+  return drawn<float>(keys, a, call, arg, bits);
+}
+
+std::vector<double> draw_input_doubles(const bench::Keystream& keys, const LaunchArg& a, int call, size_t arg) {
+  return drawn<double>(keys, a, call, arg, nullptr);
 }
 
 size_t output_values(const Launch& l) {
@@ -162,8 +173,7 @@ CallsCheck check_calls(const nlohmann::json& rec, const Launch& l, const Referen
     std::vector<std::vector<double>> inputs;
     for (size_t i = 0; i < l.args.size(); ++i) {
       if (l.args[i].kind != LaunchArg::input) continue;
-      const std::vector<float> v = draw_input(keys, l.args[i], call, i);
-      inputs.emplace_back(v.begin(), v.end());
+      inputs.push_back(draw_input_doubles(keys, l.args[i], call, i));
     }
     const std::vector<std::vector<double>> ref = reference(inputs);
     // the reference's outputs laid end to end, as the positions count them

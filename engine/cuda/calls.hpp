@@ -35,6 +35,9 @@ constexpr size_t kCheckedValues = size_t{1} << 22;
 // given.
 std::vector<float> draw_input(const bench::Keystream& keys, const LaunchArg& a, int call, size_t arg,
                               std::vector<uint16_t>* bits = nullptr);
+// The same values as doubles (each equals its float), for a reference: drawn so, not widened
+// after.
+std::vector<double> draw_input_doubles(const bench::Keystream& keys, const LaunchArg& a, int call, size_t arg);
 
 // One call's outputs: their values in all, and their bytes on the device (laid end to end
 // in argument order, 4 bytes a float, 2 a bfloat16).

@@ -265,6 +265,8 @@ TEST_CASE("a CUDA run's inputs and checked positions are the same however many t
     if (drawn[0][i] != static_cast<float>(std::floor(whole[i] * 8388608.0) / 8388608.0)) FAIL("value " << i);
   CHECK(drawn[1] == drawn[0]);
   CHECK(drawn[2] == drawn[0]);
+  const std::vector<double> wide = cuda::draw_input_doubles(k, h, 3, 1);  // the rounded bf16 values
+  CHECK(std::equal(wide.begin(), wide.end(), cuda::draw_input(k, h, 3, 1).begin()));
   CHECK((halves[1] == halves[0] && halves[2] == halves[0] && halves[0].size() == n));
   CHECK((positions[1] == positions[0] && positions[2] == positions[0] && !positions[0].empty()));
 
