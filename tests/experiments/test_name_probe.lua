@@ -39,6 +39,13 @@ t.test("the copy probe's three names, each in pieces that spell it, with probabi
   t.ok(r.copy_score >= 0 and r.copy_score <= 1)
 end)
 
+t.test("a held-out task's prompt states its held-out size; a training task's its training size", function()
+  local tasks = require "engine.tasks"
+  t.eq(name_probe.size_of(tasks.get("cholesky")), "heldout")
+  t.eq(name_probe.size_of(tasks.get("axpy")), "train")
+  t.eq(name_probe.size_of({sizes = {test = {n = 3}, small = {n = 5}}}), "small")
+end)
+
 t.test("a folder without tasks is a clear error", function()
   local opts = args.parse({[0] = "name_probe.lua", "--task_dir=" .. t.tmpdir()}, name_probe.spec)
   t.raises(function() name_probe.run(opts) end, "no task in")
