@@ -21,10 +21,10 @@ M.standard = "Write a C function with exactly this signature:"
 M.answer_format = "Answer with the complete C code in one ```c code block."
 
 -- The version of the framings a corpus draws from (pretrain.json's wording_version; none:
--- 1). Version 1 speaks of the prototype only as a function's signature, and a model trained
--- on it named its function from the words of a held-out framing that did not (docs/models.md,
--- the seventh universe model); version 2 adds framings that call it a prototype, a header
--- line, an interface or a first line.
+-- 1). Version 1 speaks of the prototype only as a function's signature, and models trained on
+-- it named their function from words of held-out framings ("types", "parameter": docs/models.md,
+-- the seventh universe model); version 2 adds more varied sentences, which call it a
+-- prototype, a header line, an interface or a first line.
 M.version = 2
 
 -- First lines. None ends in a held-out framing's last word: a run of 8 words would then
