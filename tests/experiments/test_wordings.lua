@@ -207,56 +207,65 @@ t.test("audit.lua rebuilds a model's corpus with its wording_share", function()
   t.eq(audit.settings(dir).wording_share, 0)
 end)
 
-t.test("version 1's framings stay as they were; version 2 adds some that never say signature", function()
-  t.eq(wordings.version, 2)
-  t.eq(#wordings.framings_of(1), 16)
-  t.eq(wordings.framings_of(2), wordings.framings)
-  t.eq({table.unpack(wordings.framings, 1, 16)}, wordings.framings_of(1))
-  t.raises(function() wordings.framings_of(3) end, "no version 3")
-  local added = {}
-  for i = 17, #wordings.framings do
-    t.eq(wordings.framings[i]:find("signature"), nil, wordings.framings[i])
-    added[wordings.framings[i]] = true
+t.test("each version's framings stay as they were; version 2 never says signature, version 3 names the parts", function()
+  t.eq(wordings.version, 3)
+  local v1, v2, v3 = wordings.framings_of(1), wordings.framings_of(2), wordings.framings_of(3)
+  t.eq({#v1, #v2, #v3}, {16, 24, 32})
+  t.eq(v3, wordings.framings)
+  t.eq({table.unpack(v2, 1, 16)}, v1)
+  t.eq({table.unpack(v3, 1, 24)}, v2)
+  t.raises(function() wordings.framings_of(4) end, "no version 4")
+  local added = {[2] = {}, [3] = {}}
+  for i = 17, 24 do
+    t.eq(v2[i]:find("signature"), nil, v2[i])
+    added[2][v2[i]] = true
   end
-  t.ok(#wordings.framings >= 24, #wordings.framings .. " framings")
-  -- a draw at version 1 never takes an added framing; one at version 2 does
+  for i = 25, 32 do
+    t.ok(v3[i]:find("name") and (v3[i]:find("type") or v3[i]:find("parameter")), v3[i])
+    added[3][v3[i]] = true
+  end
+  -- a draw never takes a later version's framing; the current version draws the added ones
   local text = prompts.task_text({name = "axpy", size = "train", isa = "avx2"})
-  local old, new = 0, 0
-  local rng1, rng2 = rng_of(5), rng_of(5)
+  local later1, later2, new2, new3 = 0, 0, 0, 0
+  local rng1, rng2, rng3 = rng_of(5), rng_of(5), rng_of(5)
   for _ = 1, 400 do
-    if added[first_line(wordings.vary(text, rng1, 1))] then old = old + 1 end
-    if added[first_line(wordings.vary(text, rng2))] then new = new + 1 end
+    local f1, f2, f3 = first_line(wordings.vary(text, rng1, 1)), first_line(wordings.vary(text, rng2, 2)),
+                       first_line(wordings.vary(text, rng3))
+    if added[2][f1] or added[3][f1] then later1 = later1 + 1 end
+    if added[3][f2] then later2 = later2 + 1 end
+    if added[2][f2] then new2 = new2 + 1 end
+    if added[3][f3] then new3 = new3 + 1 end
   end
-  t.eq(old, 0)
-  t.ok(new >= 80, new .. " of 400 draws from the added framings")
+  t.eq({later1, later2}, {0, 0})
+  t.ok(new2 >= 80 and new3 >= 60, new2 .. " and " .. new3 .. " of 400 draws from the added framings")
 end)
 
 t.test("a run records its framings' version; audit.lua rebuilds an older model at version 1", function()
-  t.eq(pretrain.identity(settings(0.5)).wording_version, 2)
+  t.eq(pretrain.identity(settings(0.5)).wording_version, 3)
   t.eq(pretrain.identity(settings(0)).wording_version, nil)  -- no drawn words, no version
   local s1 = settings(0.5)
   s1.wording_version = 1
   t.eq(pretrain.identity(s1).wording_version, nil)  -- as a run made before versions was recorded
   -- a version-1 corpus draws version 1's framings only, and differs from version 2's
-  local v1, v2 = pretrain.build_corpus(s1), corpus(0.5)
+  local v1, v2 = pretrain.build_corpus(s1), corpus(0.5)  -- v2: the current version's
   local known, differs = {}, false
   for _, f in ipairs(wordings.framings_of(1)) do known[f] = true end
   for i, p in ipairs(v1) do
     t.ok(known[first_line(user_of(p))], first_line(user_of(p)))
     differs = differs or p.prompt ~= v2[i].prompt
   end
-  t.ok(differs, "version 2 drew other framings somewhere")
+  t.ok(differs, "version 3 drew other framings somewhere")
   local s = pretrain_corpus.recorded(settings(0.5))
   local dir = pretrain_corpus.model_with(s)
   t.eq(audit.settings(dir).wording_version, 1)  -- recorded before versions: 1
   s.wording_version = 2
   pretrain_corpus.model_with(s, dir)
   t.eq(audit.settings(dir).wording_version, 2)
-  s.wording_version = 3
+  s.wording_version = 4
   pretrain_corpus.model_with(s, dir)
   local ok, why = audit.settings(dir)
   t.eq(ok, nil)
-  t.contains(why, "framings of version 3, newer than this tree's (2)")
+  t.contains(why, "framings of version 4, newer than this tree's (3)")
 end)
 
 t.test("general_model.sh passes WORDINGS as --wording_share", function()
