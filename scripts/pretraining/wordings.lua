@@ -20,65 +20,69 @@ local M = {}
 M.standard = "Write a C function with exactly this signature:"
 M.answer_format = "Answer with the complete C code in one ```c code block."
 
--- The version of the framings a corpus draws from (pretrain.json's wording_version; none:
--- 1). Version 1 speaks of the prototype only as a function's signature, and models trained on
--- it named their function from words of held-out framings ("types", "parameter": docs/models.md,
--- the seventh universe model); version 2 adds more varied sentences, which call it a
--- prototype, a header line, an interface or a first line; version 3 adds sentences that
--- themselves hold name-like words (name, parameters, types, arguments) before the prototype,
--- so that the name is learnt to come from the prototype line and not from them.
-M.version = 3
-
--- First lines. None ends in a held-out framing's last word: a run of 8 words would then
--- reach from it into the prototype.
-M.framings_v1 = {
-  M.standard,
-  "Write the C function declared below; keep its signature exactly:",
-  "Write a C function that has exactly the following signature:",
-  "Implement this C function, keeping the signature exactly as shown:",
-  "Write the body of the C function whose signature follows:",
-  "Provide a C implementation of the function with this exact signature:",
-  "Code the following C function; its signature must not change:",
-  "Write C code for the function below, using exactly this signature:",
-  "Here is the signature of a C function to write; keep it unchanged:",
-  "Write this C function, with the signature exactly as given below:",
-  "Complete a C function with precisely this signature:",
-  "Write a C function matching this signature exactly:",
-  "Your task: write a C function with this exact signature:",
-  "Define the C function whose signature appears here:",
-  "Write a C function; its signature must be exactly this:",
-  "Produce a C function with the signature below, unchanged:",
+-- First lines, by the version that added them; a corpus draws from its version's and every
+-- earlier one's (pretrain.json's wording_version; none recorded: 1). Version 1 speaks of the
+-- prototype only as a function's signature, and models trained on it named their function
+-- from words of held-out framings ("types", "parameter": docs/models.md, the seventh universe
+-- model); version 2 adds more varied sentences, which call it a prototype, a header line, an
+-- interface or a first line; version 3 adds sentences that themselves hold name-like words
+-- (name, parameters, types, arguments) before the prototype, so that the name is learnt to
+-- come from the prototype line and not from them. None ends in a held-out framing's last
+-- word: a run of 8 words would then reach from it into the prototype.
+local added = {
+  {
+    M.standard,
+    "Write the C function declared below; keep its signature exactly:",
+    "Write a C function that has exactly the following signature:",
+    "Implement this C function, keeping the signature exactly as shown:",
+    "Write the body of the C function whose signature follows:",
+    "Provide a C implementation of the function with this exact signature:",
+    "Code the following C function; its signature must not change:",
+    "Write C code for the function below, using exactly this signature:",
+    "Here is the signature of a C function to write; keep it unchanged:",
+    "Write this C function, with the signature exactly as given below:",
+    "Complete a C function with precisely this signature:",
+    "Write a C function matching this signature exactly:",
+    "Your task: write a C function with this exact signature:",
+    "Define the C function whose signature appears here:",
+    "Write a C function; its signature must be exactly this:",
+    "Produce a C function with the signature below, unchanged:",
+  },
+  {
+    "Write the C function with the prototype below, leaving the prototype unchanged:",
+    "Code the C function that begins with this header line:",
+    "Write a C function whose first line is exactly the one below:",
+    "Complete the C function with the following prototype, unchanged:",
+    "Write the C procedure that this header line opens:",
+    "Provide a C function for the interface below, exactly as written:",
+    "Write the whole C function for the prototype that follows:",
+    "The C function to write starts with the line below; keep that line unchanged:",
+  },
+  {
+    "Write a C function with this signature, keeping its return type, name and argument types:",
+    "Write the C function below; do not change its name, its parameters or their types:",
+    "Code this C function; its name, parameter types and return type stay as written:",
+    "Provide the C function below, unchanged in name, parameters and types:",
+    "Write this C function, keeping the name and every parameter's type:",
+    "Complete this C function, with its name and parameter list exactly as shown:",
+    "Write the C function whose name, parameters and return type follow:",
+    "Write C code for this function; the name, the arguments and their types must not change:",
+  },
 }
-M.framings_v2 = {table.unpack(M.framings_v1)}
-for _, f in ipairs({
-  "Write the C function with the prototype below, leaving the prototype unchanged:",
-  "Code the C function that begins with this header line:",
-  "Write a C function whose first line is exactly the one below:",
-  "Complete the C function with the following prototype, unchanged:",
-  "Write the C procedure that this header line opens:",
-  "Provide a C function for the interface below, exactly as written:",
-  "Write the whole C function for the prototype that follows:",
-  "The C function to write starts with the line below; keep that line unchanged:",
-}) do M.framings_v2[#M.framings_v2 + 1] = f end
-M.framings = {table.unpack(M.framings_v2)}
-for _, f in ipairs({
-  "Write a C function with this signature, keeping its return type, name and argument types:",
-  "Write the C function below; do not change its name, its parameters or their types:",
-  "Code this C function; its name, parameter types and return type stay as written:",
-  "Provide the C function below, unchanged in name, parameters and types:",
-  "Write this C function, keeping the name and every parameter's type:",
-  "Complete this C function, with its name and parameter list exactly as shown:",
-  "Write the C function whose name, parameters and return type follow:",
-  "Write C code for this function; the name, the arguments and their types must not change:",
-}) do M.framings[#M.framings + 1] = f end
+M.version = #added
+
+-- Each version's framings, its own and every earlier version's, in that order.
+local by_version = {}
+for v, list in ipairs(added) do
+  by_version[v] = {table.unpack(by_version[v - 1] or {})}
+  for _, f in ipairs(list) do by_version[v][#by_version[v] + 1] = f end
+end
+M.framings = by_version[M.version]
 
 -- The framings of `version` (default the current).
 function M.framings_of(version)
-  version = version or M.version
-  if version == 1 then return M.framings_v1 end
-  if version == 2 then return M.framings_v2 end
-  if version == 3 then return M.framings end
-  error("wordings: no version " .. tostring(version) .. " of the framings (1 to 3)", 2)
+  return by_version[version or M.version]
+    or error("wordings: no version " .. tostring(version) .. " of the framings (1 to " .. M.version .. ")", 2)
 end
 
 -- An emphasis is opener .. joiner (carrying the technique list) .. closer. Openers start
