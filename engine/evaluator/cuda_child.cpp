@@ -320,19 +320,12 @@ json cuda_in_child(const json& req) {
   // The inputs' key is drawn now, after the fork: the child's copy of this process never
   // held it.
   std::optional<InputFeed> feed;
+  std::string no_key;  // why the key could not be had: the child is then killed unanswered
   if (run) {
     try {
       feed.emplace(*launch);
-    } catch (const std::exception& e) {  // no key to be had: the child goes, unanswered
-      kill(-pid, SIGKILL);  // its group, and the child itself should it not have made the group yet
-      kill(pid, SIGKILL);
-      close(print_fd);
-      close(fds[0]);
-      close(in_fds[0]);
-      close(in_fds[1]);
-      while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-      }
-      return failed(req, std::string("the inputs' key: ") + e.what());
+    } catch (const std::exception& e) {
+      no_key = std::string("the inputs' key: ") + e.what();
     }
   }
   int feed_fd = -1;
@@ -341,11 +334,11 @@ json cuda_in_child(const json& req) {
     feed_fd = in_fds[1];
     fcntl(feed_fd, F_SETFL, O_NONBLOCK);
   }
-  Frames frames(run ? &*feed : nullptr);
+  Frames frames(feed ? &*feed : nullptr);
   Printed printed;
   const double deadline = files::monotonic_seconds() + timeout;
-  bool late = false, bad = false;
-  for (;;) {
+  bool late = false, bad = !no_key.empty();
+  while (!bad) {
     double left = deadline - files::monotonic_seconds();
     if (left <= 0) {
       late = true;
@@ -385,7 +378,10 @@ json cuda_in_child(const json& req) {
   }
   close(fds[0]);
   if (feed_fd >= 0) close(feed_fd);
-  if (late || bad) kill(-pid, SIGKILL);
+  if (late || bad) {
+    kill(-pid, SIGKILL);  // its group, and the child itself should it not have made the group yet
+    kill(pid, SIGKILL);
+  }
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
@@ -397,7 +393,7 @@ json cuda_in_child(const json& req) {
   if (late) {
     reply = failed(req, "the CUDA request took longer than " + std::to_string(int(timeout)) + " s (killed)");
   } else if (bad) {
-    reply = failed(req, frames.why());
+    reply = failed(req, no_key.empty() ? frames.why() : no_key);
   } else if (WIFSIGNALED(st)) {
     reply = failed(req, std::string("the CUDA request's process was killed by signal ") + std::to_string(WTERMSIG(st)));
   } else {
