@@ -32,30 +32,28 @@ struct Phases {
 // One kernel's judgement, less the GPU: each phase's time.
 Phases judge(const cuda::Launch& l) {
   const int total = l.warmup + l.calls;
-  {
-    const bench::Keystream keys = bench::Keystream::random();
-    auto t0 = std::chrono::steady_clock::now();
-    std::vector<std::vector<float>> inputs;
-    for (int call = 0; call < total; ++call) inputs.push_back(cuda::draw_input(keys, l.args[0], call, 0));
-    const double draw = ms_since(t0);
-    // a right kernel of the identity: each call's output is its input
-    t0 = std::chrono::steady_clock::now();
-    nlohmann::json kept = nlohmann::json::array();
-    for (int call = 0; call + 1 < total; ++call) {
-      const auto& x = inputs[static_cast<size_t>(call)];
-      kept.push_back(cuda::checked_values(keys, l, call, std::string(reinterpret_cast<const char*>(x.data()), x.size() * 4)));
-    }
-    const double keep = ms_since(t0);
-    const nlohmann::json rec = {{"call_outputs", std::move(kept)}, {"input_key", keys.hex()}};
-    t0 = std::chrono::steady_clock::now();
-    const cuda::CallsCheck c = cuda::check_calls(rec, l, [](const auto& in) { return in; }, 1e-6, 0);
-    const double check = ms_since(t0);
-    if (!c.ok) {
-      std::fprintf(stderr, "cuda_calls_bench: the identity missed its own inputs: %s\n", c.log.c_str());
-      std::exit(1);
-    }
-    return {draw, keep, check};
+  const bench::Keystream keys = bench::Keystream::random();
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::vector<float>> inputs;
+  for (int call = 0; call < total; ++call) inputs.push_back(cuda::draw_input(keys, l.args[0], call, 0));
+  const double draw = ms_since(t0);
+  // a right kernel of the identity: each call's output is its input
+  t0 = std::chrono::steady_clock::now();
+  nlohmann::json kept = nlohmann::json::array();
+  for (int call = 0; call + 1 < total; ++call) {
+    const auto& x = inputs[static_cast<size_t>(call)];
+    kept.push_back(cuda::checked_values(keys, l, call, std::string(reinterpret_cast<const char*>(x.data()), x.size() * 4)));
   }
+  const double keep = ms_since(t0);
+  const nlohmann::json rec = {{"call_outputs", std::move(kept)}, {"input_key", keys.hex()}};
+  t0 = std::chrono::steady_clock::now();
+  const cuda::CallsCheck c = cuda::check_calls(rec, l, [](const auto& in) { return in; }, 1e-6, 0);
+  const double check = ms_since(t0);
+  if (!c.ok) {
+    std::fprintf(stderr, "cuda_calls_bench: the identity missed its own inputs: %s\n", c.log.c_str());
+    std::exit(1);
+  }
+  return {draw, keep, check};
 }
 
 void keep_least(Phases& best, const Phases& p) {
