@@ -240,7 +240,7 @@ function M.run_splits(opts)
   for _, item in ipairs(M.split_tasks(opts.split, user_names)) do
     local o = setmetatable({task = item.task, task_size = ""}, {__index = opts})
     if item.task ~= "matmul" then
-      o.task_size = tasks.get(item.task).split == "heldout" and "heldout" or "train"
+      o.task_size = tasks.asked_size(tasks.get(item.task))
     end
     local f, results = check(pol, dir, deps, o, item.prompt)
     M.write_kernels(opts.kernels, item, results)

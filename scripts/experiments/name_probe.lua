@@ -54,18 +54,6 @@ local function pieces(pol, tok, prompt, head, name)
 end
 
 -- The mean probability of the pieces after the first (nil for a one-piece name).
--- The named size a task's prompt states: its training size, or a held-out task's "heldout"
--- (as model_check.lua asks it), else the first of its sizes by name.
-function M.size_of(spec)
-  local sizes = spec.sizes or {}
-  if sizes.train then return "train" end
-  if sizes.heldout then return "heldout" end
-  local names = {}
-  for k in pairs(sizes) do names[#names + 1] = k end
-  table.sort(names)
-  return names[1] or "train"
-end
-
 function M.copy_score(list)
   if #list < 2 then return nil end
   local sum = 0
@@ -87,7 +75,7 @@ function M.run(opts)
   local rows, total, counted = {}, 0, 0
   for _, name in ipairs(names) do
     local spec = tasks.get(name)
-    local task = wiring.task({task = name, task_size = M.size_of(spec), size = 256, threads = 0, isa = opts.isa},
+    local task = wiring.task({task = name, task_size = tasks.asked_size(spec), size = 256, threads = 0, isa = opts.isa},
                              {opt = "O3"})
     local prompt = prompts.render(prompts.fixed(task)[1])
     local answer = pol:sample({prompt}, {n = 1, temperature = 0, max_tokens = opts.max_tokens, seed = 1})[1][1].text

@@ -406,6 +406,12 @@ function M.get(name)
   return s
 end
 
+-- The named size a task is asked at when none is given: a held-out task's "heldout" (it has
+-- no training size), every other task's "train".
+function M.asked_size(spec)
+  return spec.split == "heldout" and "heldout" or "train"
+end
+
 -- The size's variables: a named size, or a table of the spec's variables.
 local function size_of(spec, size)
   if size == nil then size = spec.split == "train" and "train" or "heldout" end

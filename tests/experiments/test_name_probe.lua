@@ -39,11 +39,19 @@ t.test("the copy probe's three names, each in pieces that spell it, with probabi
   t.ok(r.copy_score >= 0 and r.copy_score <= 1)
 end)
 
-t.test("a held-out task's prompt states its held-out size; a training task's its training size", function()
+t.test("a held-out task is probed at its held-out size, a training task at its training size", function()
   local tasks = require "engine.tasks"
-  t.eq(name_probe.size_of(tasks.get("cholesky")), "heldout")
-  t.eq(name_probe.size_of(tasks.get("axpy")), "train")
-  t.eq(name_probe.size_of({sizes = {test = {n = 3}, small = {n = 5}}}), "small")
+  t.eq(tasks.asked_size(tasks.get("cholesky")), "heldout")
+  t.eq(tasks.asked_size(tasks.get("axpy")), "train")
+  -- the held-out tasks' own names, probed: no task without a training size stops it
+  local dir = t.tmpdir()
+  local spec = assert(io.open(engine.root .. "/stdlib/tasks/fft.lua")):read("a")
+  local f = assert(io.open(dir .. "/fft.lua", "w"))
+  f:write(spec)
+  f:close()
+  local r = name_probe.run(args.parse({[0] = "name_probe.lua", "--max_tokens=48", "--task_dir=" .. dir}, name_probe.spec))
+  t.eq(#r.rows, 1)
+  t.eq(r.rows[1].entry, "fft")
 end)
 
 t.test("a folder without tasks is a clear error", function()
