@@ -11,9 +11,11 @@
 --   engine model_check.lua --split=train --kernels=k.jsonl      # every kernel's text and verdict
 --   engine model_check.lua --split=wordings --rename_entry      # the name set aside (a diagnostic)
 --   engine model_check.lua --split=wordings --prefill           # the answer begun with the prototype
+--   engine model_check.lua --split=wordings --wordings=each --n=16   # every held-out wording, in turn
 --
 -- --split asks every task of a split its first fixed prompt (the wordings split: the
--- training tasks in their first held-out wording) and reports per task and split the
+-- training tasks in their first held-out wording, or with --wordings=each in each of them
+-- in turn) and reports per task and split the
 -- verified share, the roofline score (each kernel's speed as a percentage of its task's
 -- roofline on this machine, 0 for a kernel that fails) and the share of format violations.
 --
@@ -70,6 +72,9 @@ M.spec = {
     {"prefill", false, "diagnostic, not the protocol's figures: the answer begun for the model "
      .. "with a code fence, the usual headers and the task's prototype line, so that it writes "
      .. "only the body (what it writes when the name is not its to write); judged with that beginning"},
+    {"wordings", "first", "the held-out wordings the wordings split asks: first (the protocol's: "
+     .. "each task's first) or each (a diagnostic: the samples spread evenly over all of them, "
+     .. "their framings rotating; --n a multiple of their count)", choices = {"first", "each"}},
     {"json", nil, "also write the figures to this file", type = "string"},
     {"kernels", nil, "also write every judged kernel to this file, a JSON line each: split, task, "
      .. "prompt, index, status, message and the completion (why a model loses, kernel by kernel)",
@@ -119,10 +124,13 @@ function M.figures(results, isa)
           isa = isa or stages.default_isa, beyond_isa = beyond}
 end
 
--- The first prompt of `which`: write (SQD's at the stage), fixed or reworded.
-local function first_prompt(which, stage, task)
-  if which == "write" then return prompts.write(stage, task) end
-  return (which == "reworded" and prompts.reworded(task) or prompts.fixed(task))[1]
+-- The prompts a group asks: the first of `which` (write: SQD's at the stage; fixed;
+-- reworded), or with `each_wording` every held-out wording.
+local function asked_prompts(which, stage, task, each_wording)
+  if which == "write" then return {prompts.write(stage, task)} end
+  if which ~= "reworded" then return {prompts.fixed(task)[1]} end
+  local all = prompts.reworded(task)
+  return each_wording and all or {all[1]}
 end
 
 -- The completion with the first function it defines at the top level (a line that starts
@@ -147,23 +155,32 @@ local function check(pol, dir, deps, opts, which)
   local config = {opt = opts.opt}
   local task = wiring.task(opts, config)
   local stage = math.min(opts.stage, stages.for_task(task.name).count)
-  local messages = first_prompt(which, stage, task)
+  local asked = asked_prompts(which, stage, task, opts.wordings == "each")
+  if opts.n % #asked ~= 0 then
+    cli.fail(string.format("--wordings=each spreads --n over the %d held-out wordings: --n=%d is not a multiple",
+                           #asked, opts.n))
+  end
   local begun = opts.prefill and M.answer_start(task.name) or ""  -- a CUDA task refused it (options)
+  local rendered = {}
+  for i, messages in ipairs(asked) do rendered[i] = prompts.render(messages) .. begun end
   local t0 = sys.now()
-  local out = pol:sample({prompts.render(messages) .. begun}, {n = opts.n, temperature = opts.temperature,
-                                                               max_tokens = opts.max_tokens,
-                                                               seed = opts.seed})[1]
+  local out = pol:sample(rendered, {n = opts.n // #asked, temperature = opts.temperature,
+                                    max_tokens = opts.max_tokens, seed = opts.seed})
   local t1 = sys.now()
   local entry = opts.rename_entry and not task.cuda and tasks.get(task.name or "matmul").entry
-  local texts = {}  -- what is judged: the given beginning and the completion, its function renamed
-  for i, c in ipairs(out) do
-    texts[i] = begun .. c.text
-    if entry then texts[i] = M.renamed_entry(texts[i], entry) end
+  local texts, wording = {}, {}  -- what is judged: the given beginning and the completion, its function renamed
+  for w, group in ipairs(out) do
+    for _, c in ipairs(group) do
+      texts[#texts + 1] = begun .. c.text
+      if entry then texts[#texts] = M.renamed_entry(texts[#texts], entry) end
+      wording[#texts] = #asked > 1 and w or nil
+    end
   end
   local results = evaluate.completions(texts, {bench = deps.bench,
                                              bench_opts = wiring.bench_opts(opts, config),
                                              stage = opts.prompt == "write" and stage or nil,
                                              isa = task.isa, task = task.name})
+  for i, r in ipairs(results) do r.wording = wording[i] end
   local f = M.figures(results, task.isa)
   f.model, f.prompt, f.stage, f.temperature, f.seed = dir, opts.prompt, stage,
                                                       opts.temperature, opts.seed
@@ -211,9 +228,25 @@ function M.write_kernels(path, where, results)
   local f = assert(io.open(path, "a"))
   for i, r in ipairs(results) do
     f:write(json.encode({split = where.split, task = where.task, prompt = where.prompt, index = i,
-                         status = r.status, message = r.message, completion = r.completion}), "\n")
+                         wording = r.wording, status = r.status, message = r.message,
+                         completion = r.completion}), "\n")
   end
   f:close()
+end
+
+-- A group's kernels per held-out wording they were asked in ({samples, verified} a
+-- wording), or nil when they were asked one prompt.
+function M.by_wording(results)
+  local by = nil
+  for _, r in ipairs(results) do
+    if r.wording then
+      by = by or {}
+      for w = #by + 1, r.wording do by[w] = {samples = 0, verified = 0} end
+      by[r.wording].samples = by[r.wording].samples + 1
+      if r.status == "ok" then by[r.wording].verified = by[r.wording].verified + 1 end
+    end
+  end
+  return by
 end
 
 -- A group's roofline score: the mean of its kernels' (wiring.roofline_score; 0 if not ok).
@@ -249,6 +282,7 @@ function M.run_splits(opts)
                        verified = f.verified, verify_rate = f.verify_rate,
                        format_violations = f.counts.format_violation or 0,
                        roofline = M.roofline_score(results, limit), counts = f.counts,
+                       by_wording = M.by_wording(results),
                        sample_seconds = f.sample_seconds, evaluate_seconds = f.evaluate_seconds}
     log.info("checked", {split = item.split, task = item.task, verified = f.verified, of = f.samples})
   end
@@ -300,7 +334,26 @@ function M.print_splits(r)
     print(string.format("| %s | %d | %s | %s | %s | %s |", s.split, s.tasks, pct(s.verify_rate), pct(s.lowest),
                         s.roofline and string.format("%.2f%%", s.roofline) or "-", pct(s.violation_rate)))
   end
+  M.print_wordings(r.rows)
   print(wiring.rooflines_text(r.machine))
+end
+
+-- With --wordings=each: the verified kernels per held-out wording, over the split's tasks.
+function M.print_wordings(rows)
+  local sum = {}
+  for _, row in ipairs(rows) do
+    for w, c in ipairs(row.by_wording or {}) do
+      sum[w] = sum[w] or {samples = 0, verified = 0}
+      sum[w].samples, sum[w].verified = sum[w].samples + c.samples, sum[w].verified + c.verified
+    end
+  end
+  if #sum == 0 then return end
+  print("")
+  print("| held-out wording | verified, all tasks |")
+  print("| ---: | ---: |")
+  for w, c in ipairs(sum) do
+    print(string.format("| %d | %d of %d (%s) |", w, c.verified, c.samples, pct(c.verified / c.samples)))
+  end
 end
 
 function M.print(f)

@@ -129,4 +129,33 @@ t.test("--split=user asks the tasks of --task_dir, and without it is a clear err
   end
 end)
 
+t.test("--wordings=each asks every held-out wording in turn; --n must spread over them evenly", function()
+  local wordings = #require("method.prompts").reworded_task_templates
+  local dir = t.tmpdir()
+  local kernels = dir .. "/kernels.jsonl"
+  local opts = args.parse({[0] = "model_check.lua", "--split=wordings", "--wordings=each", "--n=" .. wordings,
+                           "--runs=1", "--max_tokens=16", "--kernels=" .. kernels}, model_check.spec)
+  local r = model_check.run_splits(opts)
+  for _, row in ipairs(r.rows) do
+    t.eq(#row.by_wording, wordings, row.task)
+    local verified = 0
+    for _, c in ipairs(row.by_wording) do
+      t.eq(c.samples, 1)
+      verified = verified + c.verified
+    end
+    t.eq(verified, row.verified)
+  end
+  local seen = {}
+  for line in io.lines(kernels) do
+    local k = json.decode(line)
+    if k.task == "axpy" then seen[#seen + 1] = k.wording end
+  end
+  local in_turn = {}
+  for w = 1, wordings do in_turn[w] = w end
+  t.eq(seen, in_turn)
+  opts = args.parse({[0] = "model_check.lua", "--split=wordings", "--wordings=each", "--n=" .. (wordings + 1),
+                     "--max_tokens=16"}, model_check.spec)
+  t.raises(function() model_check.run_splits(opts) end, "not a multiple")
+end)
+
 t.run()
