@@ -11,13 +11,13 @@
 --   engine model_check.lua --split=train --kernels=k.jsonl      # every kernel's text and verdict
 --   engine model_check.lua --split=wordings --rename_entry      # the name set aside (a diagnostic)
 --   engine model_check.lua --split=wordings --prefill           # the answer begun with the prototype
---   engine model_check.lua --split=wordings --wordings=each --n=16   # every held-out wording, in turn
+--   engine model_check.lua --split=wordings --wordings=first     # each task's first wording only
 --
 -- --split asks every task of a split its first fixed prompt (the wordings split: the
--- training tasks in their first held-out wording, or with --wordings=each in each of them
--- in turn) and reports per task and split the
--- verified share, the roofline score (each kernel's speed as a percentage of its task's
--- roofline on this machine, 0 for a kernel that fails) and the share of format violations.
+-- training tasks in each held-out wording in turn, or with --wordings=first in their
+-- first) and reports per task and split the verified share, the roofline score (each
+-- kernel's speed as a percentage of its task's roofline on this machine, 0 for a kernel
+-- that fails) and the share of format violations; the wordings split also per wording.
 --
 -- The prompt names the machine's vector ISA (--isa=auto) or the one --isa forces; the
 -- figures count the kernels whose vectors that ISA lacks (beyond_isa: they cannot
@@ -72,9 +72,10 @@ M.spec = {
     {"prefill", false, "diagnostic, not the protocol's figures: the answer begun for the model "
      .. "with a code fence, the usual headers and the task's prototype line, so that it writes "
      .. "only the body (what it writes when the name is not its to write); judged with that beginning"},
-    {"wordings", "first", "the held-out wordings the wordings split asks: first (the protocol's: "
-     .. "each task's first) or each (a diagnostic: the samples spread evenly over all of them, "
-     .. "their framings rotating; --n a multiple of their count)", choices = {"first", "each"}},
+    {"wordings", "each", "the held-out wordings the wordings split asks: each (the samples spread "
+     .. "evenly over all of them, in turn; --n a multiple of their count) or first (each task's "
+     .. "first wording only, one framing sentence of four: docs/models.md's figures before the "
+     .. "eighth universe model)", choices = {"each", "first"}},
     {"json", nil, "also write the figures to this file", type = "string"},
     {"kernels", nil, "also write every judged kernel to this file, a JSON line each: split, task, "
      .. "prompt, index, status, message and the completion (why a model loses, kernel by kernel)",
@@ -157,8 +158,8 @@ local function check(pol, dir, deps, opts, which)
   local stage = math.min(opts.stage, stages.for_task(task.name).count)
   local asked = asked_prompts(which, stage, task, opts.wordings == "each")
   if opts.n % #asked ~= 0 then
-    cli.fail(string.format("--wordings=each spreads --n over the %d held-out wordings: --n=%d is not a multiple",
-                           #asked, opts.n))
+    cli.fail(string.format("--wordings=each spreads --n over the %d held-out wordings: --n=%d is not a "
+                           .. "multiple (or ask --wordings=first)", #asked, opts.n))
   end
   local begun = opts.prefill and M.answer_start(task.name) or ""  -- a CUDA task refused it (options)
   local rendered = {}
