@@ -62,7 +62,8 @@ M.spec = {
      .. "a held-out wording); 0: every prompt in the generators' words", min = 0, max = 1},
     {"wording_version", wordings.version, "the framings the drawn words take their first line from "
      .. "(wordings.lua: 1, those that speak of a signature only; 2, those and more that do not; 3, "
-     .. "those and more that name the name, parameters and types before the prototype)",
+     .. "those and more that name the name, parameters and types before the prototype; 4, those, "
+     .. "and half the draws composed of pieces, some holding a made-up identifier)",
      min = 1, max = wordings.version},
     {"rename_share", 0.0, "share of the matmul and suite-task examples asking for their function under a "
      .. "drawn name (universe.entry_name), in the prompt's prototype and the answer alike, so that a name "

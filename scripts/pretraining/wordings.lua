@@ -9,10 +9,12 @@
 --   local wordings = require "wordings"
 --   wordings.vary(user_text, rng)        -- the text in drawn words (engine.rng's rng)
 --   wordings.vary(user_text, rng, 1)     -- ... from version 1's framings (wordings.version: the current)
+--   wordings.compose_framing(rng)        -- a framing composed of drawn pieces (version 4)
 --   wordings.emphasis(list, rng)         -- an emphasis asking for the techniques `list`
 
 local prompts = require "method.prompts"
 local stages = require "method.stages"
+local universe = require "universe"
 
 local M = {}
 
@@ -28,7 +30,10 @@ M.answer_format = "Answer with the complete C code in one ```c code block."
 -- interface or a first line; version 3 adds sentences that themselves hold name-like words
 -- (name, parameters, types, arguments) before the prototype, so that the name is learnt to
 -- come from the prototype line and not from them. None ends in a held-out framing's last
--- word: a run of 8 words would then reach from it into the prototype.
+-- word: a run of 8 words would then reach from it into the prototype. Version 4 adds no
+-- listed sentence: half its draws are composed (M.composed, below), since each listed
+-- version moved which held-out framing a model read, not how it read one (the eighth
+-- universe model read framing 1 and lost framing 3: docs/models.md).
 local added = {
   {
     M.standard,
@@ -68,8 +73,34 @@ local added = {
     "Write the C function whose name, parameters and return type follow:",
     "Write C code for this function; the name, the arguments and their types must not change:",
   },
+  {},
 }
 M.version = #added
+M.composed_from = 4  -- the first version half of whose framings are composed
+
+-- A composed framing is lead, object and link, then half the time a clause naming parts of
+-- the prototype, a third of the time an aside holding a made-up identifier (a name that is
+-- not the function's: the name is to be copied from the prototype line, whatever stands
+-- before it), and a colon: about 10^5 sentences before the aside's name, so that none is
+-- learnt whole. No piece holds a held-out framing's own words (routine, declared,
+-- declaration, definition, implementation, rename, body, job), and none ends where a held-out
+-- framing ends (given, is, parameters), so no run of 8 words can be one of theirs.
+M.composed = {
+  leads = {"Write", "Produce", "Give", "Create", "Program", "Build", "Supply", "Compose", "Prepare",
+           "Please write", "Now write", "Code up"},
+  objects = {"the C function", "a C function", "this C function", "the function in C", "the complete C function",
+             "one C function", "a fast C function", "the whole C function"},
+  links = {"below", "that follows", "shown on the next line", "with the prototype below",
+           "whose first line comes next", "with the header line that follows", "with this signature",
+           "stated here", "on the following line"},
+  clauses = {"; keep {PARTS} as written", ", leaving {PARTS} unchanged", ", with {PARTS} exactly as shown",
+             " and keep {PARTS} the same", "; {PARTS} must stay intact", ", {PARTS} untouched"},
+  parts = {"its name", "the name", "its parameters", "its arguments", "the argument types", "its return type",
+           "the name and the arguments", "its name, its parameters and their types", "every parameter's type",
+           "the whole first line", "the prototype", "the signature", "the header", "the types"},
+  asides = {" (it is called from {ID})", " for the {ID} library", ", as {ID} expects", "; {ID} links against it",
+            " for a caller named {ID}", " (ticket {ID})", " in the {ID} project"},
+}
 
 -- Each version's framings, its own and every earlier version's, in that order.
 local by_version = {}
@@ -172,14 +203,31 @@ function M.fixed_list(paragraph, rng, matmul)
   end
 end
 
+-- A framing of M.composed's pieces.
+function M.compose_framing(rng)
+  local c = M.composed
+  local out = {rng:pick(c.leads), " ", rng:pick(c.objects), " ", rng:pick(c.links)}
+  if rng:chance(0.5) then out[#out + 1] = fill(rng:pick(c.clauses), "{PARTS}", rng:pick(c.parts)) end
+  if rng:chance(1 / 3) then out[#out + 1] = fill(rng:pick(c.asides), "{ID}", universe.entry_name(rng)) end
+  return table.concat(out) .. ":"
+end
+
+-- A framing of `version`: listed, or from M.composed_from on half the time composed (the
+-- draws of an earlier version stay as they were).
+local function framing(rng, version, framings)
+  if version >= M.composed_from and rng:chance(0.5) then return M.compose_framing(rng) end
+  return rng:pick(framings)
+end
+
 -- The user's text with a drawn framing of `version` (when it opens with the standard line)
 -- and a drawn emphasis (when the paragraph before the answer format is a fixed emphasis);
 -- the rest, the stage rules of the other prompts among it, as it was.
 function M.vary(text, rng, version)
+  version = version or M.version
   local framings = M.framings_of(version)
   local rest = text:sub(#M.standard + 1)
   if text:sub(1, #M.standard) == M.standard and rest:sub(1, 1) == "\n" then
-    text = rng:pick(framings) .. rest
+    text = framing(rng, version, framings) .. rest
   end
   local head, paragraph = text:match("^(.*\n\n)([^\n]+)\n\n" .. escape(M.answer_format) .. "$")
   local list = paragraph and M.fixed_list(paragraph, rng, text:find("\n\nvoid matmul_optimized(", 1, true) ~= nil)

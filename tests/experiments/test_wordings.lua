@@ -27,6 +27,20 @@ local function emphasis_of(text)
   return para, head, tail
 end
 
+-- Whether a line is a framing composed of wordings.composed's pieces (version 4).
+local function composed(line)
+  local c = wordings.composed
+  for _, lead in ipairs(c.leads) do
+    for _, object in ipairs(c.objects) do
+      for _, link in ipairs(c.links) do
+        local start = lead .. " " .. object .. " " .. link
+        if line:sub(1, #start) == start and line:sub(-1) == ":" then return true end
+      end
+    end
+  end
+  return false
+end
+
 -- The corpus without the option, and at share 1 (built once, in the tests: a drawn
 -- wording the split holds out raises there, failing the test).
 local settings, corpus = pretrain_corpus.share_option(pretrain, "wording_share")
@@ -50,7 +64,8 @@ t.test("at share 1 every prompt opens with a drawn framing and every fixed promp
     t.eq({p.completion, p.kind, p.task}, {plain[i].completion, plain[i].kind, plain[i].task})
     kinds[p.kind] = (kinds[p.kind] or 0) + 1
     framings[first_line(b)] = true
-    t.ok(known[first_line(b)], "a framing of wordings.framings: " .. first_line(b))
+    t.ok(known[first_line(b)] or composed(first_line(b)), "a framing of wordings.framings or a composed one: "
+         .. first_line(b))
     local para_a, head_a, tail_a = emphasis_of(after_first(a))
     local para_b, head_b, tail_b = emphasis_of(after_first(b))
     -- the prototype, statement, sizes and answer format as they were
@@ -173,6 +188,36 @@ t.test("no framing and no emphasis the pieces compose holds a held-out run of wo
   t.ok(split.wording_in(head .. prompts.reworded_emphases(p.task)[1] .. tail), "a held-out emphasis")
 end)
 
+t.test("composed framings: many, none holding a held-out framing's words or a held-out run", function()
+  local c = wordings.composed
+  -- no piece holds a word only the held-out framings use, and nothing a framing can end with
+  -- is a held-out framing's last word (a run of 8 words would reach into the prototype)
+  local own = {"routine", "declared", "declaration", "definition", "implement", "rename", "body", "job"}
+  for _, list in ipairs({c.leads, c.objects, c.links, c.clauses, c.parts, c.asides}) do
+    for _, piece in ipairs(list) do
+      for _, word in ipairs(own) do t.eq(piece:lower():find(word, 1, true), nil, piece) end
+    end
+  end
+  local last = {given = true, is = true, parameters = true, declaration = true}
+  for _, list in ipairs({c.links, c.clauses, c.asides}) do
+    for _, piece in ipairs(list) do
+      local word = piece:gsub("{%u+}", "zorbel"):match("(%a+)%W*$")
+      t.eq(last[word], nil, piece)
+    end
+  end
+  -- 3000 drawn, before the rest of fixed prompts of the tasks the held-out wordings ask
+  local list, rng, seen, n = fixed_prompts(true), rng_of(17), {}, 0
+  for i = 1, 3000 do
+    local f = wordings.compose_framing(rng)
+    t.ok(composed(f), f)
+    if not seen[f] then seen[f], n = true, n + 1 end
+    local text = f .. after_first(list[i % #list + 1].text)
+    t.eq(split.wording_in(text), nil, text)
+    t.eq(heldout_piece(text), nil, text)
+  end
+  t.ok(n >= 2500, n .. " distinct framings of 3000")
+end)
+
 t.test("vary leaves other texts alone and recovers a task's technique list", function()
   local rng = rng_of(3)
   local other = "Write something else.\n\nMake the loads contiguous: OpenMP.\n\n" .. wordings.answer_format
@@ -208,13 +253,14 @@ t.test("audit.lua rebuilds a model's corpus with its wording_share", function()
 end)
 
 t.test("each version's framings stay as they were; version 2 never says signature, version 3 names the parts", function()
-  t.eq(wordings.version, 3)
-  local v1, v2, v3 = wordings.framings_of(1), wordings.framings_of(2), wordings.framings_of(3)
+  t.eq(wordings.version, 4)
+  local v1, v2, v3, v4 = wordings.framings_of(1), wordings.framings_of(2), wordings.framings_of(3), wordings.framings_of(4)
   t.eq({#v1, #v2, #v3}, {16, 24, 32})
-  t.eq(v3, wordings.framings)
+  t.eq(v4, v3)  -- version 4 lists nothing new: it composes
+  t.eq(v4, wordings.framings)
   t.eq({table.unpack(v2, 1, 16)}, v1)
   t.eq({table.unpack(v3, 1, 24)}, v2)
-  t.raises(function() wordings.framings_of(4) end, "no version 4")
+  t.raises(function() wordings.framings_of(5) end, "no version 5")
   local added = {[2] = {}, [3] = {}}
   for i = 17, 24 do
     t.eq(v2[i]:find("signature"), nil, v2[i])
@@ -226,22 +272,31 @@ t.test("each version's framings stay as they were; version 2 never says signatur
   end
   -- a draw never takes a later version's framing; the current version draws the added ones
   local text = prompts.task_text({name = "axpy", size = "train", isa = "avx2"})
-  local later1, later2, new2, new3 = 0, 0, 0, 0
-  local rng1, rng2, rng3 = rng_of(5), rng_of(5), rng_of(5)
+  local listed = {}
+  for v = 1, 3 do
+    listed[v] = {}
+    for _, f in ipairs(wordings.framings_of(v)) do listed[v][f] = true end
+  end
+  local later1, later2, later3, new2, new3, new4 = 0, 0, 0, 0, 0, 0
+  local rng1, rng2, rng3, rng4 = rng_of(5), rng_of(5), rng_of(5), rng_of(5)
   for _ = 1, 400 do
     local f1, f2, f3 = first_line(wordings.vary(text, rng1, 1)), first_line(wordings.vary(text, rng2, 2)),
-                       first_line(wordings.vary(text, rng3))
-    if added[2][f1] or added[3][f1] then later1 = later1 + 1 end
-    if added[3][f2] then later2 = later2 + 1 end
+                       first_line(wordings.vary(text, rng3, 3))
+    local f4 = first_line(wordings.vary(text, rng4))
+    if not listed[1][f1] then later1 = later1 + 1 end
+    if not listed[2][f2] then later2 = later2 + 1 end
+    if not listed[3][f3] then later3 = later3 + 1 end
     if added[2][f2] then new2 = new2 + 1 end
     if added[3][f3] then new3 = new3 + 1 end
+    if not listed[3][f4] and composed(f4) then new4 = new4 + 1 end
   end
-  t.eq({later1, later2}, {0, 0})
+  t.eq({later1, later2, later3}, {0, 0, 0})
   t.ok(new2 >= 80 and new3 >= 60, new2 .. " and " .. new3 .. " of 400 draws from the added framings")
+  t.ok(new4 >= 160 and new4 <= 240, new4 .. " of 400 draws of version 4 composed")
 end)
 
 t.test("a run records its framings' version; audit.lua rebuilds an older model at version 1", function()
-  t.eq(pretrain.identity(settings(0.5)).wording_version, 3)
+  t.eq(pretrain.identity(settings(0.5)).wording_version, 4)
   t.eq(pretrain.identity(settings(0)).wording_version, nil)  -- no drawn words, no version
   local s1 = settings(0.5)
   s1.wording_version = 1
@@ -254,18 +309,18 @@ t.test("a run records its framings' version; audit.lua rebuilds an older model a
     t.ok(known[first_line(user_of(p))], first_line(user_of(p)))
     differs = differs or p.prompt ~= v2[i].prompt
   end
-  t.ok(differs, "version 3 drew other framings somewhere")
+  t.ok(differs, "version 4 drew other framings somewhere")
   local s = pretrain_corpus.recorded(settings(0.5))
   local dir = pretrain_corpus.model_with(s)
   t.eq(audit.settings(dir).wording_version, 1)  -- recorded before versions: 1
   s.wording_version = 2
   pretrain_corpus.model_with(s, dir)
   t.eq(audit.settings(dir).wording_version, 2)
-  s.wording_version = 4
+  s.wording_version = 5
   pretrain_corpus.model_with(s, dir)
   local ok, why = audit.settings(dir)
   t.eq(ok, nil)
-  t.contains(why, "framings of version 4, newer than this tree's (3)")
+  t.contains(why, "framings of version 5, newer than this tree's (4)")
 end)
 
 t.test("general_model.sh passes WORDINGS as --wording_share", function()
