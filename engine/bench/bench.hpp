@@ -80,6 +80,17 @@ nlohmann::json cuda_run(const std::string& source, const nlohmann::json& launch,
 // printed (two lines, then `print_bytes` more), kept as kernel_output (4 KiB at most) and
 // kernel_output_bytes, as a kernel's printf is.
 nlohmann::json cuda_sandbox(size_t print_bytes = 0);
+// cuda_batch answers CUDA requests with the evaluation process's warm CUDA child, which
+// starts the driver and makes its context once and is kept between calls: `items` are
+// {op = "cuda_run", source, launch} (cuda_run's record each) or {op = "cuda_sandbox",
+// print_bytes, spin_ms} (cuda_sandbox's, after spin_ms of work: for tests without a GPU),
+// `timeout` seconds each. A run that failed or timed out ends the warm child, and the next
+// item gets a fresh one; each record says which (cuda_child: 1, 2, ... over the evaluation
+// process's life). One record per item, in order; a malformed item throws
+// std::invalid_argument naming it before any process is asked. cuda_release ends the warm
+// child (and frees its GPU memory).
+nlohmann::json cuda_batch(const nlohmann::json& items, double timeout = 60);
+void cuda_release();
 
 // Options sent to another node (wire/options.hpp's options_to_json) stay unresolved:
 // threads 0 and march "native" mean that node's cores and CPU.

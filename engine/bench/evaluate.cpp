@@ -282,6 +282,41 @@ nlohmann::json cuda_run(const std::string& source, const nlohmann::json& launch,
                   {"parallel", std::max(1, machine().cores - 1)}});
 }
 
+nlohmann::json cuda_batch(const nlohmann::json& items, double timeout) {
+  if (!(timeout > 0 && timeout <= 3600)) throw std::invalid_argument("timeout must be more than 0 and at most 3600 seconds");
+  if (!items.is_array()) throw std::invalid_argument("the batch's items must be a list");
+  nlohmann::json sent = nlohmann::json::array();
+  for (size_t i = 0; i < items.size(); ++i) {
+    const auto& item = items[i];
+    const std::string where = "item " + std::to_string(i + 1) + ": ";
+    const std::string op = item.is_object() ? item.value("op", "") : "";
+    if (op == "cuda_run") {
+      if (!item.contains("source") || !item["source"].is_string()) throw std::invalid_argument(where + "no source");
+      try {
+        cuda::parse_launch(item.value("launch", nlohmann::json()));
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(where + e.what());
+      }
+      sent.push_back({{"op", op}, {"source", item["source"]}, {"launch", item["launch"]}});
+    } else if (op == "cuda_sandbox") {
+      const double print_bytes = item.value("print_bytes", 0.0), spin_ms = item.value("spin_ms", 0.0);
+      if (!(print_bytes >= 0 && print_bytes <= (1 << 24) && spin_ms >= 0 && spin_ms <= 1e6))
+        throw std::invalid_argument(where + "print_bytes from 0 to 16 Mi, spin_ms from 0 to 10^6");
+      sent.push_back({{"op", op}, {"print_bytes", static_cast<size_t>(print_bytes)}, {"spin_ms", spin_ms}});
+    } else {
+      throw std::invalid_argument(where + "op must be cuda_run or cuda_sandbox");
+    }
+  }
+  if (sent.empty()) return sent;
+  return request({{"op", "cuda_batch"}, {"items", sent}, {"timeout", timeout},
+                  {"parallel", std::max(1, machine().cores - 1)}})
+      .at("results");
+}
+
+void cuda_release() {
+  if (zygote_started()) request({{"op", "cuda_release"}});
+}
+
 std::vector<Result> evaluate_batch(const std::vector<std::string>& sources, const EvalOptions& opts) {
   std::vector<Result> out;
   for (const auto& r : evaluate_records(sources, opts)) out.push_back(result_from_record(r));

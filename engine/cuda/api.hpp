@@ -44,6 +44,7 @@ struct Driver {
   CUresult (*cuCtxSetLimit)(int, size_t);
   CUresult (*cuModuleLoadDataEx)(CUmodule*, const void*, unsigned, int*, void**);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuGetErrorString)(CUresult, const char**);
   // Running a kernel (the _v2 entry points where the driver has both)
   CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
@@ -55,6 +56,7 @@ struct Driver {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              CUstream, void**, void**);
   CUresult (*cuStreamCreate)(CUstream*, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);
   CUresult (*cuEventCreate)(CUevent*, unsigned);
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);

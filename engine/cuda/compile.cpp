@@ -96,6 +96,7 @@ CUmodule build(const std::string& source, const std::vector<std::string>& entrie
     else missing += (missing.empty() ? "" : ", ") + name;
   }
   if (!missing.empty()) {
+    d.cuModuleUnload(module);  // a child serving a batch goes on in this context
     r["status"] = "load_error";
     r["log"] = "kernel.cu defines no extern \"C\" __global__ function " + missing +
                (r["log"].get<std::string>().empty() ? "" : "\n" + r["log"].get<std::string>());

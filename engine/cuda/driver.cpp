@@ -32,6 +32,7 @@ std::string load_driver(Driver& d) {
   find(lib, "cuCtxSetLimit", d.cuCtxSetLimit, missing);
   find(lib, "cuModuleLoadDataEx", d.cuModuleLoadDataEx, missing);
   find(lib, "cuModuleGetFunction", d.cuModuleGetFunction, missing);
+  find(lib, "cuModuleUnload", d.cuModuleUnload, missing);
   find(lib, "cuGetErrorString", d.cuGetErrorString, missing);
   find(lib, "cuMemAlloc_v2", d.cuMemAlloc, missing);
   find(lib, "cuMemFree_v2", d.cuMemFree, missing);
@@ -41,6 +42,7 @@ std::string load_driver(Driver& d) {
   find(lib, "cuMemsetD16_v2", d.cuMemsetD16, missing);
   find(lib, "cuLaunchKernel", d.cuLaunchKernel, missing);
   find(lib, "cuStreamCreate", d.cuStreamCreate, missing);
+  find(lib, "cuStreamDestroy_v2", d.cuStreamDestroy, missing);
   find(lib, "cuEventCreate", d.cuEventCreate, missing);
   find(lib, "cuEventRecord", d.cuEventRecord, missing);
   find(lib, "cuEventDestroy_v2", d.cuEventDestroy, missing);

@@ -31,13 +31,20 @@ void check(const detail::Driver& d, CUresult e, const char* status, const std::s
   if (e) throw Failure{status, what + ": " + detail::driver_error(d, e)};
 }
 
-// Device buffers freed however the run ends (a faulted context frees them with itself).
+// Device buffers, the harness's stream and events freed however the run ends (a faulted
+// context frees them with itself), so that a child serving a batch goes on with none of
+// an earlier kernel's.
 struct Buffers {
   const detail::Driver& d;
   std::vector<detail::CUdeviceptr> ptrs;
+  detail::CUstream stream = nullptr;
+  detail::CUevent start = nullptr, stop = nullptr;
   ~Buffers() {
     for (auto p : ptrs)
       if (p) d.cuMemFree(p);
+    for (auto e : {start, stop})
+      if (e) d.cuEventDestroy(e);
+    if (stream) d.cuStreamDestroy(stream);
   }
 };
 
@@ -45,13 +52,12 @@ json run_loaded(const detail::Driver& d, detail::CUmodule module, const Launch& 
                 const CallOutputs& call_outputs) {
   detail::CUfunction fn = nullptr;
   check(d, d.cuModuleGetFunction(&fn, module, l.entry.c_str()), "load_error", "entry " + l.entry);
-  detail::CUstream stream = nullptr;
-  detail::CUevent start = nullptr, stop = nullptr;
-  check(d, d.cuStreamCreate(&stream, 1 /* CU_STREAM_NON_BLOCKING */), "runtime_error", "the harness's stream");
-  check(d, d.cuEventCreate(&start, 0), "runtime_error", "an event");
-  check(d, d.cuEventCreate(&stop, 0), "runtime_error", "an event");
-
   Buffers buffers{d, std::vector<detail::CUdeviceptr>(l.args.size(), 0)};
+  check(d, d.cuStreamCreate(&buffers.stream, 1 /* CU_STREAM_NON_BLOCKING */), "runtime_error", "the harness's stream");
+  check(d, d.cuEventCreate(&buffers.start, 0), "runtime_error", "an event");
+  check(d, d.cuEventCreate(&buffers.stop, 0), "runtime_error", "an event");
+  detail::CUstream stream = buffers.stream;
+  detail::CUevent start = buffers.start, stop = buffers.stop;
   std::vector<int> ints(l.args.size());
   std::vector<float> floats(l.args.size());
   std::vector<void*> params(l.args.size());
@@ -162,6 +168,7 @@ json run(const std::string& source, const json& launch, const InputReader& read_
     r["status"] = f.status;
     r["log"] = f.log;
   }
+  detail::machine().driver.cuModuleUnload(module);
   return r;
 }
 

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/calls.hpp"
@@ -71,6 +72,7 @@ bool write_all(int fd, const void* src, size_t n) {
 // What the child sends on the reply's pipe: frames of a tag, an 8-byte length and the bytes.
 constexpr char kCallFrame = 'c';   // one earlier call's outputs as the device held them
 constexpr char kReplyFrame = 'r';  // the CBOR record, last
+constexpr char kGoFrame = 'g';     // a batch's child: the kernel is loaded, its inputs may come
 constexpr size_t kFrameHeader = 1 + sizeof(uint64_t);
 
 bool write_frame(int fd, char tag, const void* bytes, size_t n) {
@@ -116,7 +118,7 @@ std::string printable(const std::string& s) {
       reply = {{"status", "runtime_error"}, {"log", "the CUDA child's seccomp filter could not be installed"},
                {"available", false}, {"reason", "the CUDA child's seccomp filter could not be installed"}};
     } else if (op == "cuda_sandbox") {
-      reply = cuda_sandbox_probe(req.value("print_bytes", size_t{0}));
+      reply = cuda_sandbox_probe(req.value("print_bytes", size_t{0}), req.value("spin_ms", 0.0));
     } else if (op == "cuda_probe") {
       reply = cuda::probe();
     } else if (op == "cuda_run") {
@@ -136,6 +138,12 @@ std::string printable(const std::string& s) {
   auto bytes = json::to_cbor(reply);
   if (!write_frame(out, kReplyFrame, bytes.data(), bytes.size())) _exit(1);
   _exit(0);
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
 }
 
 json failed(const json& req, const std::string& why) {
@@ -210,7 +218,8 @@ class InputFeed {
 // outputs reduced at once to the values the check keeps, the reply kept whole.
 class Frames {
  public:
-  explicit Frames(const InputFeed* feed) : feed_(feed) {}
+  // go: a batch child's frames, whose 'g' says the inputs may be sent.
+  explicit Frames(const InputFeed* feed, bool go = false) : feed_(feed), go_allowed_(go) {}
 
   // Takes what was read; false (with why()) when the child sent what it must not.
   bool take(const char* data, size_t n) {
@@ -224,6 +233,8 @@ class Frames {
       const char* body = buf_.data() + at_ + kFrameHeader;
       if (tag == kReplyFrame && !reply_) {
         reply_ = std::string(body, len);
+      } else if (tag == kGoFrame && go_allowed_ && !go_ && !reply_ && len == 0) {
+        go_ = true;
       } else if (tag == kCallFrame && feed_ && !reply_ &&
                  static_cast<int>(calls_.size()) + 1 < feed_->launch().warmup + feed_->launch().calls) {
         try {
@@ -246,11 +257,14 @@ class Frames {
     return true;
   }
   const std::optional<std::string>& reply() const { return reply_; }
+  bool go() const { return go_; }
+  bool pending() const { return buf_.size() > at_; }  // bytes past the frames taken
   json& calls() { return calls_; }
   const std::string& why() const { return why_; }
 
  private:
   const InputFeed* feed_;
+  bool go_allowed_ = false, go_ = false;
   std::string buf_;
   size_t at_ = 0;
   std::optional<std::string> reply_;
@@ -278,6 +292,30 @@ struct Printed {
     return true;
   }
 };
+
+// A run's record completed in the process that drew its inputs: the last call's inputs,
+// the statistics of the CPU kernels' records, and what the check of every call needs (the
+// earlier calls' kept values and the key their inputs are drawn again from, given only
+// now that the child that could have used it has answered).
+void complete_run(json& reply, const json& req, const InputFeed& feed, Frames& frames) {
+  const cuda::Launch& l = feed.launch();
+  const int total = l.warmup + l.calls;
+  if (static_cast<int>(frames.calls().size()) != total - 1) {
+    reply = failed(req, "the CUDA request's process sent the outputs of " + std::to_string(frames.calls().size()) +
+                            " calls before the last, not " + std::to_string(total - 1));
+    return;
+  }
+  json inputs = json::array();
+  for (const auto& values : feed.last_call()) inputs.push_back(cuda::float_blob(values.data(), values.size()));
+  reply["inputs"] = std::move(inputs);
+  const auto times = reply.at("times_ms").get<std::vector<double>>();
+  reply["median_ms"] = median(times);
+  reply["cov"] = coefficient_of_variation(times);
+  reply["call_outputs"] = std::move(frames.calls());
+  reply["input_key"] = feed.keys().hex();
+  reply["checked_calls"] = total;
+  reply["checked_per_call"] = cuda::checked_per_call(l);
+}
 
 json cuda_in_child(const json& req) {
   const double timeout = req.value("timeout", 60.0);
@@ -391,7 +429,7 @@ json cuda_in_child(const json& req) {
   }
   json reply;
   if (late) {
-    reply = failed(req, "the CUDA request took longer than " + std::to_string(int(timeout)) + " s (killed)");
+    reply = failed(req, "the CUDA request took longer than " + seconds_text(timeout) + " s (killed)");
   } else if (bad) {
     reply = failed(req, no_key.empty() ? frames.why() : no_key);
   } else if (WIFSIGNALED(st)) {
@@ -405,33 +443,274 @@ json cuda_in_child(const json& req) {
                               std::to_string(WIFEXITED(st) ? WEXITSTATUS(st) : -1) + ")");
     }
   }
-  if (run && reply.contains("outputs")) {
-    const cuda::Launch& l = feed->launch();
-    const int total = l.warmup + l.calls;
-    if (static_cast<int>(frames.calls().size()) != total - 1) {
-      reply = failed(req, "the CUDA request's process sent the outputs of " + std::to_string(frames.calls().size()) +
-                              " calls before the last, not " + std::to_string(total - 1));
-    } else {
-      json inputs = json::array();
-      for (const auto& values : feed->last_call()) inputs.push_back(cuda::float_blob(values.data(), values.size()));
-      reply["inputs"] = std::move(inputs);
-      const auto times = reply.at("times_ms").get<std::vector<double>>();  // the CPU kernels' statistics
-      reply["median_ms"] = median(times);
-      reply["cov"] = coefficient_of_variation(times);
-      // Every call is checked (cuda/calls.hpp): the earlier calls' kept values, and the key
-      // their inputs are drawn again from; the child that could have used it has ended.
-      reply["call_outputs"] = std::move(frames.calls());
-      reply["input_key"] = feed->keys().hex();
-      reply["checked_calls"] = total;
-      reply["checked_per_call"] = cuda::checked_per_call(l);
-    }
-  }
+  if (run && reply.contains("outputs")) complete_run(reply, req, *feed, frames);
   if (reply.is_object() && req.at("op") != "cuda_probe") reply["child_ms"] = 1000 * (files::monotonic_seconds() - forked);
   if (printed.bytes > 0 || run) {
     reply["kernel_output"] = printable(printed.kept);
     reply["kernel_output_bytes"] = printed.bytes;
   }
   return reply;
+}
+
+
+// ---------------------------------------------------------------------------------------
+// A batch: one confined child, one driver and one context for many kernels
+// ---------------------------------------------------------------------------------------
+
+namespace {
+
+// The warm child: each request (an 8-byte length and a CBOR item on
+// `requests`) answered as a lone child answers it, in the same context, until the
+// requests' pipe ends. Before a run's first call it sends 'g' and only then reads its
+// inputs, so a kernel that never runs leaves none of them in the pipe for the next one.
+[[noreturn]] void serve_batch_in_child(int out, int in, int requests, int printed, double cpu_seconds) {
+  dup2(printed, STDOUT_FILENO);
+  dup2(printed, STDERR_FILENO);
+  close_all_but({out, in, requests});
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  // Each kernel is bounded by the wall clock in the process that asked; this bounds the
+  // whole batch's host work as a backstop.
+  rlimit core{0, 0}, cpu{static_cast<rlim_t>(cpu_seconds) + 1, static_cast<rlim_t>(cpu_seconds) + 2};
+  setrlimit(RLIMIT_CORE, &core);
+  setrlimit(RLIMIT_CPU, &cpu);
+  const bool confined = confine_cuda_child();
+  for (;;) {
+    uint64_t len = 0;
+    if (!read_all(requests, &len, sizeof len)) _exit(0);
+    std::string bytes(len, '\0');
+    if (!read_all(requests, bytes.data(), len)) _exit(0);
+    json reply;
+    try {
+      const json item = json::from_cbor(bytes);
+      if (!confined) {
+        reply = {{"status", "runtime_error"}, {"log", "the CUDA child's seccomp filter could not be installed"}};
+      } else if (item.at("op") == "cuda_sandbox") {
+        reply = cuda_sandbox_probe(item.value("print_bytes", size_t{0}), item.value("spin_ms", 0.0));
+      } else {
+        bool asked = false;
+        auto read_inputs = [&](int, size_t, void* dst, size_t n) {
+          if (!asked) {
+            asked = true;
+            if (!write_frame(out, kGoFrame, "", 0)) return false;
+          }
+          return read_all(in, dst, n);
+        };
+        auto send_outputs = [out](int, const std::string& b) { return write_frame(out, kCallFrame, b.data(), b.size()); };
+        reply = cuda::run(item.at("source").get<std::string>(), item.at("launch"), read_inputs, send_outputs);
+      }
+    } catch (const std::exception& e) {
+      reply = {{"status", "runtime_error"}, {"log", e.what()}};
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    auto b = json::to_cbor(reply);
+    if (!write_frame(out, kReplyFrame, b.data(), b.size())) _exit(1);
+  }
+}
+
+// The warm child as the evaluation process holds it.
+struct WarmChild {
+  pid_t pid = -1;
+  int replies = -1, printed = -1, inputs = -1, requests = -1;
+  double started = 0;
+};
+
+// Reads what the child printed until the pipe is empty now (or at its end).
+void drain(int fd, Printed& printed) {
+  for (;;) {
+    const size_t before = printed.bytes;
+    if (!printed.read_from(fd) || printed.bytes == before) return;
+  }
+}
+
+// The child killed and reaped, what it printed last read into `printed`.
+void end_child(WarmChild& c, Printed* printed = nullptr) {
+  for (int* fd : {&c.requests, &c.inputs, &c.replies})
+    if (*fd >= 0) close(std::exchange(*fd, -1));
+  if (c.pid > 0) {
+    kill(-c.pid, SIGKILL);  // its group, and the child itself should it not have made the group yet
+    kill(c.pid, SIGKILL);
+    int st = 0;
+    while (waitpid(c.pid, &st, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (c.printed >= 0) {
+    if (printed) drain(c.printed, *printed);  // the writers are gone: up to the pipe's end
+    close(std::exchange(c.printed, -1));
+  }
+  c.pid = -1;
+}
+
+// A fresh child; "" or why there is none.
+std::string start_child(WarmChild& c, double cpu_seconds) {
+  int rep[2] = {-1, -1}, in[2] = {-1, -1}, req[2] = {-1, -1}, pr[2] = {-1, -1};
+  auto close_all = [&] {
+    for (int fd : {rep[0], rep[1], in[0], in[1], req[0], req[1], pr[0], pr[1]})
+      if (fd >= 0) close(fd);
+  };
+  if (pipe2(rep, O_CLOEXEC) != 0 || pipe2(in, O_CLOEXEC) != 0 || pipe2(req, O_CLOEXEC) != 0 ||
+      pipe2(pr, O_CLOEXEC) != 0) {
+    const std::string why = std::string("pipe: ") + std::strerror(errno);
+    close_all();
+    return why;
+  }
+  c.started = files::monotonic_seconds();
+  pid_t pid = fork();
+  if (pid < 0) {
+    const std::string why = std::string("fork: ") + std::strerror(errno);
+    close_all();
+    return why;
+  }
+  if (pid == 0) serve_batch_in_child(rep[1], in[0], req[0], pr[1], cpu_seconds);
+  close(rep[1]);
+  close(in[0]);
+  close(req[0]);
+  close(pr[1]);
+  c = {pid, rep[0], pr[0], in[1], req[1], c.started};
+  fcntl(c.printed, F_SETFL, O_NONBLOCK);
+  fcntl(c.inputs, F_SETFL, O_NONBLOCK);
+  return "";
+}
+
+// One item of a batch asked of the child and answered; false when the child must be
+// replaced (it failed, timed out, broke the protocol or may hold the item's inputs).
+bool ask(WarmChild& c, const json& item, double timeout, json& reply) {
+  const bool run = item.at("op") == "cuda_run";
+  std::optional<cuda::Launch> launch;
+  std::optional<InputFeed> feed;
+  try {
+    if (run) {
+      launch = cuda::parse_launch(item.at("launch"));
+      feed.emplace(*launch);  // the key drawn now, after the child's fork
+    }
+  } catch (const std::exception& e) {
+    reply = failed(item, std::string(launch ? "the inputs' key: " : "the launch: ") + e.what());
+    return !launch;  // a malformed launch never reached the child
+  }
+  const double asked = files::monotonic_seconds();
+  const auto request = json::to_cbor(item);
+  const uint64_t len = request.size();
+  Frames frames(feed ? &*feed : nullptr, true);
+  Printed printed;
+  bool late = false, bad = false, ended = false;
+  if (!write_all(c.requests, &len, sizeof len) || !write_all(c.requests, request.data(), request.size())) {
+    ended = true;
+  }
+  const double deadline = asked + timeout;
+  bool feeding = run;
+  while (!ended && !frames.reply()) {
+    const double left = deadline - files::monotonic_seconds();
+    if (left <= 0) {
+      late = true;
+      break;
+    }
+    const char* data = nullptr;
+    size_t size = 0;
+    const bool sending = feeding && frames.go() && feed->next(data, size);
+    if (feeding && frames.go() && !sending) feeding = false;  // every input sent
+    pollfd p[3] = {{c.replies, POLLIN, 0}, {c.printed, POLLIN, 0}, {c.inputs, POLLOUT, 0}};
+    int n = poll(p, sending ? 3 : 2, static_cast<int>(std::ceil(left * 1000)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) continue;
+    if (sending && (p[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      ssize_t put = write(c.inputs, data, size);
+      if (put > 0) feed->sent(static_cast<size_t>(put));
+      else if (put < 0 && errno != EAGAIN && errno != EINTR) ended = true;  // the child stopped reading
+    }
+    if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) printed.read_from(c.printed);
+    if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    char buf[65536];
+    ssize_t got = read(c.replies, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      ended = true;
+      break;
+    }
+    if (!frames.take(buf, static_cast<size_t>(got))) bad = true;
+    if (bad) break;
+  }
+  // What a kernel printed before its reply is in the pipe by now: the child flushed it first.
+  const bool broken = late || bad || ended || frames.pending();
+  if (broken) end_child(c, &printed);
+  else drain(c.printed, printed);
+  bool keep = !broken;
+  if (late) {
+    reply = failed(item, "the CUDA request took longer than " + seconds_text(timeout) + " s (killed)");
+  } else if (bad) {
+    reply = failed(item, frames.why());
+  } else if (!frames.reply()) {
+    reply = failed(item, "the CUDA batch's process ended without a reply");
+  } else {
+    try {
+      reply = json::from_cbor(*frames.reply());
+    } catch (const std::exception&) {
+      reply = failed(item, "the CUDA batch's process sent a reply that is not CBOR");
+      keep = false;
+    }
+  }
+  if (run && reply.contains("outputs")) complete_run(reply, item, *feed, frames);
+  const std::string status = reply.is_object() ? reply.value("status", "") : "";
+  // A run that began and did not end well may have left the context broken, or its
+  // inputs in the pipe: the next kernel gets a fresh child.
+  if (run && !(status == "ok" || status == "compile_error" || status == "load_error")) keep = false;
+  if (run && frames.go() && status != "ok") keep = false;
+  const char* rest = nullptr;
+  size_t rest_size = 0;
+  if (run && frames.go() && feed->next(rest, rest_size)) keep = false;  // inputs it never read
+  if (reply.is_object()) {
+    reply["child_ms"] = 1000 * (files::monotonic_seconds() - asked);
+    reply["kernel_output"] = printable(printed.kept);
+    reply["kernel_output_bytes"] = printed.bytes;
+  }
+  return keep;
+}
+
+}  // namespace
+
+// The warm child: kept between requests, so that a script judging kernels one request at
+// a time pays for the driver and the context once. It serves kWarmItems items at most (its
+// CPU limit covers that many), then a fresh one takes over.
+namespace {
+constexpr int kWarmItems = 256;
+WarmChild warm;
+int warm_served = 0;
+int warm_children = 0;
+}  // namespace
+
+json cuda_batch_in_child(const json& req) {
+  const double timeout = req.value("timeout", 60.0);
+  json results = json::array();
+  for (const json& item : req.at("items")) {
+    json reply;
+    if (warm.pid > 0 && warm_served >= kWarmItems) end_child(warm);
+    if (warm.pid < 0) {
+      const std::string why = start_child(warm, timeout * kWarmItems);
+      if (!why.empty()) {
+        results.push_back(failed(item, why));
+        continue;
+      }
+      warm_served = 0;
+      ++warm_children;
+    }
+    ++warm_served;
+    if (!ask(warm, item, timeout, reply)) end_child(warm);
+    if (reply.is_object()) reply["cuda_child"] = warm_children;
+    results.push_back(std::move(reply));
+  }
+  return {{"results", std::move(results)}};
+}
+
+void end_warm_cuda_child() {
+  if (warm.pid < 0) return;
+  close(std::exchange(warm.requests, -1));  // the child ends at the requests' end
+  const double until = files::monotonic_seconds() + 5;
+  int st = 0;
+  pid_t got = 0;
+  while ((got = waitpid(warm.pid, &st, WNOHANG)) == 0 && files::monotonic_seconds() < until) usleep(1000);
+  if (got == warm.pid) warm.pid = -1;  // reaped: nothing left to kill
+  end_child(warm);
 }
 
 }  // namespace bench::detail

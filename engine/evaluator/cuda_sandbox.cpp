@@ -16,6 +16,8 @@
 #include <cstring>
 #include <string>
 
+#include "files/clock.hpp"
+
 namespace bench::detail {
 
 bool confine_cuda_child() {
@@ -59,7 +61,9 @@ std::string outcome(long rc) {
 
 }  // namespace
 
-nlohmann::json cuda_sandbox_probe(size_t print_bytes) {
+nlohmann::json cuda_sandbox_probe(size_t print_bytes, double spin_ms) {
+  for (const double until = files::monotonic_seconds() + spin_ms / 1000; files::monotonic_seconds() < until;) {
+  }
   std::printf("cuda_sandbox: a line on the child's stdout\n");
   std::fprintf(stderr, "cuda_sandbox: a line on the child's stderr\n");
   std::string line(63, 'x');

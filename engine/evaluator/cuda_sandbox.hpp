@@ -19,7 +19,8 @@ bool confine_cuda_child();
 // ("allowed" where a call went through). For tests of the filter. It also prints a line on
 // stdout (through stdio) and one on stderr, then `print_bytes` more on stdout, as a
 // kernel's printf would: for tests that the evaluation process keeps them in the record
-// (kernel_output) and passes none of them on.
-nlohmann::json cuda_sandbox_probe(size_t print_bytes = 0);
+// (kernel_output) and passes none of them on. It answers after `spin_ms` of work, as a
+// kernel that runs long would: for tests of a request's timeout.
+nlohmann::json cuda_sandbox_probe(size_t print_bytes = 0, double spin_ms = 0);
 
 }  // namespace bench::detail

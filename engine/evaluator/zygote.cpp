@@ -173,6 +173,14 @@ json Zygote::handle(const json& req) {
     if (op == "cuda_run") set_between_call_workers(req.value("parallel", 1));
     return cuda_in_child(req);
   }
+  if (op == "cuda_batch") {
+    set_between_call_workers(req.value("parallel", 1));
+    return cuda_batch_in_child(req);
+  }
+  if (op == "cuda_release") {
+    end_warm_cuda_child();
+    return json::object();
+  }
   const ResolvedOptions opts = ResolvedOptions::from_json(req.at("options"));  // the one decoding
   task_ = &task_for(opts.problem, opts.warmup + opts.max_runs + kSpareCalls, opts.threads);
   set_between_call_workers(opts.split_checks ? opts.threads : 1);  // the calls' cores are idle between calls

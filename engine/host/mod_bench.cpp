@@ -572,27 +572,34 @@ static int bench_cuda_check(lua_State* L) {
 // "verification_error" with the first miss named (and its call) when one misses,
 // max_error and wrong beside, and check_ms, the time of the references and checks. The buffers are not returned: a task's run at its training size holds
 // megabytes of them, which a script has no use for.
-static int bench_cuda_judge(lua_State* L) {
-  const std::string where = "bench.cuda_judge";
-  std::string src = check_string(L, 1, where.c_str(), "source");
-  double timeout;
-  nlohmann::json launch = check_launch(L, 2, where, timeout);
+// What a CUDA run is judged against: the reference op, the task's size, the tolerance.
+struct CudaJudge {
   std::string op;
-  nlohmann::json size;
+  cudaref::Size vars;
   double atol = 0, rtol = 0;
-  {
-    Options t(L, 3, where.c_str());
-    t.get("reference", op);
-    t.get("atol", atol);
-    t.get("rtol", rtol);
-    t.push("size");
-    if (!lua_isnil(L, -1)) size = to_json(L, -1, where.c_str());
-    lua_pop(L, 1);
-    t.done();
-  }
-  if (op.empty()) throw Error(where + ": the judge needs a reference op (bench.cuda_reference() lists them)");
-  const cudaref::Size vars = size_vars(size, where);
-  nlohmann::json rec = run_cuda(where, src, launch, timeout);
+};
+
+static CudaJudge check_judge(lua_State* L, int idx, const std::string& where) {
+  CudaJudge j;
+  nlohmann::json size;
+  Options t(L, idx, where.c_str());
+  t.get("reference", j.op);
+  t.get("atol", j.atol);
+  t.get("rtol", j.rtol);
+  t.push("size");
+  if (!lua_isnil(L, -1)) size = to_json(L, -1, where.c_str());
+  lua_pop(L, 1);
+  t.done();
+  if (j.op.empty()) throw Error(where + ": the judge needs a reference op (bench.cuda_reference() lists them)");
+  j.vars = size_vars(size, where);
+  return j;
+}
+
+// A run's record judged where its buffers are, which then leave it.
+static void judge_run(nlohmann::json& rec, const nlohmann::json& launch, const CudaJudge& j, const std::string& where) {
+  const std::string& op = j.op;
+  const cudaref::Size& vars = j.vars;
+  const double atol = j.atol, rtol = j.rtol;
   const double checking = files::monotonic_seconds();
   if (rec.value("status", "") == "ok") {
     cudaref::Check c;
@@ -631,8 +638,111 @@ static int bench_cuda_judge(lua_State* L) {
   rec.erase("outputs");
   rec.erase("call_outputs");
   rec.erase("input_key");
+}
+
+static int bench_cuda_judge(lua_State* L) {
+  const std::string where = "bench.cuda_judge";
+  std::string src = check_string(L, 1, where.c_str(), "source");
+  double timeout;
+  nlohmann::json launch = check_launch(L, 2, where, timeout);
+  const CudaJudge judge = check_judge(L, 3, where);
+  nlohmann::json rec = run_cuda(where, src, launch, timeout);
+  judge_run(rec, launch, judge, where);
   push_json(L, rec);
   return 1;
+}
+
+// bench.cuda_batch(items, {timeout = 60}): bench::cuda_batch's records, each item {op =
+// "cuda_run", source, launch} or {op = "cuda_sandbox", print_bytes, spin_ms}, answered in
+// turn by the evaluation process's warm CUDA child (a fresh one after a run that failed or
+// timed out: cuda_child says which), with request_ms the request's round trip. The buffers
+// stay behind (bench.cuda_judge_batch judges runs).
+static int bench_cuda_batch(lua_State* L) {
+  const std::string where = "bench.cuda_batch";
+  luaL_checktype(L, 1, LUA_TTABLE);
+  nlohmann::json items = to_json(L, 1, where.c_str());
+  if (items.empty()) items = nlohmann::json::array();
+  double timeout = 60;
+  if (!lua_isnoneornil(L, 2)) {
+    Options t(L, 2, where.c_str());
+    t.get("timeout", timeout);
+    t.done();
+  }
+  nlohmann::json recs;
+  const double t0 = files::monotonic_seconds();
+  try {
+    recs = bench::cuda_batch(items, timeout);
+  } catch (const std::invalid_argument& e) {
+    throw Error(where + ": " + e.what());
+  }
+  const double request_ms = 1000 * (files::monotonic_seconds() - t0);
+  for (auto& rec : recs) {
+    if (!rec.is_object()) continue;
+    rec["request_ms"] = request_ms;
+    for (const char* key : {"inputs", "outputs", "call_outputs", "input_key"}) rec.erase(key);
+  }
+  push_json(L, recs);
+  return 1;
+}
+
+// bench.cuda_judge_batch(kernels, judge): each kernel {source, launch} run by the warm
+// CUDA child (bench.cuda_batch: the driver and the context made once, not per kernel) and
+// judged as bench.cuda_judge judges it against `judge` ({reference, size, atol, rtol}),
+// one kernel a request, so that no more than one run's buffers are held at once. One
+// record per kernel, in order, each with request_ms (its own request's round trip).
+static int bench_cuda_judge_batch(lua_State* L) {
+  const std::string where = "bench.cuda_judge_batch";
+  luaL_checktype(L, 1, LUA_TTABLE);
+  const CudaJudge judge = check_judge(L, 2, where);
+  struct Kernel {
+    std::string source;
+    nlohmann::json launch;
+    double timeout = 60;
+  };
+  std::vector<Kernel> kernels;
+  const lua_Integer n = luaL_len(L, 1);
+  for (lua_Integer i = 1; i <= n; ++i) {
+    const std::string at = where + ": kernel " + std::to_string(i);
+    lua_geti(L, 1, i);
+    if (!lua_istable(L, -1)) throw Error(at + " must be a table {source, launch}");
+    const int k = lua_gettop(L);
+    lua_getfield(L, k, "source");
+    if (!lua_isstring(L, -1)) throw Error(at + ": no source");
+    Kernel kernel{lua_tostring(L, -1), {}, 60};
+    lua_pop(L, 1);
+    lua_getfield(L, k, "launch");
+    kernel.launch = check_launch(L, lua_gettop(L), at, kernel.timeout);
+    lua_pop(L, 2);
+    try {
+      cuda::parse_launch(kernel.launch);
+    } catch (const std::invalid_argument& e) {
+      throw Error(at + ": " + e.what());
+    }
+    kernels.push_back(std::move(kernel));
+  }
+  nlohmann::json recs = nlohmann::json::array();
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    nlohmann::json item = {{"op", "cuda_run"}, {"source", kernels[i].source}, {"launch", kernels[i].launch}};
+    nlohmann::json rec;
+    const double t0 = files::monotonic_seconds();
+    try {
+      rec = bench::cuda_batch(nlohmann::json::array({std::move(item)}), kernels[i].timeout).at(0);
+    } catch (const std::invalid_argument& e) {
+      throw Error(where + ": kernel " + std::to_string(i + 1) + ": " + e.what());
+    }
+    if (rec.is_object()) rec["request_ms"] = 1000 * (files::monotonic_seconds() - t0);
+    judge_run(rec, kernels[i].launch, judge, where);
+    recs.push_back(std::move(rec));
+  }
+  push_json(L, recs);
+  return 1;
+}
+
+// bench.cuda_release(): the warm CUDA child ended, its GPU memory freed (the next
+// bench.cuda_batch starts another).
+static int bench_cuda_release(lua_State*) {
+  bench::cuda_release();
+  return 0;
 }
 
 // bench.cuda_reference(op, size, inputs): the outputs a CUDA task's kernel must produce,
@@ -751,6 +861,8 @@ int open_bench(lua_State* L) {
                     HOST_FN("symbol_allowed", bench_symbol_allowed),
                     HOST_FN("allowed_symbols", bench_allowed_symbols), HOST_FN("task_inputs", bench_task_inputs), HOST_FN("cuda", bench_cuda), HOST_FN("cuda_sandbox", bench_cuda_sandbox),
                     HOST_FN("cuda_compile", bench_cuda_compile), HOST_FN("cuda_run", bench_cuda_run),
+                    HOST_FN("cuda_batch", bench_cuda_batch), HOST_FN("cuda_judge_batch", bench_cuda_judge_batch),
+                    HOST_FN("cuda_release", bench_cuda_release),
                     HOST_FN("cuda_reference", bench_cuda_reference), HOST_FN("cuda_check", bench_cuda_check),
                     HOST_FN("cuda_judge", bench_cuda_judge), HOST_FN("cuda_yardstick", bench_cuda_yardstick),
                     HOST_FN("impossible_rate", bench_impossible_rate), HOST_FN("result_fields", bench_result_fields),

@@ -167,7 +167,9 @@ local machines = setmetatable({}, {__mode = "k"})  -- bench.cuda() per bench mod
 -- opts: task, size (default "test"), warmup, calls, seed, timeout, bench (as for
 -- M.yardstick), machine (bench.cuda()'s record, when the caller holds it), and yardstick (a
 -- record of M.yardstick at the same size: an ok kernel then gets vs_yardstick, the
--- yardstick's median call over its own, above 1 when faster than libtorch).
+-- yardstick's median call over its own, above 1 when faster than libtorch), warm (run by
+-- the evaluation process's warm CUDA child, bench.cuda_judge_batch: the driver and the
+-- context made once for many kernels, not per kernel).
 function M.evaluate(source, opts)
   local spec = M.get(opts.task)
   local y = opts.yardstick
@@ -183,7 +185,9 @@ function M.evaluate(source, opts)
   local launch = r.launch
   for _, k in ipairs{"warmup", "calls", "seed", "timeout"} do launch[k] = opts[k] end
   local b = opts.bench or bench
-  local rec = b.cuda_judge(source, launch, {reference = spec.reference, size = r.size, atol = r.atol, rtol = r.rtol})
+  local judge = {reference = spec.reference, size = r.size, atol = r.atol, rtol = r.rtol}
+  local rec = opts.warm and b.cuda_judge_batch({{source = source, launch = launch}}, judge)[1]
+              or b.cuda_judge(source, launch, judge)
   rec.task, rec.size = spec.name, r.size
   if rec.status ~= "ok" and rec.status ~= "verification_error" then return rec end
   local seconds = rec.median_ms / 1000

@@ -255,6 +255,38 @@ print("kept " .. #quiet.kernel_output .. " and " .. #loud.kernel_output .. " of 
   t.eq(out:find("xxxxxxxx", 1, true), nil, "the 100000 bytes printed reach no console")
 end)
 
+t.test("the warm CUDA child answers many requests in one process; a timeout replaces it", function()
+  -- without a GPU too: the warm child's protocol, confinement and output are the driver's
+  -- business only in its runs, so sandbox requests show them on every machine
+  local rs = bench.cuda_batch({{op = "cuda_sandbox"}, {op = "cuda_sandbox", print_bytes = 100}, {op = "cuda_sandbox"}})
+  t.eq(#rs, 3)
+  t.eq({rs[2].cuda_child, rs[3].cuda_child}, {rs[1].cuda_child, rs[1].cuda_child})
+  t.eq(rs[1].fork, "EPERM")  -- confined as every CUDA child
+  -- what each printed stays with its own record
+  local base = rs[1].kernel_output_bytes
+  t.ok(base > 0, "the probe's two lines")
+  t.eq({rs[2].kernel_output_bytes, rs[3].kernel_output_bytes}, {base + 100, base})
+  t.ok(rs[1].child_ms > 0 and rs[1].child_ms <= rs[1].request_ms, "child_ms within the request")
+  -- kept between requests
+  t.eq(bench.cuda_batch({{op = "cuda_sandbox"}})[1].cuda_child, rs[1].cuda_child)
+  -- past its timeout: killed, what it printed before kept, and the next item in a fresh child
+  local slow = bench.cuda_batch({{op = "cuda_sandbox", spin_ms = 5000}, {op = "cuda_sandbox"}}, {timeout = 0.5})
+  t.eq(slow[1].status, "runtime_error")
+  t.contains(slow[1].log, "took longer than")
+  t.eq(slow[1].cuda_child, rs[1].cuda_child)
+  t.eq(slow[2].cuda_child, rs[1].cuda_child + 1)
+  t.eq(slow[2].kernel_output_bytes, base)
+  -- released: the next request starts another
+  bench.cuda_release()
+  t.eq(bench.cuda_batch({{op = "cuda_sandbox"}})[1].cuda_child, slow[2].cuda_child + 1)
+  -- malformed items name themselves before any process is asked
+  t.raises(function() bench.cuda_batch({{op = "cuda_probe"}}) end, "item 1: op must be cuda_run or cuda_sandbox")
+  t.raises(function() bench.cuda_batch({{op = "cuda_sandbox"}, {op = "cuda_run", launch = {}}}) end, "item 2: no source")
+  t.raises(function() bench.cuda_batch({{op = "cuda_run", source = add, launch = {entry = "add"}}}) end, "item 1: ")
+  t.raises(function() bench.cuda_batch({}, {timeout = 0}) end, "timeout must be more than 0")
+  t.eq(#bench.cuda_batch({}), 0)
+end)
+
 t.test("a CUDA request's child refuses processes, programs, the network and other processes", function()
   -- The filter is installed before the driver loads, on every machine: what it refuses
   -- does not depend on a GPU. On the GPU node the tests above ran under it.

@@ -282,7 +282,38 @@ if info.available then
   end)
 
   -- The GPU hack classes peers report, each against a task's test size.
-  local function judge(src, task) return cuda_tasks.evaluate(src, {task = task, size = "test", timeout = 20}) end
+  -- Each is judged twice: by a fresh CUDA child, as Experiment 1 judges, and by the warm
+  -- child that serves many kernels in one context (bench.cuda_judge_batch); the verdicts agree.
+  local function judge(src, task)
+    local opts = {task = task, size = "test", timeout = 20}
+    local fresh = cuda_tasks.evaluate(src, opts)
+    opts.warm = true
+    local warm = cuda_tasks.evaluate(src, opts)
+    t.eq(warm.status, fresh.status, "the warm child's verdict on " .. task .. ": " .. tostring(warm.log))
+    return fresh
+  end
+
+  t.test("the warm child judges kernels in one context; a failed run gets the next kernel a fresh one", function()
+    local add = cuda_tasks.get("vector_add").straightforward
+    local function warm(src) return cuda_tasks.evaluate(src, {task = "vector_add", warm = true}) end
+    local first, again = warm(add), warm(add)
+    t.eq({first.status, again.status}, {"ok", "ok"}, tostring(again.log))
+    t.eq(again.cuda_child, first.cuda_child)
+    t.ok(again.start_ms < 5, "the driver started once: " .. again.start_ms .. " ms")
+    t.ok(again.max_error <= 1 and again.check_ms > 0, "judged as bench.cuda_judge judges")
+    local broken = warm(add:gsub("x%[i%] %+ y%[i%]", "x[i] + "))
+    t.eq(broken.status, "compile_error")
+    t.eq(warm(add).cuda_child, first.cuda_child)  -- a compile error leaves the context as it was
+    local fault = warm(add:gsub("z%[i%] = ", "z[i + (1 << 28)] = "))
+    t.eq(fault.status, "runtime_error", tostring(fault.log))
+    local after = warm(add)
+    t.eq(after.status, "ok", tostring(after.log))
+    t.eq(after.cuda_child, fault.cuda_child + 1)
+    -- a batch of the tasks' kernels, each verdict the fresh child's
+    for _, spec in ipairs(specs) do
+      t.eq(cuda_tasks.evaluate(spec.straightforward, {task = spec.name, warm = true}).status, "ok", spec.name)
+    end
+  end)
 
   t.test("hostile: results cached across calls (by the output's pointer) earn no reward", function()
     local cached = judge([[
@@ -504,6 +535,12 @@ else
   t.test("without CUDA, a task's evaluation is unavailable, with the reason", function()
     local rec = cuda_tasks.evaluate(cuda_tasks.get("vector_add").straightforward, {task = "vector_add"})
     t.eq({rec.status, rec.log, rec.task}, {"unavailable", info.reason, "vector_add"})
+    -- the same from the warm child, which then makes way for a fresh one
+    local warm = cuda_tasks.evaluate(cuda_tasks.get("vector_add").straightforward, {task = "vector_add", warm = true})
+    t.eq({warm.status, warm.log, warm.task}, {"unavailable", info.reason, "vector_add"})
+    t.ok(warm.cuda_child >= 1, "a warm child answered")
+    t.raises(function() bench.cuda_judge_batch({{source = "x", launch = {entry = "k"}}}, {reference = "vector_add"}) end,
+             "kernel 1: ")
   end)
 
   t.test("without CUDA, the yardstick is unavailable and says why", function()
