@@ -102,8 +102,9 @@ fi
 # CUDA kernels on this node: the GPU, its driver and NVRTC found, kernels compiled in
 # memory for it (the test asserts availability here instead of accepting its absence).
 if has cuda; then
-  ENGINE_EXPECT_CUDA=1 LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" tests/bench/test_cuda.lua 2>&1 | tee "$OUT/cuda.txt"
-  ENGINE_EXPECT_CUDA=1 LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" tests/bench/test_cuda_tasks.lua 2>&1 |
+  ENGINE_EXPECT_CUDA=1 TEST_PROGRESS=1 LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" tests/bench/test_cuda.lua 2>&1 |
+    tee "$OUT/cuda.txt"
+  ENGINE_EXPECT_CUDA=1 TEST_PROGRESS=1 LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" tests/bench/test_cuda_tasks.lua 2>&1 |
     tee "$OUT/cuda-tasks.txt"
   LD_LIBRARY_PATH=$ENGINE_LIBS "$BUILD/engine" perf/bench/cuda_tasks_bench.lua --size=train 2>&1 |
     tee "$OUT/cuda-tasks-bench.txt"

@@ -92,18 +92,24 @@ function t.write(path, text)
   f:close()
 end
 
+-- TEST_FILTER=text runs the cases whose name holds it; TEST_PROGRESS=1 names each case
+-- that passed, with its seconds, as it ends (a run cut short still shows how far it got).
 function t.run()
   local passed, failed = 0, 0
   local filter = os.getenv("TEST_FILTER")
+  local progress = os.getenv("TEST_PROGRESS") == "1"
   for _, c in ipairs(cases) do
     if not filter or c.name:find(filter, 1, true) then
+      local started = sys.now()
       local ok, err = xpcall(c.fn, debug.traceback)
       if ok then
         passed = passed + 1
+        if progress then io.stdout:write(string.format("ok %s (%.1f s)\n", c.name, sys.now() - started)) end
       else
         failed = failed + 1
         io.stdout:write("FAIL ", c.name, "\n", tostring(err), "\n")
       end
+      io.stdout:flush()
     end
   end
   io.stdout:write(string.format("%d passed, %d failed\n", passed, failed))
