@@ -72,7 +72,7 @@ bool write_all(int fd, const void* src, size_t n) {
 // What the child sends on the reply's pipe: frames of a tag, an 8-byte length and the bytes.
 constexpr char kCallFrame = 'c';   // one earlier call's outputs as the device held them
 constexpr char kReplyFrame = 'r';  // the CBOR record, last
-constexpr char kGoFrame = 'g';     // a batch's child: the kernel is loaded, its inputs may come
+constexpr char kGoFrame = 'g';     // the warm child: the kernel is loaded, its inputs may come
 constexpr size_t kFrameHeader = 1 + sizeof(uint64_t);
 
 bool write_frame(int fd, char tag, const void* bytes, size_t n) {
@@ -97,20 +97,25 @@ std::string printable(const std::string& s) {
   return out;
 }
 
-[[noreturn]] void serve_in_child(const json& req, int out, int in, int printed, double timeout) {
-  // What the child prints goes to the evaluation process's capture, not to its stdout and
-  // stderr (which are the engine's console).
+// A CUDA child's first steps, before the filter. What it prints goes to the evaluation
+// process's capture, not to its stdout and stderr (which are the engine's console); nothing
+// of the evaluation process reaches the driver: its socket to the engine and every other
+// descriptor are closed but `keep` (the child's pipes); its own process group, killed with
+// its parent, no new privileges, no core files, `cpu_seconds` of CPU.
+void enter_child(int printed, std::vector<int> keep, double cpu_seconds) {
   dup2(printed, STDOUT_FILENO);
   dup2(printed, STDERR_FILENO);
-  // Nothing of the evaluation process reaches the driver: its socket to the engine and
-  // every other descriptor are closed, the reply's pipe (and the inputs' pipe) kept.
-  close_all_but(in >= 0 ? std::vector<int>{out, in} : std::vector<int>{out});
+  close_all_but(std::move(keep));
   setpgid(0, 0);
   prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-  rlimit core{0, 0}, cpu{static_cast<rlim_t>(timeout) + 1, static_cast<rlim_t>(timeout) + 2};
+  rlimit core{0, 0}, cpu{static_cast<rlim_t>(cpu_seconds) + 1, static_cast<rlim_t>(cpu_seconds) + 2};
   setrlimit(RLIMIT_CORE, &core);
   setrlimit(RLIMIT_CPU, &cpu);
+}
+
+[[noreturn]] void serve_in_child(const json& req, int out, int in, int printed, double timeout) {
+  enter_child(printed, in >= 0 ? std::vector<int>{out, in} : std::vector<int>{out}, timeout);
   json reply;
   try {
     const std::string op = req.at("op");
@@ -218,7 +223,7 @@ class InputFeed {
 // outputs reduced at once to the values the check keeps, the reply kept whole.
 class Frames {
  public:
-  // go: a batch child's frames, whose 'g' says the inputs may be sent.
+  // go: the warm child's frames, whose 'g' says the inputs may be sent.
   explicit Frames(const InputFeed* feed, bool go = false) : feed_(feed), go_allowed_(go) {}
 
   // Takes what was read; false (with why()) when the child sent what it must not.
@@ -454,7 +459,7 @@ json cuda_in_child(const json& req) {
 
 
 // ---------------------------------------------------------------------------------------
-// A batch: one confined child, one driver and one context for many kernels
+// The warm child: one confined child, one driver and one context for many kernels
 // ---------------------------------------------------------------------------------------
 
 namespace {
@@ -463,18 +468,10 @@ namespace {
 // `requests`) answered as a lone child answers it, in the same context, until the
 // requests' pipe ends. Before a run's first call it sends 'g' and only then reads its
 // inputs, so a kernel that never runs leaves none of them in the pipe for the next one.
-[[noreturn]] void serve_batch_in_child(int out, int in, int requests, int printed, double cpu_seconds) {
-  dup2(printed, STDOUT_FILENO);
-  dup2(printed, STDERR_FILENO);
-  close_all_but({out, in, requests});
-  setpgid(0, 0);
-  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-  // Each kernel is bounded by the wall clock in the process that asked; this bounds the
-  // whole batch's host work as a backstop.
-  rlimit core{0, 0}, cpu{static_cast<rlim_t>(cpu_seconds) + 1, static_cast<rlim_t>(cpu_seconds) + 2};
-  setrlimit(RLIMIT_CORE, &core);
-  setrlimit(RLIMIT_CPU, &cpu);
+[[noreturn]] void serve_warm_child(int out, int in, int requests, int printed, double cpu_seconds) {
+  // Each kernel is bounded by the wall clock in the process that asked; the CPU limit
+  // bounds the whole child's host work as a backstop.
+  enter_child(printed, {out, in, requests}, cpu_seconds);
   const bool confined = confine_cuda_child();
   for (;;) {
     uint64_t len = 0;
@@ -563,7 +560,7 @@ std::string start_child(WarmChild& c, double cpu_seconds) {
     close_all();
     return why;
   }
-  if (pid == 0) serve_batch_in_child(rep[1], in[0], req[0], pr[1], cpu_seconds);
+  if (pid == 0) serve_warm_child(rep[1], in[0], req[0], pr[1], cpu_seconds);
   close(rep[1]);
   close(in[0]);
   close(req[0]);
@@ -574,7 +571,7 @@ std::string start_child(WarmChild& c, double cpu_seconds) {
   return "";
 }
 
-// One item of a batch asked of the child and answered; false when the child must be
+// One item asked of the warm child and answered; false when the child must be
 // replaced (it failed, timed out, broke the protocol or may hold the item's inputs).
 bool ask(WarmChild& c, const json& item, double timeout, json& reply) {
   const bool run = item.at("op") == "cuda_run";
@@ -641,12 +638,12 @@ bool ask(WarmChild& c, const json& item, double timeout, json& reply) {
   } else if (bad) {
     reply = failed(item, frames.why());
   } else if (!frames.reply()) {
-    reply = failed(item, "the CUDA batch's process ended without a reply");
+    reply = failed(item, "the warm CUDA child ended without a reply");
   } else {
     try {
       reply = json::from_cbor(*frames.reply());
     } catch (const std::exception&) {
-      reply = failed(item, "the CUDA batch's process sent a reply that is not CBOR");
+      reply = failed(item, "the warm CUDA child sent a reply that is not CBOR");
       keep = false;
     }
   }
@@ -658,7 +655,7 @@ bool ask(WarmChild& c, const json& item, double timeout, json& reply) {
   if (run && frames.go() && status != "ok") keep = false;
   const char* rest = nullptr;
   size_t rest_size = 0;
-  if (run && frames.go() && feed->next(rest, rest_size)) keep = false;  // inputs it never read
+  if (keep && run && frames.go() && feed->next(rest, rest_size)) keep = false;  // inputs it never read
   if (reply.is_object()) {
     reply["child_ms"] = 1000 * (files::monotonic_seconds() - asked);
     reply["kernel_output"] = printable(printed.kept);

@@ -6,7 +6,10 @@
 -- evaluation process and back (the records' buffers included), every call's reference and
 -- check in the engine, and the rest of the wall time; once at `--warmup` + `--calls` and
 -- once at a single call, so what grows with the calls stands apart from what a kernel pays
--- once. Before them, a bare child that only starts the driver (bench.cuda), timed alike.
+-- once; each kernel judged by a fresh child and, in turn, by the evaluation process's warm
+-- child (bench.cuda_judge_batch: the driver and the context made once for all), so the two
+-- rows of a layout share the machine's noise. Before them, a bare child that only starts
+-- the driver (bench.cuda), timed alike.
 --   engine perf/bench/cuda_judge_phases_bench.lua [--task=softmax_rows] [--size=train]
 --     [--kernels=8] [--warmup=1] [--calls=10]
 local cuda_tasks = require("engine.cuda_tasks")
@@ -48,30 +51,42 @@ table.sort(size)
 print(string.format("task %s at %s; %d judgements a layout; a bare child starting the driver: %.1f ms (median)",
                     spec.name, table.concat(size, ","), opts.kernels, median(probes)))
 local columns = {"wall", "start", "compile", "load", "calls", "child rest", "request rest", "check", "wall rest"}
-local line = "%-12s" .. string.rep(" %12s", #columns)
+local line = "%-14s" .. string.rep(" %12s", #columns)
 print(string.format(line, "calls", table.unpack(columns)))
 
 local layouts = {{opts.warmup, opts.calls}}
 if opts.warmup + opts.calls > 1 then layouts[2] = {0, 1} end
+local judge = {reference = spec.reference, size = r.size, atol = r.atol, rtol = r.rtol}
+local modes = {"fresh", "warm"}
 for _, wc in ipairs(layouts) do
   local phases = {}
-  for _, c in ipairs(columns) do phases[c] = {} end
-  for i = 1, opts.kernels do
-    local launch = cuda_tasks.resolve(spec, opts.size).launch
-    launch.warmup, launch.calls, launch.timeout = wc[1], wc[2], 120
-    local t0 = sys.now()
-    local rec = bench.cuda_judge(spec.straightforward, launch,
-                                 {reference = spec.reference, size = r.size, atol = r.atol, rtol = r.rtol})
-    local wall = 1000 * (sys.now() - t0)
-    if rec.status ~= "ok" then error("the straightforward kernel: " .. rec.status .. ": " .. tostring(rec.log), 0) end
-    local got = {wall = wall, start = rec.start_ms, compile = rec.compile_ms, load = rec.load_ms, calls = rec.calls_ms,
-                 check = rec.check_ms}
-    got["child rest"] = rec.child_ms - rec.start_ms - rec.compile_ms - rec.load_ms - rec.calls_ms
-    got["request rest"] = rec.request_ms - rec.child_ms
-    got["wall rest"] = wall - rec.request_ms - rec.check_ms
-    for _, c in ipairs(columns) do phases[c][i] = got[c] end
+  for _, mode in ipairs(modes) do
+    phases[mode] = {}
+    for _, c in ipairs(columns) do phases[mode][c] = {} end
   end
-  local row = {}
-  for j, c in ipairs(columns) do row[j] = string.format("%.1f", median(phases[c])) end
-  print(string.format(line, wc[1] .. " + " .. wc[2], table.unpack(row)))
+  for i = 1, opts.kernels do
+    for _, mode in ipairs(modes) do
+      local launch = cuda_tasks.resolve(spec, opts.size).launch
+      launch.warmup, launch.calls, launch.timeout = wc[1], wc[2], 120
+      local t0 = sys.now()
+      local rec = mode == "fresh" and bench.cuda_judge(spec.straightforward, launch, judge)
+                  or bench.cuda_judge_batch({{source = spec.straightforward, launch = launch}}, judge)[1]
+      local wall = 1000 * (sys.now() - t0)
+      if rec.status ~= "ok" then
+        error("the straightforward kernel (" .. mode .. "): " .. rec.status .. ": " .. tostring(rec.log), 0)
+      end
+      local got = {wall = wall, start = rec.start_ms, compile = rec.compile_ms, load = rec.load_ms,
+                   calls = rec.calls_ms, check = rec.check_ms}
+      got["child rest"] = rec.child_ms - rec.start_ms - rec.compile_ms - rec.load_ms - rec.calls_ms
+      got["request rest"] = rec.request_ms - rec.child_ms
+      got["wall rest"] = wall - rec.request_ms - rec.check_ms
+      for _, c in ipairs(columns) do phases[mode][c][i] = got[c] end
+    end
+  end
+  for _, mode in ipairs(modes) do
+    local row = {}
+    for j, c in ipairs(columns) do row[j] = string.format("%.1f", median(phases[mode][c])) end
+    print(string.format(line, wc[1] .. " + " .. wc[2] .. " " .. mode, table.unpack(row)))
+  end
+  print(string.format("%-14s fresh over warm, median wall: %.2fx", "", median(phases.fresh.wall) / median(phases.warm.wall)))
 end
