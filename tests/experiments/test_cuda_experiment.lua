@@ -47,6 +47,15 @@ local function gpu_bench()
     if src:find("/* wrong */", 1, true) then rec.status, rec.max_error = "verification_error", 0.5 end
     return rec
   end
+  -- the warm child's judge: the same verdicts, each kernel marked as judged there
+  function b.cuda_judge_batch(kernels, check)
+    local out = {}
+    for i, k in ipairs(kernels) do
+      out[i] = b.cuda_judge(k.source, k.launch, check)
+      b.judged[#b.judged].warm = true
+    end
+    return out
+  end
   return b
 end
 
@@ -111,6 +120,31 @@ t.test("experiment 1 on a CUDA task: its prompt, device code, rewards against li
   local heldout = dofile(engine.scripts[1] .. "/heldout.lua")
   t.raises(function() heldout.compare(out, {}, {policy = cuda_policy({}), bench = gpu, train = fakes.train()}) end,
            "ran on the CUDA task cuda:softmax_rows: heldout.lua compares policies on CPU tasks only")
+end)
+
+t.test("--cuda_child=warm judges every kernel by the warm child, with the same rewards", function()
+  local function rewards(extra)
+    local out, gpu = t.tmpdir(), gpu_bench()
+    local args = {"--out=" .. out, "--steps=1", "--G=5", "--prompts_per_step=1", "--lr=0", "--beta=0", "--profile=paper"}
+    for _, a in ipairs(extra) do args[#args + 1] = a end
+    local summaries = exp1.run(parse(exp1, "experiment1", args), {policy = cuda_policy({}), bench = gpu,
+                                                                   train = fakes.train()})
+    local got, run = {}, store.open(summaries[1].dir, {log_file = false})
+    for _, s in ipairs(run:samples{}) do got[#got + 1] = {s.status, s.reward} end
+    run:close()
+    local warm = 0
+    for _, j in ipairs(gpu.judged) do if j.warm then warm = warm + 1 end end
+    return got, warm, #gpu.judged, out
+  end
+  local fresh, fresh_warm, fresh_n = rewards({})
+  local warm, warm_n, n, out = rewards({"--cuda_child=warm"})
+  t.eq(warm, fresh)
+  t.eq({fresh_warm, warm_n, n}, {0, fresh_n, fresh_n})
+  -- how the kernels are judged is not what is computed: a run resumes with either
+  local again = exp1.run(parse(exp1, "experiment1", {"--out=" .. out, "--steps=2", "--G=5", "--prompts_per_step=1",
+                                                      "--lr=0", "--beta=0", "--profile=paper", "--resume"}),
+                         {policy = cuda_policy({}), bench = gpu_bench(), train = fakes.train()})
+  t.eq(#metrics_of(again[1].dir), 2)
 end)
 
 t.test("a resumed CUDA run keeps the yardstick it started with", function()

@@ -84,7 +84,8 @@ end
 -- The stand-in for `name` at `size` (a name of its spec's sizes). b: the engine's bench
 -- module (or a test's). opts: gpu (M.gpu's record, asked here when absent), yardstick
 -- (M.yardstick's record, measured here when absent), warmup, calls, timeout (the judge's;
--- nil: its defaults). Refused with the reason where the machine has no usable GPU, or
+-- nil: its defaults), warm (judged by the evaluation process's warm CUDA child:
+-- cuda_tasks.evaluate's option). Refused with the reason where the machine has no usable GPU, or
 -- libtorch's op cannot be timed.
 function M.bench(b, name, size, opts)
   opts = opts or {}
@@ -93,13 +94,14 @@ function M.bench(b, name, size, opts)
   if not gpu then gpu, why = M.gpu(b) end
   if not gpu then error(why, 0) end
   local y = opts.yardstick or M.yardstick(b, spec.name, size)
-  local judge = {warmup = opts.warmup, calls = opts.calls, timeout = opts.timeout}
+  local judge = {warmup = opts.warmup, calls = opts.calls, timeout = opts.timeout, warm = opts.warm}
   local self = {gpu = gpu, yardstick = y, task = spec.name, size = size}
   function self.evaluate_batch(sources)
     local out = {}
     for i, src in ipairs(sources) do
       local rec = cuda_tasks.evaluate(src, {task = spec.name, size = size, yardstick = y, bench = b, machine = gpu,
-                                            warmup = judge.warmup, calls = judge.calls, timeout = judge.timeout})
+                                            warmup = judge.warmup, calls = judge.calls, timeout = judge.timeout,
+                                            warm = judge.warm})
       out[i] = result_of(rec, y)
     end
     return out

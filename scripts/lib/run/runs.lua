@@ -25,7 +25,7 @@ runs.runtime_options = {out = true, configs = true, resume = true, profile = tru
                         device = true, steps = true, iterations = true, _ = true,
                         _given = true, checkpoint_every = true, debug = true,
                         seeds = true, seed_list = true, mixed_nodes = true,
-                        worker_timeout = true}
+                        worker_timeout = true, cuda_child = true}
 
 -- Options added after runs were made, with the value those runs computed with: a run
 -- stored without one of them resumes when the option keeps that value.

@@ -81,7 +81,7 @@ function Session:open_cuda()
   local given = self.opts._given or {}
   local b = cli.try(what, cuda_eval.bench, self.deps.bench, task, size,
                     {gpu = gpu, yardstick = y, warmup = given.warmup and self.opts.warmup or nil,
-                     calls = given.runs and self.opts.runs or nil})
+                     calls = given.runs and self.opts.runs or nil, warm = self.opts.cuda_child == "warm"})
   self.deps = setmetatable({bench = b}, {__index = self.deps})
   self.task.gpu = gpu.device
   if not stored then run:set("cuda_yardstick", y) end
