@@ -32,8 +32,8 @@ void check(const detail::Driver& d, CUresult e, const char* status, const std::s
 }
 
 // Device buffers, the harness's stream and events freed however the run ends (a faulted
-// context frees them with itself), so that a child serving a batch goes on with none of
-// an earlier kernel's.
+// context frees them with itself), so that the warm child goes on with none of an
+// earlier kernel's.
 struct Buffers {
   const detail::Driver& d;
   std::vector<detail::CUdeviceptr> ptrs;
