@@ -322,6 +322,47 @@ void complete_run(json& reply, const json& req, const InputFeed& feed, Frames& f
   reply["checked_per_call"] = cuda::checked_per_call(l);
 }
 
+// What ended an exchange with a CUDA child.
+enum class Ended { reply, eof, late, bad };
+
+// Talks with a CUDA child until the end of its reply pipe (a lone child, which exits after
+// its reply) or, `warm`, until its reply frame (the warm child, which then waits for the
+// next request), or the deadline: its inputs written as the pipe takes them (the warm
+// child's once it has said 'g'), what it prints read as it comes, its frames taken.
+// `feeding` and `printing` are polled until every input is sent (or the child stops
+// reading) and until the end of what it prints; the caller closes them.
+Ended exchange(int replies, int printing, int feeding, InputFeed* feed, Frames& frames, Printed& printed,
+               double deadline, bool warm) {
+  for (;;) {
+    if (warm && frames.reply()) return Ended::reply;
+    const double left = deadline - files::monotonic_seconds();
+    if (left <= 0) return Ended::late;
+    const char* data = nullptr;
+    size_t size = 0;
+    const bool may_feed = feeding >= 0 && (!warm || frames.go());
+    if (may_feed && !feed->next(data, size)) feeding = -1;  // every input sent
+    const bool sending = may_feed && feeding >= 0;
+    pollfd p[3] = {{replies, POLLIN, 0}, {printing, POLLIN, 0}, {sending ? feeding : -1, POLLOUT, 0}};
+    int n = poll(p, 3, static_cast<int>(std::ceil(left * 1000)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) continue;
+    if (sending && (p[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      ssize_t put = write(feeding, data, size);
+      if (put > 0) feed->sent(static_cast<size_t>(put));
+      else if (put < 0 && errno != EAGAIN && errno != EINTR) feeding = -1;  // the child stopped reading
+    }
+    if (printing >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)) && !printed.read_from(printing)) {
+      printing = -1;  // the child's stdout and stderr are closed: nothing more to read
+    }
+    if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    char buf[65536];
+    ssize_t got = read(replies, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return Ended::eof;
+    if (!frames.take(buf, static_cast<size_t>(got))) return Ended::bad;
+  }
+}
+
 json cuda_in_child(const json& req) {
   const double timeout = req.value("timeout", 60.0);
   const bool run = req.at("op") == "cuda_run";
@@ -379,46 +420,10 @@ json cuda_in_child(const json& req) {
   }
   Frames frames(feed ? &*feed : nullptr);
   Printed printed;
-  const double deadline = files::monotonic_seconds() + timeout;
-  bool late = false, bad = !no_key.empty();
-  while (!bad) {
-    double left = deadline - files::monotonic_seconds();
-    if (left <= 0) {
-      late = true;
-      break;
-    }
-    const char* data = nullptr;
-    size_t size = 0;
-    if (feed_fd >= 0 && !feed->next(data, size)) {  // every input sent
-      close(feed_fd);
-      feed_fd = -1;
-    }
-    pollfd p[3] = {{fds[0], POLLIN, 0}, {print_fd, POLLIN, 0}, {feed_fd, POLLOUT, 0}};
-    int n = poll(p, feed_fd >= 0 ? 3 : 2, static_cast<int>(std::ceil(left * 1000)));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) continue;
-    if (feed_fd >= 0 && (p[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
-      ssize_t put = write(feed_fd, data, size);
-      if (put > 0) feed->sent(static_cast<size_t>(put));
-      else if (put < 0 && errno != EAGAIN && errno != EINTR) {  // the child stopped reading
-        close(feed_fd);
-        feed_fd = -1;
-      }
-    }
-    if (print_fd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)) && !printed.read_from(print_fd)) {
-      close(print_fd);  // the child's stdout and stderr are closed: nothing more to read
-      print_fd = -1;
-    }
-    if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-    char buf[65536];
-    ssize_t got = read(fds[0], buf, sizeof buf);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    if (!frames.take(buf, static_cast<size_t>(got))) {
-      bad = true;
-      break;
-    }
-  }
+  const Ended how = !no_key.empty() ? Ended::bad
+                                    : exchange(fds[0], print_fd, feed_fd, feed ? &*feed : nullptr, frames, printed,
+                                               files::monotonic_seconds() + timeout, false);
+  const bool late = how == Ended::late, bad = how == Ended::bad;
   close(fds[0]);
   if (feed_fd >= 0) close(feed_fd);
   if (late || bad) {
@@ -428,10 +433,10 @@ json cuda_in_child(const json& req) {
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
-  if (print_fd >= 0) {  // the child has ended: what it printed last, up to the end of the pipe
-    printed.read_from(print_fd);  // a pipe holds 64 KiB: one call reads it all
-    close(print_fd);
-  }
+  // the child has ended: what it printed last, up to the end of the pipe (a pipe holds
+  // 64 KiB: one call reads it all)
+  printed.read_from(print_fd);
+  close(print_fd);
   json reply;
   if (late) {
     reply = failed(req, "the CUDA request took longer than " + seconds_text(timeout) + " s (killed)");
@@ -511,16 +516,7 @@ namespace {
 struct WarmChild {
   pid_t pid = -1;
   int replies = -1, printed = -1, inputs = -1, requests = -1;
-  double started = 0;
 };
-
-// Reads what the child printed until the pipe is empty now (or at its end).
-void drain(int fd, Printed& printed) {
-  for (;;) {
-    const size_t before = printed.bytes;
-    if (!printed.read_from(fd) || printed.bytes == before) return;
-  }
-}
 
 // The child killed and reaped, what it printed last read into `printed`.
 void end_child(WarmChild& c, Printed* printed = nullptr) {
@@ -534,7 +530,7 @@ void end_child(WarmChild& c, Printed* printed = nullptr) {
     }
   }
   if (c.printed >= 0) {
-    if (printed) drain(c.printed, *printed);  // the writers are gone: up to the pipe's end
+    if (printed) printed->read_from(c.printed);  // the writer is gone: up to the pipe's end
     close(std::exchange(c.printed, -1));
   }
   c.pid = -1;
@@ -553,7 +549,6 @@ std::string start_child(WarmChild& c, double cpu_seconds) {
     close_all();
     return why;
   }
-  c.started = files::monotonic_seconds();
   pid_t pid = fork();
   if (pid < 0) {
     const std::string why = std::string("fork: ") + std::strerror(errno);
@@ -565,7 +560,7 @@ std::string start_child(WarmChild& c, double cpu_seconds) {
   close(in[0]);
   close(req[0]);
   close(pr[1]);
-  c = {pid, rep[0], pr[0], in[1], req[1], c.started};
+  c = {pid, rep[0], pr[0], in[1], req[1]};
   fcntl(c.printed, F_SETFL, O_NONBLOCK);
   fcntl(c.inputs, F_SETFL, O_NONBLOCK);
   return "";
@@ -591,51 +586,18 @@ bool ask(WarmChild& c, const json& item, double timeout, json& reply) {
   const uint64_t len = request.size();
   Frames frames(feed ? &*feed : nullptr, true);
   Printed printed;
-  bool late = false, bad = false, ended = false;
-  if (!write_all(c.requests, &len, sizeof len) || !write_all(c.requests, request.data(), request.size())) {
-    ended = true;
-  }
-  const double deadline = asked + timeout;
-  bool feeding = run;
-  while (!ended && !frames.reply()) {
-    const double left = deadline - files::monotonic_seconds();
-    if (left <= 0) {
-      late = true;
-      break;
-    }
-    const char* data = nullptr;
-    size_t size = 0;
-    const bool sending = feeding && frames.go() && feed->next(data, size);
-    if (feeding && frames.go() && !sending) feeding = false;  // every input sent
-    pollfd p[3] = {{c.replies, POLLIN, 0}, {c.printed, POLLIN, 0}, {c.inputs, POLLOUT, 0}};
-    int n = poll(p, sending ? 3 : 2, static_cast<int>(std::ceil(left * 1000)));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) continue;
-    if (sending && (p[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
-      ssize_t put = write(c.inputs, data, size);
-      if (put > 0) feed->sent(static_cast<size_t>(put));
-      else if (put < 0 && errno != EAGAIN && errno != EINTR) ended = true;  // the child stopped reading
-    }
-    if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) printed.read_from(c.printed);
-    if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-    char buf[65536];
-    ssize_t got = read(c.replies, buf, sizeof buf);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      ended = true;
-      break;
-    }
-    if (!frames.take(buf, static_cast<size_t>(got))) bad = true;
-    if (bad) break;
-  }
+  const bool sent = write_all(c.requests, &len, sizeof len) && write_all(c.requests, request.data(), request.size());
+  const Ended how = !sent ? Ended::eof
+                          : exchange(c.replies, c.printed, run ? c.inputs : -1, feed ? &*feed : nullptr, frames,
+                                     printed, asked + timeout, true);
   // What a kernel printed before its reply is in the pipe by now: the child flushed it first.
-  const bool broken = late || bad || ended || frames.pending();
+  const bool broken = how != Ended::reply || frames.pending();
   if (broken) end_child(c, &printed);
-  else drain(c.printed, printed);
+  else printed.read_from(c.printed);
   bool keep = !broken;
-  if (late) {
+  if (how == Ended::late) {
     reply = failed(item, "the CUDA request took longer than " + seconds_text(timeout) + " s (killed)");
-  } else if (bad) {
+  } else if (how == Ended::bad) {
     reply = failed(item, frames.why());
   } else if (!frames.reply()) {
     reply = failed(item, "the warm CUDA child ended without a reply");
@@ -650,12 +612,13 @@ bool ask(WarmChild& c, const json& item, double timeout, json& reply) {
   if (run && reply.contains("outputs")) complete_run(reply, item, *feed, frames);
   const std::string status = reply.is_object() ? reply.value("status", "") : "";
   // A run that began and did not end well may have left the context broken, or its
-  // inputs in the pipe: the next kernel gets a fresh child.
-  if (run && !(status == "ok" || status == "compile_error" || status == "load_error")) keep = false;
-  if (run && frames.go() && status != "ok") keep = false;
+  // inputs in the pipe; one that failed before it began (no 'g') left the context as it
+  // was. Otherwise the next kernel gets a fresh child.
+  const bool began = frames.go();
+  if (run && !(status == "ok" || (!began && (status == "compile_error" || status == "load_error")))) keep = false;
   const char* rest = nullptr;
   size_t rest_size = 0;
-  if (keep && run && frames.go() && feed->next(rest, rest_size)) keep = false;  // inputs it never read
+  if (keep && began && feed->next(rest, rest_size)) keep = false;  // inputs it never read
   if (reply.is_object()) {
     reply["child_ms"] = 1000 * (files::monotonic_seconds() - asked);
     reply["kernel_output"] = printable(printed.kept);
