@@ -10,6 +10,10 @@ void set_number(lua_State* L, const char* key, double v) {
   lua_setfield(L, -2, key);
 }
 
+void push_strings(lua_State* L, const std::vector<std::string>& v) {
+  push_array(L, v, [L](const std::string& s) { lua_pushlstring(L, s.data(), s.size()); });
+}
+
 void set_string(lua_State* L, const char* key, const std::string& v) {
   lua_pushlstring(L, v.data(), v.size());
   lua_setfield(L, -2, key);

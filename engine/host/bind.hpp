@@ -95,6 +95,17 @@ class Options {
 void set_number(lua_State* L, const char* key, double v);
 void set_string(lua_State* L, const char* key, const std::string& v);
 
+// Pushes `items` as a Lua array, push_item(item) pushing each element.
+template <class Items, class PushItem>
+void push_array(lua_State* L, const Items& items, PushItem push_item) {
+  lua_createtable(L, static_cast<int>(items.size()), 0);
+  for (size_t i = 0; i < items.size(); ++i) {
+    push_item(items[i]);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+}
+void push_strings(lua_State* L, const std::vector<std::string>& v);
+
 // ---- userdata -------------------------------------------------------------
 // A C++ object owned by Lua through a shared_ptr, so other C++ objects can keep it alive
 // (a trainer holds its policy even after the script drops the policy). Class<T>::name
