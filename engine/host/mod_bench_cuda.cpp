@@ -251,17 +251,19 @@ static CudaJudge check_judge(lua_State* L, int idx, const std::string& where) {
   return j;
 }
 
+// What a run's record carries for its judge alone: its buffers and the inputs' key.
+static void drop_run_buffers(nlohmann::json& rec) {
+  for (const char* key : {"inputs", "outputs", "call_outputs", "input_key"}) rec.erase(key);
+}
+
 // A run's record judged where its buffers are, which then leave it.
 static void judge_run(nlohmann::json& rec, const nlohmann::json& launch, const CudaJudge& j, const std::string& where) {
-  const std::string& op = j.op;
-  const cudaref::Size& vars = j.vars;
-  const double atol = j.atol, rtol = j.rtol;
   const double checking = files::monotonic_seconds();
   if (rec.value("status", "") == "ok") {
     cudaref::Check c;
     try {
-      const cudaref::Buffers ref = cudaref::compute(op, vars, buffers(rec.at("inputs"), where, "inputs"));
-      c = cudaref::check(buffers(rec.at("outputs"), where, "outputs"), ref, atol, rtol);
+      const cudaref::Buffers ref = cudaref::compute(j.op, j.vars, buffers(rec.at("inputs"), where, "inputs"));
+      c = cudaref::check(buffers(rec.at("outputs"), where, "outputs"), ref, j.atol, j.rtol);
     } catch (const std::invalid_argument& e) {
       throw Error(where + ": " + e.what());
     }
@@ -270,14 +272,14 @@ static void judge_run(nlohmann::json& rec, const nlohmann::json& launch, const C
     if (!c.ok) {
       rec["status"] = "verification_error";
       rec["log"] = "call " + std::to_string(rec.value("checked_calls", 0)) + " (the last): " +
-                   cudaref::describe(c, atol, rtol);
+                   cudaref::describe(c, j.atol, j.rtol);
     } else {
       bench::set_between_call_workers(bench::machine().cores);  // each call's inputs drawn again on every core
       cuda::CallsCheck calls;
       try {
         calls = cuda::check_calls(
             rec, cuda::parse_launch(launch),
-            [&](const cudaref::Buffers& inputs) { return cudaref::compute(op, vars, inputs); }, atol, rtol);
+            [&](const cudaref::Buffers& inputs) { return cudaref::compute(j.op, j.vars, inputs); }, j.atol, j.rtol);
       } catch (const std::invalid_argument& e) {
         throw Error(where + ": " + e.what());
       }
@@ -290,10 +292,7 @@ static void judge_run(nlohmann::json& rec, const nlohmann::json& launch, const C
     }
     rec["check_ms"] = 1000 * (files::monotonic_seconds() - checking);
   }
-  rec.erase("inputs");
-  rec.erase("outputs");
-  rec.erase("call_outputs");
-  rec.erase("input_key");
+  drop_run_buffers(rec);
 }
 
 static int bench_cuda_judge(lua_State* L) {
@@ -335,7 +334,7 @@ static int bench_cuda_batch(lua_State* L) {
   for (auto& rec : recs) {
     if (!rec.is_object()) continue;
     rec["request_ms"] = request_ms;
-    for (const char* key : {"inputs", "outputs", "call_outputs", "input_key"}) rec.erase(key);
+    drop_run_buffers(rec);
   }
   push_json(L, recs);
   return 1;
