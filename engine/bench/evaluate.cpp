@@ -272,14 +272,16 @@ nlohmann::json cuda_compile(const std::string& source, const std::vector<std::st
   return request({{"op", "cuda_compile"}, {"source", source}, {"entries", entries}, {"timeout", timeout}});
 }
 
+// The threads that draw a CUDA run's inputs and keep its checked values. The next call's
+// inputs are drawn while the GPU runs this one, so a core is left to the child whose
+// thread records the events around the launch.
+static int cuda_draw_threads() { return std::max(1, machine().cores - 1); }
+
 nlohmann::json cuda_run(const std::string& source, const nlohmann::json& launch, double timeout) {
   if (!(timeout > 0 && timeout <= 3600)) throw std::invalid_argument("timeout must be more than 0 and at most 3600 seconds");
   cuda::parse_launch(launch);  // a malformed launch is the caller's error, named here
-  // parallel: the threads that draw the run's inputs and keep its checked values. The next
-  // call's inputs are drawn while the GPU runs this one, so a core is left to the child
-  // whose thread records the events around the launch.
   return request({{"op", "cuda_run"}, {"source", source}, {"launch", launch}, {"timeout", timeout},
-                  {"parallel", std::max(1, machine().cores - 1)}});
+                  {"parallel", cuda_draw_threads()}});
 }
 
 nlohmann::json cuda_batch(const nlohmann::json& items, double timeout) {
@@ -308,8 +310,7 @@ nlohmann::json cuda_batch(const nlohmann::json& items, double timeout) {
     }
   }
   if (sent.empty()) return sent;
-  return request({{"op", "cuda_batch"}, {"items", sent}, {"timeout", timeout},
-                  {"parallel", std::max(1, machine().cores - 1)}})
+  return request({{"op", "cuda_batch"}, {"items", sent}, {"timeout", timeout}, {"parallel", cuda_draw_threads()}})
       .at("results");
 }
 
