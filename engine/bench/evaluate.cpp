@@ -20,6 +20,7 @@
 #include "compile/compiler.hpp"
 #include "cuda/launch.hpp"
 #include "task/task.hpp"
+#include "wire/blobs.hpp"
 #include "wire/frames.hpp"
 #include "wire/options.hpp"
 
@@ -103,9 +104,9 @@ bool round_trip(const std::string& out, std::string& in) {
 nlohmann::json request(const nlohmann::json& req) {
   std::lock_guard lock(g_mu);
   // CBOR, not JSON text: sources and diagnostics travel byte for byte, even when they
-  // are not valid UTF-8.
-  auto bytes = nlohmann::json::to_cbor(req);
-  std::string out(bytes.begin(), bytes.end()), in;
+  // are not valid UTF-8; a CUDA run's buffers beside it (wire/blobs.hpp).
+  const std::string out = wire::pack(req);
+  std::string in;
   start_locked();
   if (!round_trip(out, in)) {
     // A crash of the evaluation process is a bug of ours, not the kernels': say so, and
@@ -118,7 +119,7 @@ nlohmann::json request(const nlohmann::json& req) {
       throw std::runtime_error("bench: the evaluation process ended twice on this request (" + how + ")");
     }
   }
-  auto reply = nlohmann::json::from_cbor(in);
+  auto reply = wire::unpack(in);
   if (reply.contains("error")) throw std::runtime_error("bench: " + reply["error"].get<std::string>());
   return reply;
 }

@@ -25,6 +25,7 @@
 #include "evaluator/verdict.hpp"
 #include "files/clock.hpp"
 #include "task/keystream.hpp"
+#include "wire/blobs.hpp"
 
 namespace bench::detail {
 
@@ -71,7 +72,7 @@ bool write_all(int fd, const void* src, size_t n) {
 
 // What the child sends on the reply's pipe: frames of a tag, an 8-byte length and the bytes.
 constexpr char kCallFrame = 'c';   // one earlier call's outputs as the device held them
-constexpr char kReplyFrame = 'r';  // the CBOR record, last
+constexpr char kReplyFrame = 'r';  // the record (a packed message, wire/blobs.hpp), last
 constexpr char kGoFrame = 'g';     // the warm child: the kernel is loaded, its inputs may come
 constexpr size_t kFrameHeader = 1 + sizeof(uint64_t);
 
@@ -140,7 +141,7 @@ void enter_child(int printed, std::vector<int> keep, double cpu_seconds) {
   }
   std::fflush(stdout);  // what the driver printed through stdio, before the reply
   std::fflush(stderr);
-  auto bytes = json::to_cbor(reply);
+  const auto bytes = wire::pack(std::move(reply));
   if (!write_frame(out, kReplyFrame, bytes.data(), bytes.size())) _exit(1);
   _exit(0);
 }
@@ -447,7 +448,7 @@ json cuda_in_child(const json& req) {
   } else {
     try {
       if (!frames.reply()) throw std::runtime_error("no reply");
-      reply = json::from_cbor(*frames.reply());
+      reply = wire::unpack(*frames.reply());
     } catch (const std::exception&) {
       reply = failed(req, "the CUDA request's process ended without a reply (exit status " +
                               std::to_string(WIFEXITED(st) ? WEXITSTATUS(st) : -1) + ")");
@@ -469,7 +470,7 @@ json cuda_in_child(const json& req) {
 
 namespace {
 
-// The warm child: each request (an 8-byte length and a CBOR item on
+// The warm child: each request (an 8-byte length and a packed message on
 // `requests`) answered as a lone child answers it, in the same context, until the
 // requests' pipe ends. Before a run's first call it sends 'g' and only then reads its
 // inputs, so a kernel that never runs leaves none of them in the pipe for the next one.
@@ -485,7 +486,7 @@ namespace {
     if (!read_all(requests, bytes.data(), len)) _exit(0);
     json reply;
     try {
-      const json item = json::from_cbor(bytes);
+      const json item = wire::unpack(bytes);
       if (!confined) {
         reply = {{"status", "runtime_error"}, {"log", "the CUDA child's seccomp filter could not be installed"}};
       } else if (item.at("op") == "cuda_sandbox") {
@@ -507,7 +508,7 @@ namespace {
     }
     std::fflush(stdout);
     std::fflush(stderr);
-    auto b = json::to_cbor(reply);
+    const auto b = wire::pack(std::move(reply));
     if (!write_frame(out, kReplyFrame, b.data(), b.size())) _exit(1);
   }
 }
@@ -582,7 +583,7 @@ bool ask(WarmChild& c, const json& item, double timeout, json& reply) {
     return !launch;  // a malformed launch never reached the child
   }
   const double asked = files::monotonic_seconds();
-  const auto request = json::to_cbor(item);
+  const auto request = wire::pack(item);
   const uint64_t len = request.size();
   Frames frames(feed ? &*feed : nullptr, true);
   Printed printed;
@@ -603,9 +604,9 @@ bool ask(WarmChild& c, const json& item, double timeout, json& reply) {
     reply = failed(item, "the warm CUDA child ended without a reply");
   } else {
     try {
-      reply = json::from_cbor(*frames.reply());
+      reply = wire::unpack(*frames.reply());
     } catch (const std::exception&) {
-      reply = failed(item, "the warm CUDA child sent a reply that is not CBOR");
+      reply = failed(item, "the warm CUDA child sent a reply that is not a packed message");
       keep = false;
     }
   }

@@ -40,6 +40,7 @@
 #include "kernel_child/child.hpp"
 #include "task/between_calls.hpp"
 #include "task/task.hpp"
+#include "wire/blobs.hpp"
 #include "wire/frames.hpp"
 #include "wire/records.hpp"
 
@@ -137,12 +138,11 @@ void Zygote::run() {
   while (read_frame(sock_, in)) {
     json reply;
     try {
-      reply = handle(json::from_cbor(in));
+      reply = handle(wire::unpack(in));
     } catch (const std::exception& e) {
       reply = {{"error", e.what()}};
     }
-    auto bytes = json::to_cbor(reply);
-    if (!write_frame(sock_, std::string(bytes.begin(), bytes.end()))) break;
+    if (!write_frame(sock_, wire::pack(std::move(reply)))) break;
   }
   exit_now();
 }

@@ -8,20 +8,22 @@
 
 namespace bench::detail {
 
-bool write_frame(int fd, const std::string& data) {
-  uint64_t len = data.size();
-  std::string buf(reinterpret_cast<const char*>(&len), sizeof len);
-  buf += data;
-  const char* p = buf.data();
-  size_t left = buf.size();
+static bool send_all(int fd, const char* p, size_t left, int flags) {
   while (left > 0) {
-    ssize_t n = send(fd, p, left, MSG_NOSIGNAL);
+    ssize_t n = send(fd, p, left, flags | MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     p += n;
     left -= static_cast<size_t>(n);
   }
   return true;
+}
+
+// The length and the bytes in two sends, so a message of tens of MiB is not copied first.
+bool write_frame(int fd, const std::string& data) {
+  const uint64_t len = data.size();
+  return send_all(fd, reinterpret_cast<const char*>(&len), sizeof len, MSG_MORE) &&
+         send_all(fd, data.data(), data.size(), 0);
 }
 
 static bool read_exact(int fd, char* p, size_t len) {

@@ -1,6 +1,6 @@
 // The wire between the engine (engine/bench) and its evaluation process
-// (engine/evaluator): length-prefixed CBOR frames on a stream socket, a request down, a
-// reply up.
+// (engine/evaluator): length-prefixed frames on a stream socket, each a packed message
+// (wire/blobs.hpp), a request down, a reply up.
 #pragma once
 
 #include <string>

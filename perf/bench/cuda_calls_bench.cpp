@@ -5,7 +5,9 @@
 // of 4 Mi floats, 1 warm-up and 10 timed calls). The reference here is the identity, so
 // what is timed is the harness's own work, not libtorch's. Each phase runs on one thread,
 // then on the threads the judge uses (the evaluation process: the cores less one; the
-// engine: every core), in the same run; printed in ms a kernel, with the ratio.
+// engine: every core), in the same run; printed in ms a kernel, with the ratio. Then the
+// run's record on its way back (the last call's inputs and outputs whole, the kept values)
+// through one hop, as plain CBOR against wire::pack's message, taking turns.
 //   build/perf/bench/cuda_calls_bench [values=4194304] [calls=11] [repeats=3]
 #include <algorithm>
 #include <chrono>
@@ -16,8 +18,10 @@
 
 #include "bench/machine.hpp"
 #include "cuda/calls.hpp"
+#include "cuda/cuda.hpp"
 #include "task/between_calls.hpp"
 #include "task/keystream.hpp"
+#include "wire/blobs.hpp"
 
 namespace {
 
@@ -60,6 +64,36 @@ void keep_least(Phases& best, const Phases& p) {
   best = {std::min(best.draw, p.draw), std::min(best.keep, p.keep), std::min(best.check, p.check)};
 }
 
+// A record of Experiment 1's size through one hop (encoded, then decoded): ms as plain CBOR
+// and as a packed message.
+struct Hop {
+  double cbor = 0, packed = 0;
+};
+
+Hop one_hop(const cuda::Launch& l) {
+  const size_t values = cuda::output_values(l);
+  std::vector<float> x(values, 0.25f);
+  nlohmann::json kept = nlohmann::json::array();
+  const int earlier = l.warmup + l.calls - 1;
+  for (int call = 0; call < earlier; ++call)
+    kept.push_back(nlohmann::json::array({cuda::float_blob(x.data(), cuda::checked_per_call(l))}));
+  const nlohmann::json rec = {{"status", "ok"},
+                              {"inputs", nlohmann::json::array({cuda::float_blob(x.data(), values)})},
+                              {"outputs", nlohmann::json::array({cuda::float_blob(x.data(), values)})},
+                              {"call_outputs", std::move(kept)}};
+  auto t0 = std::chrono::steady_clock::now();
+  const nlohmann::json via_cbor = nlohmann::json::from_cbor(nlohmann::json::to_cbor(rec));
+  const double cbor = ms_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  const nlohmann::json via_pack = wire::unpack(wire::pack(rec));
+  const double packed = ms_since(t0);
+  if (via_cbor != rec || via_pack != rec) {
+    std::fprintf(stderr, "cuda_calls_bench: a record changed on its way\n");
+    std::exit(1);
+  }
+  return {cbor, packed};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,4 +130,11 @@ int main(int argc, char** argv) {
   row("checked values kept (evaluation)", one.keep, many.keep);
   row("calls checked again (engine)", one.check, many.check);
   row("all three", one.draw + one.keep + one.check, many.draw + many.keep + many.check);
+  Hop hop{1e300, 1e300};
+  for (int r = 0; r < repeats; ++r) {
+    const Hop h = one_hop(l);
+    hop = {std::min(hop.cbor, h.cbor), std::min(hop.packed, h.packed)};
+  }
+  std::printf("\n%-34s %10s %10s %8s\n", "a record's hop (encode, decode)", "CBOR", "packed", "ratio");
+  row("the last call whole, values kept", hop.cbor, hop.packed);
 }

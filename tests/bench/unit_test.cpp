@@ -23,6 +23,7 @@
 #include "task/keystream.hpp"
 #include "task/rate_bound.hpp"
 #include "task/timing_stats.hpp"
+#include "wire/blobs.hpp"
 #include "support.hpp"
 #include "test_backends.hpp"
 
@@ -168,6 +169,61 @@ TEST_CASE("a CUDA run's buffers travel as bytes of floats, NaN and all") {
   REQUIRE(list[0].is_array());
   CHECK(list[0][1].get<double>() == -0.25);
   CHECK(std::isnan(list[0][2].get<double>()));
+}
+
+TEST_CASE("a packed message carries its large byte strings beside its CBOR, and a malformed one is named") {
+  using nlohmann::json;
+  std::vector<float> big(70000);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i) * 0.5f;
+  const std::string not_utf8("\xff\xfe source", 9);
+  json message = {{"status", "ok"},
+                  {"source", not_utf8},
+                  {"outputs", json::array({cuda::float_blob(big.data(), big.size()), cuda::float_blob(big.data(), 3)})},
+                  {"call_outputs", json::array({json::array({cuda::float_blob(big.data() + 1, 40000)})})}};
+  const json before = message;
+  const std::string packed = wire::pack(message);
+  // the two large strings (280,000 and 160,000 bytes) follow the CBOR; the small one stays in it
+  CHECK(packed.size() > 440000);
+  CHECK(packed.size() < 441000);
+  const json back = wire::unpack(packed);
+  CHECK(back == before);
+  CHECK(cuda::floats_of(back["outputs"][0])[69999] == 34999.5f);
+  CHECK(back["source"].get<std::string>() == not_utf8);
+
+  auto set_u64 = [](std::string s, size_t at, uint64_t v) {
+    std::memcpy(s.data() + at, &v, sizeof v);
+    return s;
+  };
+  auto u64_at = [](const std::string& s, size_t at) {
+    uint64_t v;
+    std::memcpy(&v, s.data() + at, sizeof v);
+    return v;
+  };
+  const uint64_t cbor_len = u64_at(packed, 0);
+  const size_t count_at = 8 + cbor_len;
+  CHECK_THROWS_WITH(wire::unpack(packed.substr(0, packed.size() - 1)), Catch::Contains("ends inside a lifted string"));
+  CHECK_THROWS_WITH(wire::unpack(packed + "x"), Catch::Contains("1 bytes past its last lifted string"));
+  CHECK_THROWS_WITH(wire::unpack(packed.substr(0, 5)), Catch::Contains("ends before its CBOR's length"));
+  CHECK_THROWS_WITH(wire::unpack(set_u64(packed, 0, uint64_t{1} << 40)), Catch::Contains("ends inside its CBOR"));
+  CHECK_THROWS_WITH(wire::unpack(set_u64(packed, count_at, uint64_t{1} << 40)), Catch::Contains("lifted strings"));
+  CHECK_THROWS_WITH(wire::unpack(set_u64(packed, count_at + 8, uint64_t{1} << 62)), Catch::Contains("ends inside a lifted string"));
+  // a third lifted string that no tag names
+  std::string extra = set_u64(packed, count_at, 3);
+  extra.insert(count_at + 8 + 16, std::string("\x01\0\0\0\0\0\0\0", 8));
+  extra += "z";
+  CHECK_THROWS_WITH(wire::unpack(extra), Catch::Contains("lifted string 2 is named by none"));
+  // a tag that names no lifted string, or one named twice
+  json forged = {{"a", json::binary({}, 0x656e67696e650005)}};
+  std::string f = wire::pack(forged);
+  CHECK_THROWS_WITH(wire::unpack(f), Catch::Contains("names none of its 0 lifted strings"));
+  json twice = {{"a", json::binary(json::binary_t::container_type(70000, 1))}};
+  std::string t = wire::pack(twice);
+  json two = {{"a", json::binary({}, 0x656e67696e650000)}, {"b", json::binary({}, 0x656e67696e650000)}};
+  const auto two_cbor = json::to_cbor(two);
+  std::string t2 = set_u64(std::string(8, '\0'), 0, two_cbor.size()) + std::string(two_cbor.begin(), two_cbor.end()) +
+                   t.substr(8 + u64_at(t, 0));
+  CHECK_THROWS_WITH(wire::unpack(t2), Catch::Contains("names lifted string 0 twice"));
+  CHECK_THROWS(wire::unpack(set_u64(std::string(8, '\0'), 0, 1) + "\xff" + std::string(8, '\0')));  // not CBOR
 }
 
 namespace {
