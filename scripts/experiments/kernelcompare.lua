@@ -249,14 +249,7 @@ local function sft_phase(opts, ctx)
   local fit, dropped = fitting(examples, opts, ctx, model)
   local run <close> = runs.open_run(path(opts, "sft"), settings, {resume = true})
   local trainer = ctx.deps.train.sft(pol, sft_train_opts(opts))
-  local done = run:get("step", 0)
-  if done > 0 then
-    local saved = run:checkpoint_path(run:get("checkpoint"))
-    cli.try(string.format("cannot resume %s from its checkpoint %s", path(opts, "sft"), saved),
-            trainer.load, trainer, saved)
-    done = trainer:steps()
-    log.info("resumed the SFT", {step = done})
-  end
+  local done = runs.resume_trainer(run, trainer, path(opts, "sft"), "resumed the SFT")
   -- the pairs in a permutation per epoch drawn from --seed (batches.lua), so that a
   -- resumed run trains on what an uninterrupted one would
   local cache = {}
@@ -266,13 +259,7 @@ local function sft_phase(opts, ctx)
     run:atomic(function()
       run:log{step = step, loss = stats_.loss, lr = stats_.lr, tokens = stats_.tokens,
               grad_norm = stats_.grad_norm, seconds = stats_.seconds}
-      if save then
-        local name = "step-" .. step
-        trainer:save(run:begin_checkpoint(name))
-        run:commit_checkpoint(name)
-        run:set("checkpoint", name)
-        run:set("step", step)
-      end
+      if save then runs.save_trainer(run, trainer, step) end
     end)
     if step % 25 == 0 or step == opts.sft_steps then
       log.info("sft", {step = step, loss = string.format("%.4f", stats_.loss)})

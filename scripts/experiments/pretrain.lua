@@ -544,14 +544,7 @@ function M.run(opts)
                                   micro_batch = opts.micro_batch, micro_tokens = opts.micro_tokens,
                                   least_padding = opts.least_padding,
                                   tf32 = opts.tf32, seed = opts.seed})
-  local done = run:get("step", 0)
-  if done > 0 then
-    local path = run:checkpoint_path(run:get("checkpoint"))
-    cli.try(string.format("cannot resume %s from its checkpoint %s", opts.out, path),
-            trainer.load, trainer, path)
-    done = trainer:steps()
-    log.info("resumed", {step = done})
-  end
+  local done = runs.resume_trainer(run, trainer, opts.out, "resumed")
 
   local cache, recent, started = {}, {}, sys.now()
   local elapsed_before = run:get("seconds", 0)
@@ -568,11 +561,7 @@ function M.run(opts)
     run:atomic(function()
       run:log(record)
       if save then
-        local name = "step-" .. step
-        trainer:save(run:begin_checkpoint(name))
-        run:commit_checkpoint(name)
-        run:set("checkpoint", name)
-        run:set("step", step)
+        runs.save_trainer(run, trainer, step)
         run:set("seconds", elapsed_before + sys.now() - started)
       end
     end)

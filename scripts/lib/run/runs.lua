@@ -113,6 +113,31 @@ function runs.open_run(dir, identity, opts)
   return run
 end
 
+-- An SFT run's trainer (pretrain.lua, kernelcompare.lua's SFT phase) picked up where its
+-- run stopped: loaded from the run's last checkpoint, if it has one, and `message` logged
+-- with the step. `dir` names the run in the error when the checkpoint cannot be loaded.
+-- Returns the steps already done (0 for a run that starts).
+function runs.resume_trainer(run, trainer, dir, message)
+  local done = run:get("step", 0)
+  if done > 0 then
+    local saved = run:checkpoint_path(run:get("checkpoint"))
+    cli.try(string.format("cannot resume %s from its checkpoint %s", dir, saved), trainer.load, trainer, saved)
+    done = trainer:steps()
+    log.info(message, {step = done})
+  end
+  return done
+end
+
+-- Inside run:atomic: the trainer's state saved as checkpoint "step-STEP", and the run's
+-- resume point (runs.resume_trainer's) moved to it.
+function runs.save_trainer(run, trainer, step)
+  local name = "step-" .. step
+  trainer:save(run:begin_checkpoint(name))
+  run:commit_checkpoint(name)
+  run:set("checkpoint", name)
+  run:set("step", step)
+end
+
 -- --out holding another experiment's runs: report.lua could not tell them apart (it refuses
 -- such a directory). experiment_name: this experiment's, as its runs' config.json record it.
 function runs.check_out(out, experiment_name)

@@ -8,9 +8,8 @@ local ix = parts.ix
 
 local function gen_ger(rng, set, isa)
   local st, em, pf, sched, V = parts.start(rng, set, isa)
-  parts.includes(em, set, pf, false, rng)
-  if st.comment then em:line("/* A += alpha * x * y^T, one row at a time */") end
-  em:open("void ger(int m, int n, double alpha, const double *x, const double *y, double *A)")
+  parts.head(em, rng, set, {pf = pf, comment = st.comment and "/* A += alpha * x * y^T, one row at a time */",
+                            signature = "void ger(int m, int n, double alpha, const double *x, const double *y, double *A)"})
   if set.omp then em:pragma("#pragma omp parallel for" .. sched) end
   em:open("for (long i = 0; i < m; " .. inc(st, "i") .. ")")
   local ax, a = parts.name(rng, {"ax", "s", "coef"}), parts.name(rng, {"a", "row", "Ai"})
@@ -29,8 +28,8 @@ end
 local function sample_gemv_cb(rng, set)
   if not set.cache_blocking then return nil end
   local cb = {form = parts.sample_cb_form(rng), rows = rng:chance(0.5)}
-  cb.bj = parts.block_size(rng, parts.name(rng, {"BJ", "NB", "TILE"}), rng:pick({64, 128, 256, 512}), cb.form)
-  cb.bi = parts.block_size(rng, parts.name(rng, {"BI", "MB", "ROWS"}), rng:pick({16, 32, 64}), cb.form)
+  cb.bj = parts.block_size(rng, {"BJ", "NB", "TILE"}, {64, 128, 256, 512}, cb.form)
+  cb.bi = parts.block_size(rng, {"BI", "MB", "ROWS"}, {16, 32, 64}, cb.form)
   return cb
 end
 
@@ -38,12 +37,9 @@ local function gen_gemv_t(rng, set, isa)
   local st, em, pf, sched, V = parts.start(rng, set, isa)
   local cb = sample_gemv_cb(rng, set)
   local manual = set.omp and not cb
-  parts.includes(em, set, pf, false, rng)
-  if manual then parts.ensure_omp_h(em) end
-  parts.block_tops(em, cb and cb.bj, cb and cb.rows and cb.bi)
-  if st.comment then em:line("/* y = A^T x as a sum of scaled rows of A */") end
-  em:open("void gemv_t(int m, int n, const double *A, const double *x, double *y)")
-  parts.block_decls(em, cb and cb.bj, cb and cb.rows and cb.bi)
+  parts.head(em, rng, set, {pf = pf, omp_h = manual, comment = st.comment and "/* y = A^T x as a sum of scaled rows of A */",
+                            signature = "void gemv_t(int m, int n, const double *A, const double *x, double *y)"},
+             cb and cb.bj, cb and cb.rows and cb.bi)
   local lo, hi = "0", "n"
   local closes = 0
   if cb then
@@ -81,12 +77,11 @@ local function gen_gemv_n(rng, set, isa)
   local R = set.register_blocking and rng:pick({2, 2, 4}) or 1
   local cb = sample_gemv_cb(rng, set)
   local hsum, use_reduce = parts.sample_hsum(rng, V, isa)
-  parts.includes(em, set, pf, false, rng)
-  parts.block_tops(em, cb and cb.bj, cb and cb.rows and cb.bi)
-  if V and not use_reduce then parts.emit_hsum(em, V, hsum) end
-  if st.comment then em:line("/* y = A x: " .. (R > 1 and (R .. " rows at a time") or "one row at a time") .. " */") end
-  em:open("void gemv_n(int m, int n, const double *A, const double *x, double *y)")
-  parts.block_decls(em, cb and cb.bj, cb and cb.rows and cb.bi)
+  local rows_text = R > 1 and (R .. " rows at a time") or "one row at a time"
+  parts.head(em, rng, set, {pf = pf, V = V, hsum = hsum, reduce = use_reduce,
+                            comment = st.comment and ("/* y = A x: " .. rows_text .. " */"),
+                            signature = "void gemv_n(int m, int n, const double *A, const double *x, double *y)"},
+             cb and cb.bj, cb and cb.rows and cb.bi)
   local sname = parts.name(rng, {"s", "sum", "t"})
   local vname = parts.name(rng, {"acc", "vs", "vsum"})
   local pname = parts.name(rng, {"a", "row", "p"})
@@ -186,17 +181,14 @@ local function gen_symv(rng, set, isa)
   local rb = set.register_blocking
   local cb
   if set.cache_blocking then
-    cb = {bj = parts.block_size(rng, parts.name(rng, {"BJ", "NB", "TILE"}), rng:pick({32, 64, 128, 256}), parts.sample_cb_form(rng))}
+    cb = {bj = parts.block_size(rng, {"BJ", "NB", "TILE"}, {32, 64, 128, 256})}
   end
   local manual = set.omp and not cb
   local hsum, reduce = parts.sample_hsum(rng, V, isa)
-  parts.includes(em, set, nil, false, rng)
-  if manual then parts.ensure_omp_h(em) end
-  parts.block_tops(em, cb and cb.bj)
-  if V and not reduce then parts.emit_hsum(em, V, hsum) end
-  if st.comment then em:line("/* y = A x from the lower triangle: each stored entry is used twice */") end
-  em:open("void symv(int n, const double *A, const double *x, double *y)")
-  parts.block_decls(em, cb and cb.bj)
+  parts.head(em, rng, set, {omp_h = manual, V = V, hsum = hsum, reduce = reduce,
+                            comment = st.comment and "/* y = A x from the lower triangle: each stored entry is used twice */",
+                            signature = "void symv(int n, const double *A, const double *x, double *y)"},
+             cb and cb.bj)
   local a = parts.name(rng, {"a", "row", "Ai"})
   local out = parts.name(rng, {"s", "sum", "dotv"})
   local acc = parts.name(rng, {"acc", "vs", "vsum"})
@@ -253,16 +245,14 @@ local function gen_trsv(rng, set, isa)
   local st, em, _, _, V = parts.start(rng, set, isa)
   local cb
   if set.cache_blocking then
-    cb = {bs = parts.block_size(rng, parts.name(rng, {"BS", "NB", "TILE"}), rng:pick({16, 32, 64}), parts.sample_cb_form(rng)),
+    cb = {bs = parts.block_size(rng, {"BS", "NB", "TILE"}, {16, 32, 64}),
           right = rng:chance(0.5)}
   end
   local hsum, reduce = parts.sample_hsum(rng, V, isa)
-  parts.includes(em, set, nil, false, rng)
-  parts.block_tops(em, cb and cb.bs)
-  if V and not reduce then parts.emit_hsum(em, V, hsum) end
-  if st.comment then em:line("/* forward substitution, L lower triangular */") end
-  em:open("void trsv(int n, const double *L, const double *b, double *x)")
-  parts.block_decls(em, cb and cb.bs)
+  parts.head(em, rng, set, {V = V, hsum = hsum, reduce = reduce,
+                            comment = st.comment and "/* forward substitution, L lower triangular */",
+                            signature = "void trsv(int n, const double *L, const double *b, double *x)"},
+             cb and cb.bs)
   local l = parts.name(rng, {"l", "row", "Li"})
   local out = parts.name(rng, {"s", "dot", "t"})
   local acc = parts.name(rng, {"acc", "vs", "vsum"})

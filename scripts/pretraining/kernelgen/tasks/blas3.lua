@@ -11,8 +11,8 @@ local function sample_blas3_cb(rng, set)
   if not set.cache_blocking then return nil end
   local which = rng:pick({"p", "j", "both"})
   local cb = {form = parts.sample_cb_form(rng)}
-  if which ~= "j" then cb.kb = parts.block_size(rng, parts.name(rng, {"KB", "KC", "PB"}), rng:pick({32, 64, 128, 256}), cb.form) end
-  if which ~= "p" then cb.nb = parts.block_size(rng, parts.name(rng, {"NB", "BJ", "NC"}), rng:pick({32, 64, 128, 256}), cb.form) end
+  if which ~= "j" then cb.kb = parts.block_size(rng, {"KB", "KC", "PB"}, {32, 64, 128, 256}, cb.form) end
+  if which ~= "p" then cb.nb = parts.block_size(rng, {"NB", "BJ", "NC"}, {32, 64, 128, 256}, cb.form) end
   return cb
 end
 
@@ -56,14 +56,10 @@ local function gen_rows_product(rng, name, set, isa)
   local U = parts.unroll(rng, set, V)
   local cb = sample_blas3_cb(rng, set)
   local tn = name == "gemm_tn"
-  parts.includes(em, set, nil, false, rng)
-  parts.block_tops(em, cb and cb.kb, cb and cb.nb)
-  if st.comment then
-    em:line(tn and "/* C = A^T B: row i of C sums the rows of B scaled by column i of A */"
-                or "/* C = L B: row i of C sums rows 0..i of B scaled by row i of L */")
-  end
-  em:open(etasks.get(name).prototype)
-  parts.block_decls(em, cb and cb.kb, cb and cb.nb)
+  parts.head(em, rng, set, {comment = st.comment and (tn and "/* C = A^T B: row i of C sums the rows of B scaled by column i of A */"
+                                                          or "/* C = L B: row i of C sums rows 0..i of B scaled by row i of L */"),
+                            signature = etasks.get(name).prototype},
+             cb and cb.kb, cb and cb.nb)
   local c = parts.name(rng, {"c", "Ci", "crow"})
   local coef = parts.name(rng, {"a", "s", "coef"})
   local src = parts.name(rng, {"b", "Bp", "brow"})
@@ -85,9 +81,8 @@ end
 local function gen_gemm_batched(rng, set, isa)
   local st, em, _, sched, V = parts.start(rng, set, isa)
   local U = parts.unroll(rng, set, V)
-  parts.includes(em, set, nil, false, rng)
-  if st.comment then em:line("/* C_b = A_b B_b for each product of the batch, row by row */") end
-  em:open(etasks.get("gemm_batched").prototype)
+  parts.head(em, rng, set, {comment = st.comment and "/* C_b = A_b B_b for each product of the batch, row by row */",
+                            signature = etasks.get("gemm_batched").prototype})
   local t = parts.name(rng, {"t", "bt", "e"})
   local names = rng:pick({{"Ab", "Bb", "Cb"}, {"a", "bb", "c"}, {"pa", "pb_", "pc"}})
   local c = parts.name(rng, {"ci", "crow", "out"})
@@ -117,12 +112,10 @@ local function gen_trsm(rng, set, isa)
   local U = parts.unroll(rng, set, V)
   local cb = sample_blas3_cb(rng, set)
   local manual = set.omp and not (cb and cb.nb)
-  parts.includes(em, set, nil, false, rng)
-  if manual then parts.ensure_omp_h(em) end
-  parts.block_tops(em, cb and cb.kb, cb and cb.nb)
-  if st.comment then em:line("/* L X = B by forward substitution, all right-hand sides of a row at once */") end
-  em:open(etasks.get("trsm").prototype)
-  parts.block_decls(em, cb and cb.kb, cb and cb.nb)
+  parts.head(em, rng, set, {omp_h = manual,
+                            comment = st.comment and "/* L X = B by forward substitution, all right-hand sides of a row at once */",
+                            signature = etasks.get("trsm").prototype},
+             cb and cb.kb, cb and cb.nb)
   local x = parts.name(rng, {"x", "xi", "row"})
   local coef = parts.name(rng, {"l", "lip", "f"})
   local src = parts.name(rng, {"xp", "prev", "xr"})
@@ -162,16 +155,14 @@ local function gen_syrk(rng, set, isa)
   local st, em, _, sched, V = parts.start(rng, set, isa)
   local bs
   if set.cache_blocking then
-    bs = parts.block_size(rng, parts.name(rng, {"BS", "NB", "TILE"}), rng:pick({16, 32, 64}), parts.sample_cb_form(rng))
+    bs = parts.block_size(rng, {"BS", "NB", "TILE"}, {16, 32, 64})
   end
   local hsum, reduce = parts.sample_hsum(rng, V, isa)
   local U = parts.unroll(rng, set, V)
-  parts.includes(em, set, nil, false, rng)
-  parts.block_tops(em, bs)
-  if V and not reduce then parts.emit_hsum(em, V, hsum) end
-  if st.comment then em:line("/* C = A A^T: the lower triangle's dot products, mirrored */") end
-  em:open("void syrk(int n, int k, const double *A, double *C)")
-  parts.block_decls(em, bs)
+  parts.head(em, rng, set, {V = V, hsum = hsum, reduce = reduce,
+                            comment = st.comment and "/* C = A A^T: the lower triangle's dot products, mirrored */",
+                            signature = "void syrk(int n, int k, const double *A, double *C)"},
+             bs)
   local ai, aj = rng:pick({{"ai", "aj"}, {"x", "y"}, {"ri", "rj"}})[1], nil
   aj = ai == "ai" and "aj" or (ai == "x" and "y" or "rj")
   local out = parts.name(rng, {"s", "sum", "dotv"})

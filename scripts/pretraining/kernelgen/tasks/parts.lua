@@ -109,10 +109,17 @@ local function includes(em, set, pf, math_h, rng)
   if #em.out > 0 then em:line("") end
 end
 
--- A block size in one of three forms: {decl = line or nil, name = text}.
-local function block_size(rng, name, size, form)
-  if form == "define" then return {top = "#define " .. name .. " " .. size, name = name} end
-  if form == "const" then return {decl = "const int " .. name .. " = " .. size .. ";", name = name} end
+-- A tile size and the lines it needs: form "define" (top), "const" (decl) or a literal.
+local function sample_cb_form(rng) return rng:pick({"define", "define", "const", "literal"}) end
+
+-- A block size drawn: its name from `names`, its size from `sizes`, in one of three forms
+-- (`form`, drawn when nil): {top = #define line or nil, decl = line or nil, name = text}.
+local function block_size(rng, names, sizes, form)
+  local drawn = name(rng, names)
+  local size = rng:pick(sizes)
+  form = form or sample_cb_form(rng)
+  if form == "define" then return {top = "#define " .. drawn .. " " .. size, name = drawn} end
+  if form == "const" then return {decl = "const int " .. drawn .. " = " .. size .. ";", name = drawn} end
   return {name = tostring(size)}
 end
 
@@ -180,9 +187,6 @@ local function start(rng, set, isa)
   return st, em, set.prefetch and sample_pf(rng) or nil, set.omp and sample_sched(rng) or "",
          set.simd and vops(isa) or nil
 end
-
--- A tile size and the lines it needs: form "define" (top), "const" (decl) or a literal.
-local function sample_cb_form(rng) return rng:pick({"define", "define", "const", "literal"}) end
 
 -- dst[j..] += src[j..] * coefv (c's fields) in vectors: one (U == 1), or U of them loaded
 -- into the registers pre0, pre1, ..., updated, then stored back.
@@ -321,10 +325,25 @@ local function ensure_omp_h(em)
   end
 end
 
+-- A kernel's head, in the one order every generator writes it: the includes (omp.h too where
+-- h.omp_h, a manual split, needs it), the block sizes' #defines, the horizontal sum's helper
+-- when h.V and h.hsum are given and not h.reduce, the comment (h.comment: nil or false when
+-- the style has none), the function opened on h.signature, the block sizes' const ints.
+-- The block sizes follow `h` (block_size tables, or nil or false for one not in use).
+local function head(em, rng, set, h, ...)
+  includes(em, set, h.pf, h.math, rng)
+  if h.omp_h then ensure_omp_h(em) end
+  block_tops(em, ...)
+  if h.V and h.hsum and not h.reduce then emit_hsum(em, h.V, h.hsum) end
+  if h.comment then em:line(h.comment) end
+  em:open(h.signature)
+  block_decls(em, ...)
+end
+
 return {TECH = TECH, set_of = set_of, VEC = VEC, Em = Em, emitter = emitter, vops = vops,
         sample_style = sample_style, inc = inc, sample_sched = sample_sched, sample_pf = sample_pf,
         pf_stmt = pf_stmt, includes = includes, block_size = block_size, block_tops = block_tops,
         block_decls = block_decls, open_blocks = open_blocks, open_thread_share = open_thread_share,
         unroll = unroll, ix = ix, tree = tree, start = start, sample_cb_form = sample_cb_form,
         row_update = row_update, sample_hsum = sample_hsum, emit_hsum = emit_hsum, dot_seg = dot_seg,
-        axpy_seg = axpy_seg, ensure_omp_h = ensure_omp_h, name = name}
+        axpy_seg = axpy_seg, ensure_omp_h = ensure_omp_h, head = head, name = name}

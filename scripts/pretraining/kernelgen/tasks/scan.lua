@@ -70,19 +70,16 @@ local function gen_prefix(rng, set, isa)
   local U = parts.unroll(rng, set, V)
   local cb
   if set.cache_blocking then
-    cb = {bs = parts.block_size(rng, parts.name(rng, {"BS", "BLOCK", "TILE"}), rng:pick({64, 128, 256, 512}), parts.sample_cb_form(rng))}
+    cb = {bs = parts.block_size(rng, {"BS", "BLOCK", "TILE"}, {64, 128, 256, 512})}
   end
   local ch
   if set.omp then
-    ch = parts.block_size(rng, parts.name(rng, {"NCH", "CHUNKS", "NPART"}), rng:pick({16, 32, 64}), parts.sample_cb_form(rng))
+    ch = parts.block_size(rng, {"NCH", "CHUNKS", "NPART"}, {16, 32, 64})
   end
-  parts.includes(em, set, pf, false, rng)
-  parts.block_tops(em, cb and cb.bs, ch)
-  if st.comment then
-    em:line("/* inclusive scan" .. (ch and ": chunks scanned in parallel, then shifted by their offsets" or "") .. " */")
-  end
-  em:open("void prefix_sum(int n, const double *x, double *y)")
-  parts.block_decls(em, cb and cb.bs, ch)
+  local how = ch and ": chunks scanned in parallel, then shifted by their offsets" or ""
+  parts.head(em, rng, set, {pf = pf, comment = st.comment and ("/* inclusive scan" .. how .. " */"),
+                            signature = "void prefix_sum(int n, const double *x, double *y)"},
+             cb and cb.bs, ch)
   local s = parts.name(rng, {"s", "run", "acc"})
   local names = {r = parts.name(rng, {"r", "loc", "part_"}), t = parts.name(rng, {"t", "bsum", "local"}),
                  buf = parts.name(rng, {"buf", "pad", "sh"}), v = parts.name(rng, {"v", "cur", "vx"})}
@@ -145,13 +142,11 @@ local function gen_col_sums(rng, set, isa)
   local step = U * (V and V.w or 1)
   local cb
   if set.cache_blocking then
-    cb = {bi = parts.block_size(rng, parts.name(rng, {"BI", "MB", "ROWS"}), rng:pick({32, 64, 128, 256}), parts.sample_cb_form(rng))}
+    cb = {bi = parts.block_size(rng, {"BI", "MB", "ROWS"}, {32, 64, 128, 256})}
   end
-  parts.includes(em, set, pf, false, rng)
-  parts.block_tops(em, cb and cb.bi)
-  if st.comment then em:line("/* s[j] = sum over rows of A[i][j], " .. step .. " column(s) at a time */") end
-  em:open("void col_sums(int m, int n, const double *A, double *s)")
-  parts.block_decls(em, cb and cb.bi)
+  parts.head(em, rng, set, {pf = pf, comment = st.comment and ("/* s[j] = sum over rows of A[i][j], " .. step .. " column(s) at a time */"),
+                            signature = "void col_sums(int m, int n, const double *A, double *s)"},
+             cb and cb.bi)
   local t = parts.name(rng, {"t", "sum", "c"})
   local acc = parts.name(rng, {"acc", "vs", "col"})
   local rlo, rhi = "0", "m"

@@ -9,11 +9,10 @@ local function gen_spmv(rng, set, isa)
   local st, em, pf, sched, V = parts.start(rng, set, isa)
   local rb = set.register_blocking
   local hsum, reduce = parts.sample_hsum(rng, V, isa)
-  parts.includes(em, set, pf, false, rng)
-  if V and not reduce then parts.emit_hsum(em, V, hsum) end
-  if st.comment then em:line("/* y = A x, A in CSR form: one row's nonzeros at a time */") end
-  em:open("void spmv_csr(int rows, int cols, const int *row_ptr, const int *col_idx, const double *val, "
-          .. "const double *x, double *y)")
+  parts.head(em, rng, set, {pf = pf, V = V, hsum = hsum, reduce = reduce,
+                            comment = st.comment and "/* y = A x, A in CSR form: one row's nonzeros at a time */",
+                            signature = "void spmv_csr(int rows, int cols, const int *row_ptr, const int *col_idx, "
+                                        .. "const double *val, const double *x, double *y)"})
   if rng:chance(0.5) then em:line("(void)cols;") end
   local pty = rng:pick({"int", "long"})
   local p = parts.name(rng, {"p", "k", "q"})

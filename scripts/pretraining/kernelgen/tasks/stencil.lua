@@ -64,8 +64,8 @@ local function gen_stencil(rng, name, set, isa)
   if set.cache_blocking then
     cb = {rows = rng:chance(0.7), form = parts.sample_cb_form(rng)}
     cb.cols = not cb.rows or rng:chance(0.5)
-    cb.br = parts.block_size(rng, parts.name(rng, {"BR", "BI", "TILE_R"}), rng:pick({16, 32, 32, 64}), cb.form)
-    cb.bc = parts.block_size(rng, parts.name(rng, {"BC", "BJ", "TILE_C"}), rng:pick({64, 128, 128, 256}), cb.form)
+    cb.br = parts.block_size(rng, {"BR", "BI", "TILE_R"}, {16, 32, 32, 64}, cb.form)
+    cb.bc = parts.block_size(rng, {"BC", "BJ", "TILE_C"}, {64, 128, 128, 256}, cb.form)
     parts.block_tops(em, cb.rows and cb.br, cb.cols and cb.bc)
   end
   if st.comment then

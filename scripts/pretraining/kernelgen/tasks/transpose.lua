@@ -10,14 +10,12 @@ local function gen_transpose(rng, set, isa)
   local cb
   if set.cache_blocking then
     local form = parts.sample_cb_form(rng)
-    cb = {bi = parts.block_size(rng, parts.name(rng, {"BI", "TI", "BR"}), rng:pick({16, 32, 64}), form),
-          bj = parts.block_size(rng, parts.name(rng, {"BJ", "TJ", "BC"}), rng:pick({16, 32, 64}), form)}
+    cb = {bi = parts.block_size(rng, {"BI", "TI", "BR"}, {16, 32, 64}, form),
+          bj = parts.block_size(rng, {"BJ", "TJ", "BC"}, {16, 32, 64}, form)}
   end
-  parts.includes(em, set, pf, false, rng)
-  parts.block_tops(em, cb and cb.bi, cb and cb.bj)
-  if st.comment then em:line("/* B = A^T" .. (cb and ", tile by tile" or "") .. " */") end
-  em:open("void transpose(int m, int n, const double *A, double *B)")
-  parts.block_decls(em, cb and cb.bi, cb and cb.bj)
+  parts.head(em, rng, set, {pf = pf, comment = st.comment and ("/* B = A^T" .. (cb and ", tile by tile" or "") .. " */"),
+                            signature = "void transpose(int m, int n, const double *A, double *B)"},
+             cb and cb.bi, cb and cb.bj)
   local copy = function(i, j) return string.format("B[%s * m + %s] = A[%s * n + %s];", j, i, i, j) end
   local ilo, ihi, jlo, jhi = "0", "m", "0", "n"
   local closes = 0
