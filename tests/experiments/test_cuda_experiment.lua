@@ -44,7 +44,8 @@ local function gpu_bench()
     local ms = src:find("/* fast */", 1, true) and 0.025 or 0.1
     local rec = {status = "ok", log = "", compile_ms = 20, times_ms = {ms, ms, ms}, median_ms = ms, cov = 0.02,
                  max_error = 1e-7, kernel_output = ms < 0.05 and "ok: 99999 GB/s\n" or ""}
-    if src:find("/* wrong */", 1, true) then rec.status, rec.max_error = "verification_error", 0.5 end
+    -- a wrong kernel that left a NaN: the judge's largest error is infinite
+    if src:find("/* wrong */", 1, true) then rec.status, rec.max_error = "verification_error", math.huge end
     return rec
   end
   -- the warm child's judge: the same verdicts, each kernel marked as judged there
@@ -122,7 +123,7 @@ t.test("experiment 1 on a CUDA task: its prompt, device code, rewards against li
            "ran on the CUDA task cuda:softmax_rows: heldout.lua compares policies on CPU tasks only")
 end)
 
-t.test("--cuda_child=warm judges every kernel by the warm child, with the same rewards", function()
+t.test("the warm child judges every kernel by default; --cuda_child=fresh gives the same rewards", function()
   local function rewards(extra)
     local out, gpu = t.tmpdir(), gpu_bench()
     local args = {"--out=" .. out, "--steps=1", "--G=5", "--prompts_per_step=1", "--lr=0", "--beta=0", "--profile=paper"}
@@ -136,13 +137,14 @@ t.test("--cuda_child=warm judges every kernel by the warm child, with the same r
     for _, j in ipairs(gpu.judged) do if j.warm then warm = warm + 1 end end
     return got, warm, #gpu.judged, out
   end
-  local fresh, fresh_warm, fresh_n = rewards({})
-  local warm, warm_n, n, out = rewards({"--cuda_child=warm"})
+  local fresh, fresh_warm, fresh_n = rewards({"--cuda_child=fresh"})
+  local warm, warm_n, n, out = rewards({})
   t.eq(warm, fresh)
   t.eq({fresh_warm, warm_n, n}, {0, fresh_n, fresh_n})
   -- how the kernels are judged is not what is computed: a run resumes with either
   local again = exp1.run(parse(exp1, "experiment1", {"--out=" .. out, "--steps=2", "--G=5", "--prompts_per_step=1",
-                                                      "--lr=0", "--beta=0", "--profile=paper", "--resume"}),
+                                                      "--lr=0", "--beta=0", "--profile=paper", "--resume",
+                                                      "--cuda_child=fresh"}),
                          {policy = cuda_policy({}), bench = gpu_bench(), train = fakes.train()})
   t.eq(#metrics_of(again[1].dir), 2)
 end)

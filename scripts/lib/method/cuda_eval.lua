@@ -33,6 +33,13 @@ local statuses = {
   launch_error = "runtime_error",   -- the launch the spec sets is refused for this kernel
 }
 
+-- A largest error as the record declares it: a number, 1e308 for an output's NaN (the
+-- judge's infinity, which a record cannot hold), as the CPU verdict writes it.
+local function finite_error(e)
+  if e == nil then return nil end
+  return (e == e and e < math.huge) and e or 1e308
+end
+
 -- One judged kernel as the experiments read a benchmark result (times in seconds).
 local function result_of(rec, y)
   local status = statuses[rec.status]
@@ -41,7 +48,7 @@ local function result_of(rec, y)
                         tostring(rec.task), tostring(rec.log or rec.message or "")), 0)
   end
   local r = {status = status, message = rec.log ~= "" and rec.log or rec.message, compile_ms = rec.compile_ms,
-             max_rel_error = rec.max_error, cuda_status = rec.status ~= status and rec.status or nil,
+             max_rel_error = finite_error(rec.max_error), cuda_status = rec.status ~= status and rec.status or nil,
              -- what the kernel printed (device printf), kept with the result and out of its message
              kernel_output = rec.kernel_output ~= "" and rec.kernel_output or nil}
   if rec.times_ms then

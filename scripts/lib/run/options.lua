@@ -94,8 +94,8 @@ options.shared = {
    .. "docs/tasks.md): matmul is the paper's; cuda:NAME a CUDA task (stdlib/cuda_tasks, "
    .. "experiment1 only, on a machine with a GPU)"},
   {"task_size", "", "the named size of --task (its spec's sizes; empty: train); --size is matmul's"},
-  {"cuda_child", "fresh", "a CUDA task's judge: fresh (a child and a context per kernel) or warm (the "
-   .. "evaluation process's warm child, one context for many kernels; the same verdicts, docs/tasks.md)",
+  {"cuda_child", "warm", "a CUDA task's judge: warm (the evaluation process's warm child, one context for "
+   .. "many kernels; the same verdicts, docs/tasks.md) or fresh (a child and a context per kernel)",
    choices = {"fresh", "warm"}},
   {"task_dir", "", "a folder of task specs added to the suite's (a spec there replaces the "
    .. "suite's of the same name)"},
