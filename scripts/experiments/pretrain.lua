@@ -215,9 +215,14 @@ local function under_drawn_name(messages, completion, entry, rng)
   local user = messages[#messages].content
   local prose = user:gsub("```.-```", ""):gsub("[^\n]*" .. word .. "%s*%([^\n]*", "")
   if prose:find(word) then return nil end
+  -- a name no message and not the answer holds already (the system prompt's "fast" included)
+  local function taken(name)
+    local as_word = "%f[%w_]" .. name .. "%f[^%w_]"
+    for _, m in ipairs(messages) do if m.content:find(as_word) then return true end end
+    return completion:find(as_word) ~= nil
+  end
   local name
-  repeat name = require("universe").entry_name(rng)
-  until not (user:find("%f[%w_]" .. name .. "%f[^%w_]") or completion:find("%f[%w_]" .. name .. "%f[^%w_]"))
+  repeat name = require("universe").entry_name(rng) until not taken(name)
   local out = {table.unpack(messages)}
   out[#out] = {role = messages[#messages].role, content = (user:gsub(word, name))}
   return out, (completion:gsub(word, name))

@@ -36,8 +36,9 @@ local M = {}
 -- signed coefficients, ReLU, clamps, absolute values, row sums of them and 3-point stencils
 -- with stated ends: expressions a model trained on positive sums could not write); 8: half
 -- the renamed vectors given made-up names (MADE_UP_VECTORS); 9: every function and every
--- renamed vector under a made-up name, no stem or affix from a list.
-M.version = 9
+-- renamed vector under a made-up name, no stem or affix from a list; 10: names of three
+-- kinds (made-up words, words routines are named with, either with a mark: entry_name).
+M.version = 10
 
 M.families = {"elementwise", "reduction", "scan", "stencil1d", "stencil2d", "triangular", "banded",
               "recurrence", "gather", "transpose", "window", "filter2d", "ldlt", "dft_blocks", "hadamard",
@@ -95,14 +96,58 @@ end
 -- task's. Up to version 8 a name was a stem of a list (or, in 3 of 10, a made-up word)
 -- between a prefix and a suffix of lists, and a model trained so copied the made-up part and
 -- wrote the rest from the lists (`daxpy_v2` as `dax2`, `zorbel_kiv` as `zorbel`:
--- docs/models.md): from version 9 a name is one or two made-up words, nothing in it to
--- guess. No name is a held-out task's, a C library function's or a keyword.
+-- docs/models.md). Version 9's names were one or two made-up words, and a model trained on
+-- them copied such a name (`zorbel_kiv`) but no name of real words or digits (`scale_add` as
+-- `axpy`, `normalize_rows` as `normalizes`, `conv1d` as `sigv`): from version 10 a third of
+-- the names are made-up words, a third words routines are named with (none saying what
+-- this one computes), and a third either kind with a mark real names carry (a digit, a
+-- tile's shape, a type's letters). No name is a held-out task's, a C library function's or
+-- a keyword, and no word of one is a word of a held-out task's name, of a user's task's
+-- or of the copy probe's (data/train), so that those stay names the model never saw.
 local CONSONANTS = {"b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z"}
 local VOWELS = {"a", "e", "i", "o", "u"}
 -- Words a made-up name could spell that C or its library already means.
 local RESERVED = {["do"] = true, ["if"] = true, main = true, time = true, free = true, exit = true, pow = true,
                   sin = true, cos = true, tan = true, log = true, exp = true, abs = true, div = true,
                   ["goto"] = true, pipe = true, rename = true, remove = true}
+M.NAME_WORDS = {"apply", "update", "step", "fast", "blend", "merge", "tile", "pass", "phase", "stage", "inner",
+                "outer", "sweep", "fold", "mix", "pack", "split", "join", "base", "core", "unit", "chunk", "part",
+                "fill", "walk", "zip", "kern", "proc", "calc", "eval", "loop", "mesh", "grid", "cell", "lane",
+                "slab", "strip", "span", "seg", "frame", "layer", "plane", "tick", "batch", "work", "task", "job",
+                "op", "go", "hot", "cold", "warm", "quick", "lite", "full", "half", "twin", "pair",
+                "trio", "north", "east", "left", "right", "top", "deep", "flat", "wide", "thin", "alpha", "beta",
+                "gamma", "delta", "omega", "red", "blue", "green", "gold", "iron", "stone", "river", "cloud"}
+-- The parts of the names a model is tested on as never seen: the held-out tasks', the
+-- users' tasks' and the copy probe's (data/train; tests/experiments/test_universe.lua checks
+-- that every part of theirs is here). A drawn name holds none: a part of three letters or
+-- more nowhere in it, a shorter one as none of its words.
+M.UNSEEN_NAME_PARTS = {"cholesky", "conv1d", "conv2d", "3x3", "fft", "lu", "nopiv", "normalize", "rows", "relu", "row",
+                       "sums", "running", "max", "smooth3", "smooth", "softmax", "sq", "diff", "daxpy", "v2", "scale",
+                       "add", "zorbel", "kiv"}
+
+function M.holds_unseen_part(name)
+  for _, part in ipairs(M.UNSEEN_NAME_PARTS) do
+    if #part >= 3 and name:find(part, 1, true) then return part end
+  end
+  for word in name:gmatch("[^_]+") do
+    for _, part in ipairs(M.UNSEEN_NAME_PARTS) do
+      if #part < 3 and word == part then return part end
+    end
+  end
+  return nil
+end
+
+-- The marks a name of version 10 may end with.
+local function mark(rng)
+  local d = rng:pick({"2", "3", "4", "5", "6", "7", "8", "9"})
+  local kind = rng:int(1, 6)
+  if kind == 1 then return d end
+  if kind == 2 then return "_" .. d end
+  if kind == 3 then return "_" .. rng:pick({"2x2", "4x4", "8x8", "2x4", "4x8", "16x4"}) end
+  if kind == 4 then return "_" .. rng:pick({"f64", "d", "nt", "tn", "ip", "ex"}) end
+  if kind == 5 then return "_x" .. d end
+  return "_" .. rng:pick({"a", "b", "c", "k", "r", "s"}) .. d
+end
 
 -- Two or three consonant-vowel syllables and, half the time, a consonant: "tume", "zorbel".
 local function made_up(rng)
@@ -112,11 +157,32 @@ local function made_up(rng)
   return table.concat(parts)
 end
 
-local function entry_name(rng)
-  for _ = 1, 10 do
-    local name = made_up(rng)
-    if rng:chance(0.5) then name = name .. "_" .. made_up(rng) end
-    if not RESERVED[name] then return name end
+local function made_up_name(rng)
+  local name = made_up(rng)
+  if rng:chance(0.5) then name = name .. "_" .. made_up(rng) end
+  return name
+end
+
+local function words_name(rng)
+  local words = {}
+  for i = 1, rng:int(1, 3) do words[i] = rng:pick(M.NAME_WORDS) end
+  return table.concat(words, rng:chance(0.8) and "_" or "")
+end
+
+-- `texts`: what the task writes with its name (statement and kernels), where a name of
+-- words must not stand already as a word of its own.
+local function entry_name(rng, texts)
+  for _ = 1, 20 do
+    local kind = rng:int(1, 3)
+    local name
+    if kind == 1 then name = made_up_name(rng)
+    elseif kind == 2 then name = words_name(rng)
+    else name = (rng:chance(0.5) and made_up_name(rng) or words_name(rng)) .. mark(rng) end
+    local taken = false
+    for _, text in ipairs(texts or {}) do
+      if text:find("%f[%w_]" .. name .. "%f[^%w_]") then taken = true end
+    end
+    if not RESERVED[name] and not taken and not M.holds_unseen_part(name) then return name end
   end
   return "routine"
 end
@@ -206,7 +272,7 @@ function M.task(seed, index, only_family)
     local fam = only_family or rng:pick(M.families)
     local body = family[fam](rng)
     local name = string.format("%s%d_%s", M.prefix, index, fam)
-    local entry = entry_name(rng)
+    local entry = entry_name(rng, {body.statement, body.reference, body.optimised})
     local map = argument_names(rng, fam, body.prototype, {body.statement, body.bound.why, body.reference,
                                                           body.optimised})
     local sizes = {}

@@ -95,23 +95,59 @@ t.test("a function's name does not tell its family: it has to be copied from the
     if best == u.spec.family then right = right + 1 end
   end
   t.ok(right / asked < 0.3, string.format("%d of %d families guessed from the name", right, asked))
-  -- from version 9 every name is one or two made-up words: consonant-vowel syllables, a
-  -- consonant after them or not, and nothing from a list
+  -- from version 10 a name is made-up words, words routines are named with, or either with a
+  -- mark, about a third each; and no part of a name the models are tested on as unseen
   local function made_up_word(w)
     local cv = "^[bdfgklmnprstvz][aeiou]"
     local syllables = 0
     while w:find(cv) do w, syllables = w:sub(3), syllables + 1 end
     return syllables >= 2 and syllables <= 3 and (w == "" or w:find("^[bdfgklmnprstvz]$") ~= nil)
   end
-  local count = 0
+  local listed = {}
+  for _, w in ipairs(universe.NAME_WORDS) do listed[w] = true end
+  local function of_words(name)  -- listed words, joined by "_" or by nothing
+    if name == "" then return true end
+    for i = 1, #name do
+      if listed[name:sub(1, i)] and of_words((name:sub(i + 1):gsub("^_", ""))) then return true end
+    end
+    return false
+  end
+  local function made_up_name(name)
+    local first, second = name:match("^([%a]+)_([%a]+)$")
+    for _, w in ipairs(first and {first, second} or {name}) do if not made_up_word(w) then return false end end
+    return true
+  end
+  local function unmarked(name)
+    for _, m in ipairs({"_%d+x%d+$", "_f64$", "_nt$", "_tn$", "_ip$", "_ex$", "_d$", "_x%d$", "_%a%d$", "_%d$", "%d$"}) do
+      local base = name:gsub(m, "")
+      if base ~= name then return base, true end
+    end
+    return name, false
+  end
+  local kinds, count = {made_up = 0, words = 0, marked = 0}, 0
   for entry in pairs(names) do
     count = count + 1
-    local first, second = entry:match("^([%a]+)_([%a]+)$")
-    for _, w in ipairs(first and {first, second} or {entry}) do
-      t.ok(made_up_word(w), entry .. " is made up")
+    local base, marked = unmarked(entry)
+    local kind = made_up_name(base) and "made_up" or of_words(base) and "words" or nil
+    t.ok(kind, entry .. " is made-up words or listed words, with a mark or none")
+    if kind then kinds[marked and "marked" or kind] = kinds[marked and "marked" or kind] + 1 end
+    t.eq(universe.holds_unseen_part(entry), nil, entry)
+  end
+  for kind, n in pairs(kinds) do t.ok(n >= 150, n .. " names of kind " .. kind .. " among 600") end
+  t.ok(not made_up_word("dax") and not made_up_word("kernel") and made_up_word("zorabel") and made_up_word("tume"))
+  t.ok(of_words("tile_merge") and of_words("blendstep") and not of_words("merger"))
+  -- every part of a name the models are tested on as unseen is one no drawn name holds
+  local tested = {}
+  for _, task in ipairs(tasks.list("heldout")) do tested[#tested + 1] = task.name end
+  for _, dir in ipairs({"user-tasks", "copy-probe-tasks"}) do
+    for file in io.popen("ls " .. engine.scripts[1] .. "/../../data/train/" .. dir):lines() do
+      tested[#tested + 1] = file:match("^(.+)%.lua$")
     end
   end
-  t.ok(not made_up_word("dax") and not made_up_word("kernel") and made_up_word("zorabel") and made_up_word("tume"))
+  t.ok(#tested >= 14, #tested .. " names tested as unseen")
+  for _, name in ipairs(tested) do
+    for part in name:gmatch("[^_]+") do t.ok(universe.holds_unseen_part(part), part .. " of " .. name .. " is refused") end
+  end
   t.ok(count >= 550, count .. " distinct names among 600 tasks")
 end)
 
