@@ -34,21 +34,21 @@ int total_calls(const Launch& l) { return l.warmup + l.calls; }
 // Values a part of a call's outputs holds at least, for the kept values and the check.
 constexpr size_t kValuesAPart = 32768;
 
-// Values [0, n) of stream (call, stream), each given to each(i, value), in parts of whole
-// ChaCha blocks over the between-call workers (task/between_calls.hpp): the values one pass
+// Words [0, n) of stream (call, stream), each given to each(i, word), in parts of whole
+// ChaCha blocks over the between-call workers (task/between_calls.hpp): the words one pass
 // gives, however many workers there are. A part fills a small buffer at a time, wiped after.
 template <class Each>
-void signed_units_in_parts(const bench::Keystream& keys, uint32_t call, uint32_t stream, size_t n, Each each) {
+void words_in_parts(const bench::Keystream& keys, uint32_t call, uint32_t stream, size_t n, Each each) {
   constexpr size_t kBlock = 8, kChunk = 512, kBlocksAPart = 4096;
   bench::for_parts((n + kBlock - 1) / kBlock, kBlocksAPart, [&](size_t, size_t first, size_t last) {
-    double unit[kChunk];
+    uint64_t words[kChunk];
     const size_t end = std::min(last * kBlock, n);
     for (size_t i = first * kBlock; i < end; i += kChunk) {
       const size_t m = std::min(kChunk, end - i);
-      keys.fill_signed_unit(call, stream, unit, m, i);
-      for (size_t j = 0; j < m; ++j) each(i + j, unit[j]);
+      keys.fill_words(call, stream, words, m, i);
+      for (size_t j = 0; j < m; ++j) each(i + j, words[j]);
     }
-    explicit_bzero(unit, sizeof unit);
+    explicit_bzero(words, sizeof words);
   });
 }
 
@@ -60,17 +60,19 @@ std::vector<Value> drawn(const bench::Keystream& keys, const LaunchArg& a, int c
   if (a.bf16 && bits) bits->resize(a.count);
   uint16_t* half = a.bf16 && bits ? bits->data() : nullptr;
   const bool bf16 = a.bf16;
-  signed_units_in_parts(keys, static_cast<uint32_t>(call), static_cast<uint32_t>(arg), a.count,
-                        [&values, half, bf16](size_t i, double u) {
-                          // 24 bits a value, below 1: each is a float exactly, in [-1, 1)
-                          float v = static_cast<float>(std::floor(u * 8388608.0) / 8388608.0);
-                          if (bf16) {
-                            uint16_t b = 0;
-                            v = to_bf16(v, b);
-                            if (half) half[i] = b;
-                          }
-                          values[i] = v;
-                        });
+  words_in_parts(keys, static_cast<uint32_t>(call), static_cast<uint32_t>(arg), a.count,
+                 [&values, half, bf16](size_t i, uint64_t w) {
+                   // 24 bits a value, below 1: each is a float exactly, in [-1, 1). This is
+                   // floor(2^23 u) / 2^23 for the word's value u (Keystream::signed_unit),
+                   // in integers: u = m 2^-52 - 1 with m its top 53 bits, exactly.
+                   float v = static_cast<float>(static_cast<int32_t>(w >> 40) - 8388608) * 0x1.0p-23f;
+                   if (bf16) {
+                     uint16_t b = 0;
+                     v = to_bf16(v, b);
+                     if (half) half[i] = b;
+                   }
+                   values[i] = v;
+                 });
   return values;
 }
 
@@ -110,8 +112,9 @@ std::vector<uint64_t> checked_positions(const bench::Keystream& keys, const Laun
   const size_t each = output_values(l), n = checked_per_call(l);
   if (n >= each) return {};
   std::vector<uint64_t> out(n);
-  signed_units_in_parts(keys, static_cast<uint32_t>(call), kPositionsStream, n, [&out, each](size_t i, double u) {
+  words_in_parts(keys, static_cast<uint32_t>(call), kPositionsStream, n, [&out, each](size_t i, uint64_t w) {
     // (u + 1) / 2 in [0, 1): a position below `each`
+    const double u = bench::Keystream::signed_unit(w);
     const auto p = static_cast<uint64_t>((u + 1) * 0.5 * static_cast<double>(each));
     out[i] = std::min<uint64_t>(p, each - 1);
   });

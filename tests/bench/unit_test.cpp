@@ -275,6 +275,52 @@ TEST_CASE("a key goes back as hex and draws the same values; anything else is re
   CHECK_THROWS_WITH(bench::Keystream::from_hex(std::string(63, '0') + "G"), Catch::Contains("hex"));
 }
 
+TEST_CASE("the keystream's values are ChaCha8's, however many blocks are drawn at once") {
+  const bench::Keystream k = bench::Keystream::seeded(1);
+  // words of the stream as the first, one-block-at-a-time code gave them
+  CHECK(k.word(0, 0, 0) == 0xef72eaf448a8b558ULL);
+  CHECK(k.word(3, 2, 77) == 0x17d144454508f3deULL);
+  CHECK(k.word(1, 0xFFFFFFFFu, 1000003) == 0x67e00d9dae032862ULL);
+  // a fill draws eight blocks at once and the rest one by one: every value is its word's
+  for (size_t n : {size_t{1}, size_t{63}, size_t{64}, size_t{65}, size_t{1000}}) {
+    for (uint64_t from : {uint64_t{0}, uint64_t{8}, (uint64_t{1} << 32) * 8 - 64}) {  // a counter's carry too
+      std::vector<double> v(n);
+      k.fill_signed_unit(5, 9, v.data(), n, from);
+      size_t same = 0;
+      for (size_t i = 0; i < n; ++i)
+        same += v[i] == 2 * (static_cast<double>(k.word(5, 9, from + i) >> 11) * 0x1.0p-53) - 1;
+      CHECK(same == n);
+    }
+  }
+  // both ways of drawing eight blocks give the same words, where both can run: this
+  // machine's (checked above through the fills) and the other
+  uint32_t state[16], base[8][16], avx2[8][16];
+  for (uint32_t i = 0; i < 16; ++i) state[i] = 0x9e3779b9u * (i + 1);
+  state[12] = 0xFFFFFFFCu;  // a carry into the counter's high word in the fifth lane
+  bench::detail::chacha8_eight_blocks(state, base, false);
+  if (bench::detail::keystream_avx2()) {
+    bench::detail::chacha8_eight_blocks(state, avx2, true);
+    CHECK(std::memcmp(base, avx2, sizeof base) == 0);
+  } else {
+    CHECK_FALSE(__builtin_cpu_supports("avx2"));  // this machine draws with the baseline code, checked above
+  }
+  CHECK(base[0][0] != base[1][0]);
+  // a CUDA input's value is floor(2^23 u) / 2^23 of its word's value u, computed in integers
+  const size_t m = 100000;
+  const cuda::LaunchArg f{cuda::LaunchArg::input, m};
+  const std::vector<float> grid = cuda::draw_input(k, f, 4, 0);
+  const std::vector<double> wide = cuda::draw_input_doubles(k, f, 4, 0);
+  std::vector<uint64_t> w(m);
+  k.fill_words(4, 0, w.data(), m);
+  size_t same = 0, as_doubles = 0;
+  for (size_t i = 0; i < m; ++i) {
+    same += grid[i] == static_cast<float>(std::floor(bench::Keystream::signed_unit(w[i]) * 8388608.0) / 8388608.0);
+    as_doubles += wide[i] == static_cast<double>(grid[i]);
+  }
+  CHECK(same == m);
+  CHECK(as_doubles == m);
+}
+
 TEST_CASE("a CUDA run's inputs are floats on the grid, a bf16 buffer's rounded to the nearest") {
   const bench::Keystream k = bench::Keystream::seeded(7);
   cuda::LaunchArg f{cuda::LaunchArg::input, 1000}, h{cuda::LaunchArg::input, 1000, true};
