@@ -17,7 +17,8 @@
 -- training tasks in each held-out wording in turn, or with --wordings=first in their
 -- first) and reports per task and split the verified share, the roofline score (each
 -- kernel's speed as a percentage of its task's roofline on this machine, 0 for a kernel
--- that fails) and the share of format violations; the wordings split also per wording.
+-- that fails) and the share of format violations; the wordings split also per wording; and
+-- for a task some of whose kernels do not define the asked function, what they define instead.
 --
 -- The prompt names the machine's vector ISA (--isa=auto) or the one --isa forces; the
 -- figures count the kernels whose vectors that ISA lacks (beyond_isa: they cannot
@@ -134,17 +135,44 @@ local function asked_prompts(which, stage, task, each_wording)
   return each_wording and all or {all[1]}
 end
 
--- The completion with the first function it defines at the top level (a line that starts
--- with its type) renamed to `entry`, wherever that name stands as a word.
-function M.renamed_entry(text, entry)
+-- The functions a completion defines at the top level (a line that starts with its type),
+-- in order.
+function M.defined_names(text)
+  local names = {}
   for line in text:gmatch("[^\n]+") do
     local name = line:match("^[%a_][%w_%s%*]-[%s%*]([%a_][%w_]*)%s*%(")
-    if name and not line:match("^return") then
-      if name == entry then return text end
-      return (text:gsub("%f[%w_]" .. name .. "%f[^%w_]", entry))
+    if name and not line:match("^return") then names[#names + 1] = name end
+  end
+  return names
+end
+
+-- The completion with the first function it defines renamed to `entry`, wherever that name
+-- stands as a word.
+function M.renamed_entry(text, entry)
+  local name = M.defined_names(text)[1]
+  if not name or name == entry then return text end
+  return (text:gsub("%f[%w_]" .. name .. "%f[^%w_]", entry))
+end
+
+-- How a group named its function: how many kernels define `entry`, and of the others the
+-- last function each defines (helpers come before the function they serve; "none" where it
+-- defines none), most frequent first.
+function M.names_written(results, entry)
+  local named, others = 0, {}
+  for _, r in ipairs(results) do
+    local names = M.defined_names(r.completion or "")
+    local found = false
+    for _, n in ipairs(names) do found = found or n == entry end
+    if found then named = named + 1
+    else
+      local last = names[#names] or "none"
+      others[last] = (others[last] or 0) + 1
     end
   end
-  return text
+  local list = {}
+  for name, count in pairs(others) do list[#list + 1] = {name = name, count = count} end
+  table.sort(list, function(a, b) return a.count > b.count or (a.count == b.count and a.name < b.name) end)
+  return named, list
 end
 
 -- What --prefill puts at the start of the answer (prompts.answer_start, as the experiments').
@@ -277,6 +305,7 @@ function M.run_splits(opts)
       o.task_size = tasks.asked_size(tasks.get(item.task))
     end
     local f, results = check(pol, dir, deps, o, item.prompt)
+    local named, instead = M.names_written(results, tasks.get(item.task).entry)
     M.write_kernels(opts.kernels, item, results)
     local limit = wiring.roofline(machine, item.task, opts.threads)
     rows[#rows + 1] = {split = item.split, task = item.task, prompt = item.prompt, samples = f.samples,
@@ -284,6 +313,7 @@ function M.run_splits(opts)
                        format_violations = f.counts.format_violation or 0,
                        roofline = M.roofline_score(results, limit), counts = f.counts,
                        by_wording = M.by_wording(results),
+                       named = named, names_instead = instead,
                        sample_seconds = f.sample_seconds, evaluate_seconds = f.evaluate_seconds}
     log.info("checked", {split = item.split, task = item.task, verified = f.verified, of = f.samples})
   end
@@ -336,7 +366,31 @@ function M.print_splits(r)
                         s.roofline and string.format("%.2f%%", s.roofline) or "-", pct(s.violation_rate)))
   end
   M.print_wordings(r.rows)
+  M.print_names(r.rows)
   print(wiring.rooflines_text(r.machine))
+end
+
+-- The tasks some of whose kernels do not define the asked function: how many do, and what
+-- the others define instead (a model that reads the name from the statement, not the prototype,
+-- shows here before anything else does).
+function M.print_names(rows)
+  local shown = false
+  for _, row in ipairs(rows) do
+    if row.named and row.named < row.samples then
+      if not shown then
+        print("")
+        print("| split | task | define the asked function | last function the others define (most frequent) |")
+        print("| --- | --- | ---: | --- |")
+        shown = true
+      end
+      local instead = {}
+      for i = 1, math.min(3, #row.names_instead) do
+        instead[i] = string.format("`%s` %d", row.names_instead[i].name, row.names_instead[i].count)
+      end
+      print(string.format("| %s | %s | %d of %d | %s |", row.split, row.task, row.named, row.samples,
+                          table.concat(instead, ", ")))
+    end
+  end
 end
 
 -- With --wordings=each: the verified kernels per held-out wording, over the split's tasks.

@@ -16,6 +16,19 @@ t.test("--rename_entry renames the first function a completion defines, and only
   t.eq(model_check.renamed_entry("  return exp(x);\nvoid g(void) {}", "f"), "  return exp(x);\nvoid f(void) {}")
 end)
 
+t.test("a group's names: how many kernels define the asked function, what the others define instead", function()
+  local function kernel(name) return {completion = "```c\nstatic double hsum(double x) {\n  return x;\n}\nvoid " .. name
+                                                  .. "(int n, double *y) {\n  y[0] = hsum(1);\n}\n```"} end
+  local results = {kernel("conv1d"), kernel("sigv"), kernel("sigv"), kernel("feld"), {completion = "I cannot."},
+                   {completion = "void conv1d_v(int n) {}"}}
+  local named, instead = model_check.names_written(results, "conv1d")
+  t.eq(named, 1)
+  -- the last function each defines, after its helpers
+  t.eq(instead, {{name = "sigv", count = 2}, {name = "conv1d_v", count = 1}, {name = "feld", count = 1},
+                 {name = "none", count = 1}})
+  t.eq(model_check.defined_names(kernel("f").completion), {"hsum", "f"})
+end)
+
 t.test("--rename_entry gives matmul's kernels matmul's entry, matmul_optimized", function()
   local opts = args.parse({[0] = "model_check.lua", "--task=matmul", "--prompt=fixed", "--n=2", "--runs=1",
                            "--max_tokens=96", "--rename_entry"}, model_check.spec)
