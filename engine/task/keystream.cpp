@@ -22,9 +22,10 @@ inline void quarter(uint32_t& a, uint32_t& b, uint32_t& c, uint32_t& d) {
 }
 
 // Eight blocks at once, one a lane: the same arithmetic as `quarter`, in GCC's vector
-// extension, which the compiler maps onto whatever vector registers the target has (two
-// SSE2 registers a value on baseline x86-64). A fill of millions of values draws about
-// four times as fast so; each block's values are those of Keystream::block.
+// extension, which the compiler maps onto the vector registers the target has (one AVX2
+// register a state word, or two SSE2 ones). A fill of millions of values took 5.4-5.9 ns a
+// value so on the 2-core EPYC, against 12.1-13.6 one block at a time; each block's values
+// are those of Keystream::block.
 constexpr int kLanes = 8;
 typedef uint32_t Lanes __attribute__((vector_size(4 * kLanes)));
 
