@@ -115,34 +115,43 @@ void enter_child(int printed, std::vector<int> keep, double cpu_seconds) {
   setrlimit(RLIMIT_CPU, &cpu);
 }
 
-[[noreturn]] void serve_in_child(const json& req, int out, int in, int printed, double timeout) {
-  enter_child(printed, in >= 0 ? std::vector<int>{out, in} : std::vector<int>{out}, timeout);
-  json reply;
+// What a CUDA child answers to one request (`confined`: whether its filter is in place),
+// a run's inputs read through `read_inputs` and its earlier calls' outputs sent as frames.
+json answer(const json& req, bool confined, const cuda::InputReader& read_inputs, int out) {
   try {
     const std::string op = req.at("op");
-    if (!confine_cuda_child()) {
-      reply = {{"status", "runtime_error"}, {"log", "the CUDA child's seccomp filter could not be installed"},
-               {"available", false}, {"reason", "the CUDA child's seccomp filter could not be installed"}};
-    } else if (op == "cuda_sandbox") {
-      reply = cuda_sandbox_probe(req.value("print_bytes", size_t{0}), req.value("spin_ms", 0.0));
-    } else if (op == "cuda_probe") {
-      reply = cuda::probe();
-    } else if (op == "cuda_run") {
-      auto read_inputs = [in](int, size_t, void* dst, size_t bytes) { return read_all(in, dst, bytes); };
+    if (!confined) {
+      const char* why = "the CUDA child's seccomp filter could not be installed";
+      return {{"status", "runtime_error"}, {"log", why}, {"available", false}, {"reason", why}};
+    }
+    if (op == "cuda_sandbox") return cuda_sandbox_probe(req.value("print_bytes", size_t{0}), req.value("spin_ms", 0.0));
+    if (op == "cuda_probe") return cuda::probe();
+    if (op == "cuda_run") {
       auto send_outputs = [out](int, const std::string& bytes) {
         return write_frame(out, kCallFrame, bytes.data(), bytes.size());
       };
-      reply = cuda::run(req.at("source").get<std::string>(), req.at("launch"), read_inputs, send_outputs);
-    } else {
-      reply = cuda::compile(req.at("source").get<std::string>(), req.value("entries", std::vector<std::string>{}));
+      return cuda::run(req.at("source").get<std::string>(), req.at("launch"), read_inputs, send_outputs);
     }
+    return cuda::compile(req.at("source").get<std::string>(), req.value("entries", std::vector<std::string>{}));
   } catch (const std::exception& e) {
-    reply = {{"status", "runtime_error"}, {"log", e.what()}};
+    return {{"status", "runtime_error"}, {"log", e.what()}};
   }
-  std::fflush(stdout);  // what the driver printed through stdio, before the reply
+}
+
+// The reply frame, after what the driver printed through stdio; the child exits when the
+// pipe is gone.
+void send_reply(int out, json reply) {
+  std::fflush(stdout);
   std::fflush(stderr);
   const auto bytes = wire::pack(std::move(reply));
   if (!write_frame(out, kReplyFrame, bytes.data(), bytes.size())) _exit(1);
+}
+
+[[noreturn]] void serve_in_child(const json& req, int out, int in, int printed, double timeout) {
+  enter_child(printed, in >= 0 ? std::vector<int>{out, in} : std::vector<int>{out}, timeout);
+  const bool confined = confine_cuda_child();
+  send_reply(out, answer(req, confined, [in](int, size_t, void* dst, size_t bytes) { return read_all(in, dst, bytes); },
+                         out));
   _exit(0);
 }
 
@@ -484,32 +493,22 @@ namespace {
     if (!read_all(requests, &len, sizeof len)) _exit(0);
     std::string bytes(len, '\0');
     if (!read_all(requests, bytes.data(), len)) _exit(0);
-    json reply;
+    json item;
     try {
-      const json item = wire::unpack(bytes);
-      if (!confined) {
-        reply = {{"status", "runtime_error"}, {"log", "the CUDA child's seccomp filter could not be installed"}};
-      } else if (item.at("op") == "cuda_sandbox") {
-        reply = cuda_sandbox_probe(item.value("print_bytes", size_t{0}), item.value("spin_ms", 0.0));
-      } else {
-        bool asked = false;
-        auto read_inputs = [&](int, size_t, void* dst, size_t n) {
-          if (!asked) {
-            asked = true;
-            if (!write_frame(out, kGoFrame, "", 0)) return false;
-          }
-          return read_all(in, dst, n);
-        };
-        auto send_outputs = [out](int, const std::string& b) { return write_frame(out, kCallFrame, b.data(), b.size()); };
-        reply = cuda::run(item.at("source").get<std::string>(), item.at("launch"), read_inputs, send_outputs);
-      }
+      item = wire::unpack(bytes);
     } catch (const std::exception& e) {
-      reply = {{"status", "runtime_error"}, {"log", e.what()}};
+      send_reply(out, {{"status", "runtime_error"}, {"log", e.what()}});
+      continue;
     }
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const auto b = wire::pack(std::move(reply));
-    if (!write_frame(out, kReplyFrame, b.data(), b.size())) _exit(1);
+    bool asked = false;
+    auto read_inputs = [&](int, size_t, void* dst, size_t n) {
+      if (!asked) {
+        asked = true;
+        if (!write_frame(out, kGoFrame, "", 0)) return false;
+      }
+      return read_all(in, dst, n);
+    };
+    send_reply(out, answer(item, confined, read_inputs, out));
   }
 }
 
