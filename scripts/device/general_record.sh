@@ -56,7 +56,7 @@ for t in cholesky conv1d conv2d_3x3 fft lu_nopiv; do cp "$ROOT/stdlib/tasks/$t.l
 { echo "# engine name_probe.lua --model=DIR --task_dir=HO, HO copies of stdlib/tasks/{cholesky,conv1d,conv2d_3x3,fft,lu_nopiv}.lua"
   echo "# (the held-out tasks' own names), on this machine ($LOCAL); DIR the $NAME model"
   "$ENGINE" name_probe.lua --model="$WORK/general" --task_dir="$HO" 2>&1 | grep -v "^\["; } > "$L-heldout-name-probe.txt"
-{ echo "# engine framing_names.lua --model=DIR on this machine ($LOCAL), DIR the $NAME model: the name of the first void"
-  echo "# function of the greedy answer to the first fixed prompt and each held-out wording (framing i: wording i and i + 4)"
+{ echo "# engine framing_names.lua --model=DIR on this machine ($LOCAL), DIR the $NAME model: the name of the last function"
+  echo "# the greedy answer defines, to the first fixed prompt and each held-out wording (framing i: wording i and i + 4)"
   "$ENGINE" framing_names.lua --model="$WORK/general" 2>&1 | grep -v "^\["; } > "$L-framings.txt"
 ls -la "$D"-* "$L"-*

@@ -1,7 +1,9 @@
 -- Which name a policy gives its function under each wording of a task: the greedy answer
 -- (temperature 0, seed 1) to the first fixed prompt and to each held-out wording
--- (prompts.reworded: framing i is wording i and i + 4), and the name of the first `void`
--- function it defines ('?' where none; a task whose function returns a value shows '?').
+-- (prompts.reworded: framing i is wording i and i + 4), and the name of the last function
+-- it defines, after its helpers, as model_check's names table reads it ('?' where none).
+-- (Until 2026-11-30 the first `void` function was read: data files of earlier models show
+-- '?' for asum and dot, which return a value.)
 -- A model that reads the name from the prototype writes the task's name under every
 -- wording; one that reads it from the sentence before writes words of that sentence.
 --
@@ -12,6 +14,9 @@ local args = require "engine.args"
 local cli = require "core.cli"
 local prompts = require "method.prompts"
 local wiring = require "method.wiring"
+
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$") or "."
+local model_check = dofile(here .. "/model_check.lua")
 
 local M = {}
 
@@ -24,12 +29,10 @@ M.spec = {
   },
 }
 
--- The name of the first void function a text defines, or "?".
-function M.void_name(text)
-  for line in text:gmatch("[^\n]+") do
-    if line:match("^void%s") then return line:match("^void%s+([%a_][%w_]*)%s*%(") or "?" end
-  end
-  return "?"
+-- The name of the last function a text defines, or "?".
+function M.written_name(text)
+  local names = model_check.defined_names(text)
+  return names[#names] or "?"
 end
 
 function M.run(opts)
@@ -42,7 +45,7 @@ function M.run(opts)
     local row = {task = name, names = {}}
     for i, prompt in ipairs(asked) do
       local answer = pol:sample({prompt}, {n = 1, temperature = 0, max_tokens = opts.max_tokens, seed = 1})[1][1].text
-      row.names[i] = M.void_name(answer)
+      row.names[i] = M.written_name(answer)
     end
     rows[#rows + 1] = row
   end

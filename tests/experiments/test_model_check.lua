@@ -29,10 +29,11 @@ t.test("a group's names: how many kernels define the asked function, what the ot
   t.eq(model_check.defined_names(kernel("f").completion), {"hsum", "f"})
 end)
 
-t.test("framing_names.lua: the first void function's name under the fixed prompt and each held-out wording", function()
+t.test("framing_names.lua: the name written under the fixed prompt and each held-out wording", function()
   local framing_names = dofile(engine.scripts[1] .. "/framing_names.lua")
-  t.eq(framing_names.void_name("```c\nstatic inline double h(double x) { return x; }\nvoid sigv(int n) {\n}\n```"), "sigv")
-  t.eq(framing_names.void_name("double dot(int n) { return 0; }"), "?")
+  t.eq(framing_names.written_name("```c\nstatic inline double h(double x) { return x; }\nvoid sigv(int n) {\n}\n```"), "sigv")
+  t.eq(framing_names.written_name("double dot(int n) { return 0; }"), "dot")
+  t.eq(framing_names.written_name("I cannot write that."), "?")
   local rows = framing_names.run(args.parse({[0] = "framing_names.lua", "--tasks=axpy", "--max_tokens=48"},
                                             framing_names.spec))
   t.eq(#rows, 1)
