@@ -8,9 +8,9 @@
 
 namespace bench::detail {
 
-static bool send_all(int fd, const char* p, size_t left, int flags) {
+static bool send_all(int fd, const char* p, size_t left) {
   while (left > 0) {
-    ssize_t n = send(fd, p, left, flags | MSG_NOSIGNAL);
+    ssize_t n = send(fd, p, left, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     p += n;
@@ -22,8 +22,7 @@ static bool send_all(int fd, const char* p, size_t left, int flags) {
 // The length and the bytes in two sends, so a message of tens of MiB is not copied first.
 bool write_frame(int fd, const std::string& data) {
   const uint64_t len = data.size();
-  return send_all(fd, reinterpret_cast<const char*>(&len), sizeof len, MSG_MORE) &&
-         send_all(fd, data.data(), data.size(), 0);
+  return send_all(fd, reinterpret_cast<const char*>(&len), sizeof len) && send_all(fd, data.data(), data.size());
 }
 
 static bool read_exact(int fd, char* p, size_t len) {
