@@ -349,7 +349,7 @@ local function cuda_corpus_words(opts)
   local words = {string.format("synthetic corpus of kernels: %.0f%% double-precision matmul in C", 100 * (1 - share - cuda)),
                  "(`scripts/pretraining/kernelgen.lua`),"}
   if share > 0 then
-    words[#words + 1] = string.format("%.0f%% the task suite's other training tasks in C (`kernelgen/tasks.lua`:", 100 * share)
+    words[#words + 1] = string.format("%.0f%% the task suite's other training tasks in C (`kernelgen/tasks/init.lua`:", 100 * share)
     words[#words + 1] = "BLAS 1-3, stencils, SpMV, scans, transposition),"
   end
   for _, l in ipairs{
@@ -382,7 +382,7 @@ local function suite_corpus_words(opts)
   return {
     string.format("synthetic corpus of double-precision kernels, %.0f%% matmul (`scripts/pretraining/kernelgen.lua`)",
                   100 * (1 - share)),
-    string.format("and %.0f%% the task suite's other training tasks (`kernelgen/tasks.lua`: BLAS 1-3, stencils,",
+    string.format("and %.0f%% the task suite's other training tasks (`kernelgen/tasks/init.lua`: BLAS 1-3, stencils,",
                   100 * share),
     "SpMV, scans, transposition; none of the held-out tasks), each paired with the prompt it",
     "answers in the experiments' ChatML format: Experiment 1's fixed prompts, SQD's",
@@ -400,7 +400,7 @@ local function corpus_words(opts)
   local words = {string.format("synthetic corpus of kernels: %.0f%% double-precision matmul in C", 100 * (1 - share - cuda - universe)),
                  "(`scripts/pretraining/kernelgen.lua`),"}
   if share > 0 then
-    words[#words + 1] = string.format("%.0f%% the task suite's other training tasks (`kernelgen/tasks.lua`),", 100 * share)
+    words[#words + 1] = string.format("%.0f%% the task suite's other training tasks (`kernelgen/tasks/init.lua`),", 100 * share)
   end
   if cuda > 0 then
     words[#words + 1] = string.format("%.0f%% CUDA device code for the CUDA tasks' training split (`kernelgen/cuda.lua`),", 100 * cuda)

@@ -45,7 +45,7 @@ function M.technique_sets(techniques, isa)
 end
 
 -- Whether kernelgen writes kernels of a task: matmul, and the training tasks of
--- kernelgen/tasks.lua.
+-- kernelgen/tasks/init.lua.
 function M.generates(name)
   if name == "matmul" then return true end
   for _, t in ipairs(kernelgen_tasks.tasks) do if t == name then return true end end

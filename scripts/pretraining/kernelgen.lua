@@ -99,8 +99,7 @@ local prompts = require "method.prompts"
 local split = require "method.heldout_split"
 local render = require "kernelgen.render"
 local defects = require "kernelgen.defects"
-local set_of = require("kernelgen.tasks.parts").set_of
-local name = require("kernelgen.tasks.parts").name
+local set_of, name = render.set_of, render.name
 
 local kernelgen = {}
 
@@ -124,7 +123,7 @@ end
 local ISA, name_sets = render.ISA, render.name_sets
 
 -- A set of names of name_sets by its index: drawn, or the first where the rng's names are
--- "fixed" (kernelgen.tasks.parts.name).
+-- "fixed" (kernelgen.render.name).
 local function name_index(rng, sets)
   local drawn = rng:int(1, #sets)
   if rng.names == "fixed" then return 1 end

@@ -1,4 +1,4 @@
--- The task suite's synthetic kernels (scripts/pretraining/kernelgen/tasks.lua): every
+-- The task suite's synthetic kernels (scripts/pretraining/kernelgen/tasks/init.lua): every
 -- kernel verifies through the engine's benchmark at the task's test size and at a second
 -- odd size, its label is what stages.detect() finds, the examples keep their stage's
 -- rules (improve adds techniques, advance adds the next stage's), repair inputs fail with

@@ -43,7 +43,7 @@ local M = {}
 M.tasks = {"vector_add", "relu_bias", "sum_rows", "softmax_rows", "layernorm_rows", "transpose", "matmul"}
 M.gpus = {"NVIDIA H100 80GB HBM3", "NVIDIA H200", "NVIDIA A100-SXM4-80GB"}
 
-local function rng_of(seed) return require("kernelgen").rng(seed) end
+local function rng_of(seed) return require("engine.rng").new(seed) end
 
 -- Names, indentation, comments and the template filling: kernelgen/cuda_style.lua.
 local style = require "kernelgen.cuda_style"

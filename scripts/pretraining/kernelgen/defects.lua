@@ -9,7 +9,7 @@
 --   defects.message(rng, kernel, task)
 
 local render = require "kernelgen.render"
-local set_of = require("kernelgen.tasks.parts").set_of
+local set_of = render.set_of
 
 local defects = {}
 local ISA = render.ISA

@@ -28,6 +28,22 @@
 
 local render = {}
 
+-- {x = true} for each x of list (nil: none).
+function render.set_of(list)
+  local s = {}
+  for _, x in ipairs(list or {}) do s[x] = true end
+  return s
+end
+
+-- `choices`, or the first of them where the kernel's rng says names = "fixed" (the draw is
+-- made either way, so the kernel's other draws stay as they were). A small model copies a
+-- drawn name badly from its definition to its uses; one name a role leaves nothing to copy.
+function render.name(rng, choices)
+  local drawn = rng:pick(choices)
+  if rng.names == "fixed" then return choices[1] end
+  return drawn
+end
+
 render.ISA = {
   avx512 = {w = 8, ty = "__m512d", p = "_mm512", vec = "__vector(8) double"},
   avx2 = {w = 4, ty = "__m256d", p = "_mm256", vec = "__vector(4) double"},

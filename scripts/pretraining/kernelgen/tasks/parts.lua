@@ -5,15 +5,10 @@
 -- a horizontal sum).
 
 local stages = require "method.stages"
+local render = require "kernelgen.render"
 
 local TECH = stages.techniques
-
--- {x = true} for each x of list (nil: none); kernelgen's matmul modules use it too.
-local function set_of(list)
-  local s = {}
-  for _, x in ipairs(list or {}) do s[x] = true end
-  return s
-end
+local set_of, name = render.set_of, render.name
 
 local VEC = {
   avx512 = {w = 8, ty = "__m512d", p = "_mm512"},
@@ -57,15 +52,6 @@ local function vops(isa)
 end
 
 -- A name for one role in a kernel (a variable, a helper, a block size's macro): drawn from
--- `choices`, or the first of them where the kernel's rng says names = "fixed" (the draw is
--- made either way, so the kernel's other draws stay as they were). A small model copies a
--- drawn name badly from its definition to its uses; one name a role leaves nothing to copy.
-local function name(rng, choices)
-  local drawn = rng:pick(choices)
-  if rng.names == "fixed" then return choices[1] end
-  return drawn
-end
-
 -- A style: indentation, the loop index type, the increment, comments.
 local function sample_style(rng)
   return {

@@ -166,7 +166,7 @@ M.default_isa_mix = {avx512 = 0.5, avx2 = 0.5}
 -- A kernel's names follow its rng's `names` ("fixed": one per role, parts.name); a fresh
 -- rng of a pair's kernels takes it from the rng that drew the pair.
 local function rng_of(seed, names)
-  local rng = require("kernelgen").rng(seed)
+  local rng = require("engine.rng").new(seed)
   rng.names = names
   return rng
 end
