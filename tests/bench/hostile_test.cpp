@@ -87,14 +87,11 @@ TEST_CASE("reward hacks get the same failing status from every back end") {
   for (const char* name : {"cache_across_calls", "predicted_points", "single_precision", "forged_timing",
                            "forged_result", "work_after_return", "nan_untouched", "stdio_call"}) {
     std::string src = bench_test::read_file(std::string(BENCH_HOSTILE_DIR) + "/" + name + ".c");
-    for (const auto& backend : bench_test::engine_backends()) {
-      o.backend = backend;
-      auto r = evaluate(src, o);
-      INFO(name << " via " << backend << ": " << r.status << ": " << r.message);
+    bench_test::each_backend(src, o, [&](const Result& r) {
       CHECK(r.status == bench_test::expected_status(src));
       CHECK_THAT(r.message, Catch::Contains(bench_test::expected_message(src)));
       CHECK(r.gflops == 0);
-    }
+    }, name);
   }
 }
 

@@ -75,13 +75,10 @@ TEST_CASE("a kernel that knows how inputs were once made earns nothing") {
   std::string src = bench_test::read_file(BENCH_HOSTILE_DIR "/known_seed_inputs.c");
   EvalOptions o;
   o.problem = {{"M", 32}, {"N", 32}, {"K", 32}};
-  for (const auto& backend : bench_test::engine_backends()) {
-    o.backend = backend;
-    auto r = evaluate(src, o);
-    INFO(backend << ": " << r.status << ": " << r.message);
+  bench_test::each_backend(src, o, [](const Result& r) {
     CHECK(r.status == "verification_error");
     CHECK(r.gflops == 0);
-  }
+  });
 }
 
 TEST_CASE("no call is timed below the evaluation process's clock less its round trip") {
@@ -89,17 +86,13 @@ TEST_CASE("no call is timed below the evaluation process's clock less its round 
   o.problem = {{"M", 96}, {"N", 96}, {"K", 96}};
   o.threads = 1;
   for (const char* file : {ENGINE_TEST_KERNELS "/k01_naive_ijk.c", BENCH_INTEGRITY_DIR "/self_driven_calls.c"}) {
-    std::string src = bench_test::read_file(file);
-    for (const auto& backend : bench_test::engine_backends()) {
-      o.backend = backend;
-      auto r = evaluate(src, o);
-      INFO(file << " via " << backend << ": " << r.status << ": " << r.message);
+    bench_test::each_backend(bench_test::read_file(file), o, [](const Result& r) {
       // The kernel driving the calls itself would take a wake-up command for a call and
       // answer out of turn: refused. A kernel gets none, so it is let through, and its
       // claims do not count.
       if (r.status == "rejected") {
         CHECK_THAT(r.message, Catch::Contains("result channel"));
-        continue;
+        return;
       }
       REQUIRE(r.status == "ok");
       REQUIRE(r.times.size() == r.harness_times.size());
@@ -108,7 +101,7 @@ TEST_CASE("no call is timed below the evaluation process's clock less its round 
         CHECK(r.times[i] <= r.harness_times[i]);
       }
       CHECK(r.min > 1e-5);  // a claim of a microsecond changed nothing: 96^3 naive takes far longer
-    }
+    }, file);
   }
 }
 
@@ -121,18 +114,15 @@ TEST_CASE("more threads than allowed are refused however briefly they ran", "[se
   o.problem = {{"M", 192}, {"N", 192}, {"K", 192}};
   const bool spare_core = machine().cores >= 2;
   for (const char* file : {"/extra_threads_paused.c", "/raw_clone_threads.c"})
-  for (const auto& backend : bench_test::engine_backends()) {
-    o.backend = backend;
-    auto r = evaluate(bench_test::read_file(std::string(BENCH_INTEGRITY_DIR) + file), o);
-    INFO(file << " via " << backend << ": " << r.status << ": " << r.message);
-    if (spare_core) {
-      CHECK(r.status == "rejected");
-      CHECK_THAT(r.message, Catch::Contains("more threads than allowed"));
-      CHECK(r.gflops == 0);
-    } else {
-      CHECK(r.status == "ok");
-    }
-  }
+    bench_test::each_backend(bench_test::read_file(std::string(BENCH_INTEGRITY_DIR) + file), o, [&](const Result& r) {
+      if (spare_core) {
+        CHECK(r.status == "rejected");
+        CHECK_THAT(r.message, Catch::Contains("more threads than allowed"));
+        CHECK(r.gflops == 0);
+      } else {
+        CHECK(r.status == "ok");
+      }
+    }, file);
 }
 
 TEST_CASE("one call over the CPU-time bound is not timed; a second refuses the kernel", "[serial]") {
@@ -195,10 +185,7 @@ TEST_CASE("a helper thread watching the inputs gets no head start before a timed
   o.runs = o.max_runs = 12;  // with an untimed window before the call, some fall short
   o.problem = {{"M", 48}, {"N", 48}, {"K", 48}};
   for (const char* file : {"/head_start_helper.c", "/head_start_honest.c"})
-    for (const auto& backend : bench_test::engine_backends()) {
-      o.backend = backend;
-      auto r = evaluate(bench_test::read_file(std::string(BENCH_INTEGRITY_DIR) + file), o);
-      INFO(file << " via " << backend << ": " << r.status << ": " << r.message);
+    bench_test::each_backend(bench_test::read_file(std::string(BENCH_INTEGRITY_DIR) + file), o, [&](const Result& r) {
       REQUIRE(r.status == "ok");
       REQUIRE(r.harness_times.size() == 12);
       for (size_t i = 0; i < r.harness_times.size(); ++i) {
@@ -206,7 +193,7 @@ TEST_CASE("a helper thread watching the inputs gets no head start before a timed
         CHECK(r.harness_times[i] >= kHold);
         CHECK(r.times[i] >= kHold - r.round_trip);
       }
-    }
+    }, file);
 }
 
 TEST_CASE("run-time CPU dispatch is allowed: libgcc's CPU model constructor is on the list") {
@@ -215,10 +202,5 @@ TEST_CASE("run-time CPU dispatch is allowed: libgcc's CPU model constructor is o
   std::string src = bench_test::read_file(BENCH_INTEGRITY_DIR "/cpu_dispatch.c");
   EvalOptions o;
   o.problem = {{"M", 48}, {"N", 48}, {"K", 48}};
-  for (const auto& backend : bench_test::engine_backends()) {
-    o.backend = backend;
-    auto r = evaluate(src, o);
-    INFO(backend << ": " << r.status << ": " << r.message);
-    CHECK(r.status == "ok");
-  }
+  bench_test::each_backend(src, o, [](const Result& r) { CHECK(r.status == "ok"); });
 }

@@ -173,10 +173,7 @@ TEST_CASE("guard pages turn writes past C into runtime errors") {
   // AVX-512 code: where the target has none, it is a compile error naming that.
   EvalOptions o;
   o.problem = {{"M", 50}, {"N", 100}, {"K", 40}};
-  for (const auto& backend : bench_test::engine_backends()) {
-    o.backend = backend;
-    auto r = evaluate(read_file(ENGINE_TEST_KERNELS "/k04_avx512_rows.c"), o);
-    INFO(backend << ": " << r.message);
+  bench_test::each_backend(read_file(ENGINE_TEST_KERNELS "/k04_avx512_rows.c"), o, [](const Result& r) {
     if (machine().simd == "avx512") {
       CHECK(r.status == "runtime_error");
       CHECK_THAT(r.message, Catch::Contains("past the end of"));
@@ -184,7 +181,7 @@ TEST_CASE("guard pages turn writes past C into runtime errors") {
       CHECK(r.status == "compile_error");
       CHECK_THAT(r.message, Catch::Contains("512"));
     }
-  }
+  });
 }
 
 TEST_CASE("OpenBLAS is measured as the reference the same way") {

@@ -102,6 +102,16 @@ std::vector<std::string> engine_backends() {
   return out;
 }
 
+void each_backend(const std::string& source, bench::EvalOptions opts,
+                  const std::function<void(const bench::Result&)>& check, const std::string& label) {
+  for (const auto& backend : engine_backends()) {
+    opts.backend = backend;
+    auto r = bench::evaluate(source, opts);
+    INFO((label.empty() ? "" : label + " via ") << backend << ": " << r.status << ": " << r.message);
+    check(r);
+  }
+}
+
 std::string zygote_root(int pid) {
   std::error_code ec;
   for (auto it = fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);

@@ -1,8 +1,11 @@
 // Helpers shared by the evaluation's tests.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "bench/bench.hpp"
 
 namespace bench_test {
 
@@ -17,6 +20,11 @@ std::string expected_message(const std::string& source);
 std::vector<std::string> kernel_files(const std::string& dir);
 // The engine's own back ends (gcc, gccjit), without the tests' misbehaving ones.
 std::vector<std::string> engine_backends();
+// Evaluates source with opts through each of engine_backends() and hands each result to
+// check, with "LABEL via BACKEND: STATUS: MESSAGE" ("BACKEND: ..." without a label) as
+// Catch's INFO for its checks: one verdict asked of every back end.
+void each_backend(const std::string& source, bench::EvalOptions opts,
+                  const std::function<void(const bench::Result&)>& check, const std::string& label = "");
 // Processes whose parent is pid.
 std::vector<int> children_of(int pid);
 // The working tree of the evaluation process `pid` (the directory of the lock it holds),

@@ -1,11 +1,14 @@
 -- pretrain.lua's corpus as the tests build it, and a model directory that records one for
 -- audit.lua to rebuild.
 --
---   local settings, corpus = pretrain_corpus.share_option(pretrain, "rename_share")
+--   local settings, corpus, check_zero = pretrain_corpus.share_option(pretrain, "rename_share")
 --     settings(share): a small corpus's settings (300 examples: matmul, the suite's tasks and
 --       the universe, both ISAs, defects) with the option at that share (nil: without it);
 --     corpus(share): pretrain.build_corpus(settings(share)), built once a share (the tests
 --       compare several shares with the corpus without the option);
+--     check_zero(): asserts what every such option promises at share 0 (the corpus without
+--       it, byte for byte; 0 left out of the run's identity, so older runs resume, a share
+--       in it) and returns corpus(nil);
 --   pretrain_corpus.recorded(settings): the settings with the universe's and the corpus's
 --     versions of today, as pretrain.lua records them (changes and returns the table);
 --   pretrain_corpus.model_with(settings[, dir]): dir (default a new temporary one) with its
@@ -26,7 +29,14 @@ function M.share_option(pretrain, option)
     built[share or "none"] = built[share or "none"] or pretrain.build_corpus(settings(share))
     return built[share or "none"]
   end
-  return settings, corpus
+  local function check_zero()
+    local plain = corpus(nil)
+    t.eq(pretrain.build_corpus(settings(0)), plain)
+    t.eq(pretrain.identity(settings(0))[option], nil)
+    t.eq(pretrain.identity(settings(0.5))[option], 0.5)
+    return plain
+  end
+  return settings, corpus, check_zero
 end
 
 function M.recorded(settings)

@@ -37,6 +37,15 @@ std::string error_of(host::Runtime& rt, const std::string& code) {
   return msg;
 }
 
+// Runs code that must succeed; returns the value it returns, as a string.
+std::string value_of(host::Runtime& rt, const std::string& code) {
+  lua_State* L = rt.L();
+  REQUIRE(luaL_dostring(L, code.c_str()) == LUA_OK);
+  std::string value = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  return value;
+}
+
 }  // namespace
 
 TEST_CASE("options tables are read and checked", "[bind]") {
@@ -44,12 +53,8 @@ TEST_CASE("options tables are read and checked", "[bind]") {
   lua_State* L = rt.L();
   lua_pushcfunction(L, host::guarded<read_options>);
   lua_setglobal(L, "f");
-  REQUIRE(luaL_dostring(L, "return f{opt = 'O1', runs = 5, timeout = 2.5}") == LUA_OK);
-  CHECK(std::string(lua_tostring(L, -1)) == "O1 5 0 2.5");
-  lua_pop(L, 1);
-  REQUIRE(luaL_dostring(L, "return f()") == LUA_OK);
-  CHECK(std::string(lua_tostring(L, -1)) == "O3 3 0 -1.0");
-  lua_pop(L, 1);
+  CHECK(value_of(rt, "return f{opt = 'O1', runs = 5, timeout = 2.5}") == "O1 5 0 2.5");
+  CHECK(value_of(rt, "return f()") == "O3 3 0 -1.0");
 
   CHECK_THAT(error_of(rt, "f{opt = 'O4'}"),
              Catch::Contains("option 'opt' is \"O4\"; expected one of \"O0\", \"O1\""));
@@ -78,9 +83,7 @@ TEST_CASE("JSON conversion keeps arrays, objects and null apart", "[bind]") {
   lua_pop(L, 1);
   host::push_json(L, host::Json::parse(R"({"xs": [], "n": 3, "f": 0.5})"));
   lua_setglobal(L, "v");
-  REQUIRE(luaL_dostring(L, "return json.encode(v.xs) .. json.encode(v.n) .. v.f") == LUA_OK);
-  CHECK(std::string(lua_tostring(L, -1)) == "[]30.5");
-  lua_pop(L, 1);
+  CHECK(value_of(rt, "return json.encode(v.xs) .. json.encode(v.n) .. v.f") == "[]30.5");
   CHECK_THAT(error_of(rt, "local t = {} t.self = t json.encode(t)"),
              Catch::Contains("contains itself"));
   CHECK_THAT(error_of(rt, "json.encode({f = print})"), Catch::Contains("value.f: cannot be"));

@@ -58,6 +58,19 @@ class Terminal {
       seen_.append(buf, static_cast<size_t>(n));
     }
   }
+  // Types keys, then reads until text appears: one exchange with the REPL.
+  bool exchange(const std::string& keys, const std::string& text) {
+    type(keys);
+    return expect(text);
+  }
+  // Leaves with Ctrl-D, sent only at the prompt: typed while the terminal is still in cooked
+  // mode (the REPL printing), the line discipline can swallow it, and the REPL waits on for
+  // input. The exit status, or -1 as wait_exit gives it.
+  int quit() {
+    REQUIRE(expect("> "));
+    type("\x04");
+    return wait_exit();
+  }
   const std::string& seen() const { return seen_; }
   // The exit status, or -1 if the engine has not exited within the time given.
   // Keeps reading the terminal meanwhile, so the engine never blocks on a full one.
@@ -100,25 +113,18 @@ TEST_CASE("the REPL evaluates chunks and completes names and survives Ctrl-C", "
   Terminal t(home);
   REQUIRE(t.expect("> "));
 
-  t.type("6 * 7\n");
-  CHECK(t.expect("42"));
-
-  t.type("{a = {b = {1, 'x'}}, n = 2}\n");
-  CHECK(t.expect("{ a = { b = { 1, \"x\" } }, n = 2 }"));
+  CHECK(t.exchange("6 * 7\n", "42"));
+  CHECK(t.exchange("{a = {b = {1, 'x'}}, n = 2}\n", "{ a = { b = { 1, \"x\" } }, n = 2 }"));
 
   // An incomplete chunk asks for more with ">> ".
-  t.type("for i = 1, 2 do\n");
-  CHECK(t.expect(">> "));
+  CHECK(t.exchange("for i = 1, 2 do\n", ">> "));
   t.type("print('row', i * 10)\n");
-  t.type("end\n");
-  CHECK(t.expect("row\t10"));
+  CHECK(t.exchange("end\n", "row\t10"));
   CHECK(t.expect("row\t20"));
 
   // Tab completes a module's field; the completed call then runs.
-  t.type("json.enc\t");
-  CHECK(t.expect("json.encode"));
-  t.type("({1, 2})\n");
-  CHECK(t.expect("\"[1,2]\""));
+  CHECK(t.exchange("json.enc\t", "json.encode"));
+  CHECK(t.exchange("({1, 2})\n", "\"[1,2]\""));
 
   // Ctrl-C stops a running chunk; the session goes on. On a loaded machine the chunk may
   // not have started when the first Ctrl-C arrives (it then only clears the prompt), so
@@ -131,26 +137,18 @@ TEST_CASE("the REPL evaluates chunks and completes names and survives Ctrl-C", "
     interrupted = t.expect("interrupted!", 3);  // a second Ctrl-C inside the chunk would kill it
   }
   REQUIRE(interrupted);
-  t.type("print('still' .. ' alive')\n");
-  CHECK(t.expect("still alive"));
+  CHECK(t.exchange("print('still' .. ' alive')\n", "still alive"));
 
   // Ctrl-C at a continuation prompt drops the pending chunk.
-  t.type("if true then\n");
-  CHECK(t.expect(">> "));
+  CHECK(t.exchange("if true then\n", ">> "));
   t.type("\x03");
-  t.type("print('fresh')\n");
-  CHECK(t.expect("fresh"));
+  CHECK(t.exchange("print('fresh')\n", "fresh"));
 
   // An error shows a traceback and keeps the session.
-  t.type("error('bad thing')\n");
-  CHECK(t.expect("bad thing"));
+  CHECK(t.exchange("error('bad thing')\n", "bad thing"));
   CHECK(t.expect("stack traceback"));
 
-  // Ctrl-D only at the prompt: typed while the terminal is still in cooked mode (the REPL
-  // printing), the line discipline can swallow it, and the REPL waits on for input.
-  REQUIRE(t.expect("> "));
-  t.type("\x04");  // Ctrl-D leaves
-  int status = t.wait_exit();
+  int status = t.quit();  // Ctrl-D leaves
   REQUIRE(status != -1);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
@@ -169,16 +167,12 @@ TEST_CASE("the REPL remembers history across sessions", "[repl]") {
     Terminal t(home);
     REQUIRE(t.expect("> "));
     t.type("remembered = 123\n");
-    REQUIRE(t.expect("> "));  // Ctrl-D at the prompt, as above
-    t.type("\x04");
-    REQUIRE(t.wait_exit() != -1);
+    REQUIRE(t.quit() != -1);
   }
   Terminal t(home);
   REQUIRE(t.expect("> "));
-  t.type("\x1b[A");  // up arrow recalls the last line
-  CHECK(t.expect("remembered = 123"));
+  CHECK(t.exchange("\x1b[A", "remembered = 123"));  // up arrow recalls the last line
   t.type("\n");
-  t.type("remembered + 1\n");
-  CHECK(t.expect("124"));
+  CHECK(t.exchange("remembered + 1\n", "124"));
   files::remove_tree(std::filesystem::path(home).string());
 }

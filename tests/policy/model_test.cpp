@@ -117,12 +117,17 @@ static fs::path copy_fixture(const std::string& name, const std::string& tag) {
   return d;
 }
 
-TEST_CASE("a config that disagrees with the weights names the tensor and both shapes") {
-  auto d = copy_fixture("tiny_llama", "shape");
+// Replaces the text `from` in the copy's config.json by `to`.
+static void edit_config(const fs::path& d, const std::string& from, const std::string& to) {
   std::ifstream in(d / "config.json");
   std::string cfg((std::istreambuf_iterator<char>(in)), {});
-  cfg.replace(cfg.find("\"intermediate_size\": 96"), 23, "\"intermediate_size\": 80");
+  cfg.replace(cfg.find(from), from.size(), to);
   std::ofstream(d / "config.json") << cfg;
+}
+
+TEST_CASE("a config that disagrees with the weights names the tensor and both shapes") {
+  auto d = copy_fixture("tiny_llama", "shape");
+  edit_config(d, "\"intermediate_size\": 96", "\"intermediate_size\": 80");
   CHECK_THROWS_WITH(load_transformer(d, torch::kCPU, torch::kFloat32),
                     Catch::Contains("shape mismatch") && Catch::Contains("mlp.gate_proj.weight") &&
                         Catch::Contains("[96, 64]") && Catch::Contains("[80, 64]"));
@@ -130,10 +135,7 @@ TEST_CASE("a config that disagrees with the weights names the tensor and both sh
 
 TEST_CASE("untied embeddings without lm_head is a missing-tensor error") {
   auto d = copy_fixture("tiny_qwen2", "untied");
-  std::ifstream in(d / "config.json");
-  std::string cfg((std::istreambuf_iterator<char>(in)), {});
-  cfg.replace(cfg.find("\"tie_word_embeddings\": true"), 27, "\"tie_word_embeddings\": false");
-  std::ofstream(d / "config.json") << cfg;
+  edit_config(d, "\"tie_word_embeddings\": true", "\"tie_word_embeddings\": false");
   CHECK_THROWS_WITH(load_transformer(d, torch::kCPU, torch::kFloat32),
                     Catch::Contains("missing tensor 'lm_head.weight'"));
 }

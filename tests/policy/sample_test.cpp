@@ -46,6 +46,16 @@ static SampleOptions greedy(int max_tokens) {
   return o;
 }
 
+// Sampling at the default temperature, reproducible by its seed; max_tokens each, as greedy.
+static SampleOptions seeded(int n, int max_tokens, uint64_t seed) {
+  SampleOptions o;
+  o.n = n;
+  o.max_tokens = max_tokens;
+  o.ignore_eos = true;
+  o.seed = seed;
+  return o;
+}
+
 TEST_CASE("greedy generation gives transformers' ids") {
   for (auto dir : {kQwen, kLlama}) {
     auto pol = Policy::load(dir);
@@ -79,12 +89,8 @@ TEST_CASE("a group shares its prompt and batched prompts of different lengths ag
 
 TEST_CASE("sampling log-probs equal the scored log-probs of the same completion") {
   auto pol = Policy::load(kLlama);
-  SampleOptions o;
-  o.n = 4;
+  auto o = seeded(4, 12, 7);
   o.temperature = 1.0;
-  o.max_tokens = 12;
-  o.ignore_eos = true;
-  o.seed = 7;
   auto prompt = ref_prompt(kLlama);
   auto group = pol->sample({prompt}, o)[0];
   for (auto& c : group) {
@@ -101,11 +107,7 @@ TEST_CASE("sampling log-probs equal the scored log-probs of the same completion"
 
 TEST_CASE("the same seed gives the same samples and another seed others") {
   auto pol = Policy::load(kQwen);
-  SampleOptions o;
-  o.n = 4;
-  o.max_tokens = 16;
-  o.ignore_eos = true;
-  o.seed = 123;
+  auto o = seeded(4, 16, 123);
   auto prompt = ref_prompt(kQwen);
   auto a = pol->sample({prompt}, o)[0];
   auto b = pol->sample({prompt}, o)[0];
@@ -126,11 +128,8 @@ TEST_CASE("top_k 1 is greedy and top_p keeps only the nucleus") {
   auto pol = Policy::load(kQwen);
   auto prompt = ref_prompt(kQwen);
   auto g = pol->sample({prompt}, greedy(16))[0][0];
-  SampleOptions o;
+  auto o = seeded(1, 16, 1);
   o.top_k = 1;
-  o.max_tokens = 16;
-  o.ignore_eos = true;
-  o.seed = 1;
   auto k1 = pol->sample({prompt}, o)[0][0];
   CHECK(k1.tokens == g.tokens);
   for (float lp : k1.logprobs) CHECK(lp == Approx(0.0).margin(1e-6));  // one token kept

@@ -141,6 +141,16 @@ TEST_CASE("decoding gives exact bytes also for ids that split a character", "[to
   CHECK(part.size() < 5);
 }
 
+// Between min_len and max_len pieces drawn from alphabet, joined.
+static std::string random_text(std::mt19937& rng, const std::vector<std::string>& alphabet, int min_len,
+                               int max_len) {
+  std::string s;
+  int len = std::uniform_int_distribution<int>(min_len, max_len)(rng);
+  for (int k = 0; k < len; ++k)
+    s += alphabet[std::uniform_int_distribution<size_t>(0, alphabet.size() - 1)(rng)];
+  return s;
+}
+
 TEST_CASE("random text round-trips through encode and decode", "[tokenizer]") {
   // NFC-stable characters only, so decode(encode(s)) == s exactly.
   const std::vector<std::string> alphabet = {
@@ -149,10 +159,7 @@ TEST_CASE("random text round-trips through encode and decode", "[tokenizer]") {
       "<|endoftext|>", "<|im_start", "_", "==", "->", "١", "½"};
   std::mt19937 rng(7);
   for (int round = 0; round < 300; ++round) {
-    std::string s;
-    int len = std::uniform_int_distribution<int>(0, 40)(rng);
-    for (int k = 0; k < len; ++k)
-      s += alphabet[std::uniform_int_distribution<size_t>(0, alphabet.size() - 1)(rng)];
+    std::string s = random_text(rng, alphabet, 0, 40);
     INFO(s);
     CHECK(qwen().decode(qwen().encode(s)) == s);
   }
@@ -181,10 +188,7 @@ TEST_CASE("the direct Qwen2 splitter cuts text exactly as PCRE2 does", "[tokeniz
       "\U0001d538", "\x01", "\x7f", "\ufeff", "\ue000", "\U0010ffff"};
   std::mt19937 rng(11);
   for (int round = 0; round < 4000; ++round) {
-    std::string s;
-    int len = std::uniform_int_distribution<int>(1, 24)(rng);
-    for (int k = 0; k < len; ++k)
-      s += alphabet[std::uniform_int_distribution<size_t>(0, alphabet.size() - 1)(rng)];
+    std::string s = random_text(rng, alphabet, 1, 24);
     INFO(s);
     REQUIRE(pieces(fast, s) == pieces(pcre, s));
   }
