@@ -9,13 +9,14 @@
 -- the PATH (or --mpirun=PATH); runs as root with Open MPI's permission variables set.
 local args = require "engine.args"
 local kernelgen = require "kernelgen"
+local perf = dofile(engine.root .. "/perf/lib/perf.lua")
 
 local opts = args.parse(arg, {
   description = "Kernels per second over MPI benchmark workers",
   options = {
     {"kernels", 512, "kernels in the batch", min = 1},
     {"workers", "1,2,4", "worker counts to measure, comma-separated"},
-    {"size", 256, "M = N = K", min = 1},
+    perf.size(256),
     {"seed", 7, "kernelgen's seed"},
     {"mpirun", "mpirun", "the MPI launcher"},
     {"child", "", "internal: evaluate the batch in FILE as rank 0 and write the figures"},

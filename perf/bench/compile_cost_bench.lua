@@ -13,17 +13,17 @@ local extract = require "method.extract"
 local prompts = require "method.prompts"
 local read = require("core.outputs").read_text
 local stats = require "core.stats"
-local wiring = require "method.wiring"
+local perf = dofile(engine.root .. "/perf/lib/perf.lua")
 
 local opts = args.parse(arg, {
   description = "Where a kernel's compile goes (kernelc against cc1), on the main job's kernels",
   options = {
     {"seeds", 3, "steps sampled (seeds 1..N)", min = 1},
-    {"prompts", 2, "fixed prompts in a step", min = 1},
-    {"G", 16, "completions per prompt", min = 1},
-    {"max_tokens", 512, "longest completion in tokens", min = 1},
+    perf.prompts(2),
+    perf.G(16),
+    perf.max_tokens(),
     {"links", 20, "links of one object each way", min = 1},
-    {"model", wiring.default_model, "the policy", type = "string"},
+    perf.model(),
     {"compile_only", "", "(internal) compile every .c of this folder with kernelc and stop", type = "string"},
   },
 })

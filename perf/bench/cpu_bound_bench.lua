@@ -6,13 +6,14 @@
 --   build/engine perf/bench/cpu_bound_bench.lua [--evaluations=30] [--size=256]
 local args = require "engine.args"
 local outputs = require "core.outputs"
+local perf = dofile(engine.root .. "/perf/lib/perf.lua")
 
 local opts = args.parse(arg, {
   description = "Honest kernels' CPU time against the evaluation's bound (engine.bench)",
   options = {
     {"evaluations", 30, "evaluations of each kernel", min = 1},
-    {"size", 256, "M = N = K", min = 16},
-    {"kernels", engine.root .. "/tests/data/kernels", "the labelled example kernels"},
+    perf.size(256, 16),
+    perf.kernels(),
   },
 })
 

@@ -6,15 +6,16 @@
 --   build/engine perf/bench/eval_bench.lua [--batch=64] [--repeats=10] [--size=256]
 local args = require "engine.args"
 local read = require("core.outputs").read_text
+local perf = dofile(engine.root .. "/perf/lib/perf.lua")
 
 local opts = args.parse(arg, {
   description = "Kernel evaluation benchmark (engine.bench)",
   options = {
     {"batch", 64, "kernels in the throughput batch"},
-    {"repeats", 10, "evaluations of one kernel for the coefficient of variation"},
-    {"size", 256, "M = N = K"},
-    {"threads", 0, "threads per kernel (0: all cores)"},
-    {"kernels", engine.root .. "/tests/data/kernels", "the labelled example kernels"},
+    perf.repeats(10),
+    perf.size(256),
+    perf.threads(),
+    perf.kernels(),
   },
 })
 

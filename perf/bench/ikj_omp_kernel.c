@@ -1,5 +1,6 @@
 /* The kernel reference_bench.lua and yardstick_bench.lua evaluate again and again: the ikj
- * loop nest, each thread of OpenMP its own rows of C. */
+ * loop nest, each thread of OpenMP its own rows of C. protocol_model.c includes it, so that
+ * its model of the protocol times this very kernel. */
 #include <string.h>
 void matmul_optimized(double *A, double *B, double *C, int M, int N, int K) {
   #pragma omp parallel for

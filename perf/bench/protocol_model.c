@@ -43,25 +43,15 @@ static void report(const char *name, double *t, double *h) {
   fflush(stdout);
 }
 
-static void ikj(const double *A, const double *B, double *C) {
-#pragma omp parallel for
-  for (int i = 0; i < n; i++) {
-    double *c = C + (long)i * n;
-    memset(c, 0, sizeof(double) * n);
-    for (int k = 0; k < n; k++) {
-      double a = A[(long)i * n + k];
-      const double *b = B + (long)k * n;
-      for (int j = 0; j < n; j++) c[j] += a * b[j];
-    }
-  }
-}
+// The i-k-j kernel: the one reference_bench.lua and yardstick_bench.lua evaluate, compiled in.
+#include "ikj_omp_kernel.c"
 
 static int use_blas;
-static void call(const double *A, const double *B, double *C) {
+static void call(double *A, double *B, double *C) {
   if (use_blas)
     dgemm(101, 111, 111, n, n, n, 1.0, A, n, B, n, 0.0, C, n);
   else
-    ikj(A, B, C);
+    matmul_optimized(A, B, C, n, n, n);
 }
 
 static double *pool;  // SETS input pairs

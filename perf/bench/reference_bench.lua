@@ -7,14 +7,15 @@
 --   build/engine perf/bench/reference_bench.lua [--size=256] [--calls=50] [--repeats=10]
 local args = require "engine.args"
 local outputs = require "core.outputs"
+local perf = dofile(engine.root .. "/perf/lib/perf.lua")
 
 local opts = args.parse(arg, {
   description = "OpenBLAS reference, measured through the engine and by a plain C program",
   options = {
-    {"size", 256, "M = N = K", min = 1},
+    perf.size(256),
     {"warmup", 5, "untimed calls", min = 0},
     {"calls", 50, "timed calls", min = 1},
-    {"repeats", 10, "evaluations of one kernel for the coefficient of variation", min = 2},
+    perf.repeats(10),
   },
 })
 

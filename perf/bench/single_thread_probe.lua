@@ -8,13 +8,14 @@
 --   build/engine perf/bench/single_thread_probe.lua [--rounds=40 --size=256 --model=DIR]
 local args = require "engine.args"
 local outputs = require "core.outputs"
+local perf = dofile(engine.root .. "/perf/lib/perf.lua")
 
 local opts = args.parse(arg, {
   description = "A one-thread kernel timed by the engine and by a plain C program, round by round",
   options = {
     {"rounds", 40, "rounds (each: two evaluations and a floor process)", min = 2},
-    {"size", 256, "M = N = K", min = 16},
-    {"model", "", "a policy to hold loaded on CUDA (else the CPU) meanwhile, as an experiment does", type = "string"},
+    perf.size(256, 16),
+    perf.held_model(),
   },
 })
 
@@ -23,10 +24,7 @@ local flops = 2.0 * n * n * n
 local m = bench.machine()
 local file = m.simd == "avx512" and "k04_avx512_rows.c" or "k06_avx2_4x8.c"
 local src = outputs.read_text(engine.root .. "/tests/data/kernels/" .. file)
-if opts.model ~= "" then
-  local held = policy.load(opts.model, {device = policy.cuda_available() and "cuda" or "cpu"})
-  held:sample({"void matmul_optimized("}, {n = 4, max_tokens = 16, seed = 1})
-end
+local held_policy = perf.hold_policy(opts.model)  -- held until the end, not collected meanwhile
 
 local work = os.tmpname()
 os.remove(work)

@@ -22,21 +22,21 @@ local args = require "engine.args"
 local evaluate = require "method.evaluate"
 local prompts = require "method.prompts"
 local stats = require "core.stats"
-local wiring = require "method.wiring"
+local perf = dofile(engine.root .. "/perf/lib/perf.lua")
 
 local opts = args.parse(arg, {
   description = "One step's evaluation with and without sharing (engine.bench)",
   options = {
-    {"prompts", 8, "fixed prompts in the step", min = 1},
-    {"G", 64, "completions per prompt", min = 1},
-    {"max_tokens", 512, "longest completion in tokens", min = 1},
-    {"size", 256, "M = N = K", min = 16},
+    perf.prompts(8),
+    perf.G(64),
+    perf.max_tokens(),
+    perf.size(256, 16),
     {"rounds", 1, "evaluations of the step by each path", min = 1},
-    {"threads", 0, "threads per kernel (0: all cores)", min = 0},
+    perf.threads(),
     {"pools", "", "other sizes of the pool of compiled kernels to time both ends with, e.g. 128", type = "string"},
     {"waiting", true, "time the three paths whose pool waits for the compiles under way"},
     {"seed", 1, "sampling seed", min = 0},
-    {"model", wiring.default_model, "the policy", type = "string"},
+    perf.model(),
     {"device", "auto", "auto (CUDA when present), cpu, cuda", type = "string"},
     {"save", "", "write the sampled completions to this JSONL file", type = "string"},
     {"completions", "", "judge the completions of this JSONL file (--save's) instead of sampling", type = "string"},
@@ -50,7 +50,7 @@ if opts.completions ~= "" then
   completions, source = {}, "read from " .. opts.completions
   for i, row in ipairs(outputs.read_jsonl(opts.completions)) do completions[i] = row.text end
 else
-  local device = opts.device == "auto" and (policy.cuda_available() and "cuda" or "cpu") or opts.device
+  local device = perf.device(opts.device)
   local pol = policy.load(opts.model, {device = device})
   local fixed = prompts.fixed_list({"matmul"}, {matmul = nil})
   local texts = {}

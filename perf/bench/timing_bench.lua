@@ -14,31 +14,29 @@
 local args = require "engine.args"
 local median = require("core.stats").median
 local read = require("core.outputs").read_text
+local perf = dofile(engine.root .. "/perf/lib/perf.lua")
 
 local opts = args.parse(arg, {
   description = "How well the evaluation's timing ranks kernels (engine.bench)",
   options = {
     {"pairs", 20, "evaluations of each kernel of a pair (the kernel, and it with more work)", min = 1},
     {"repeats", 10, "evaluations of each control kernel", min = 2},
-    {"size", 256, "M = N = K", min = 16},
+    perf.size(256, 16),
     {"threads", 0, "threads of the wide kernels (0: all cores)", min = 0},
     {"warmup", 1, "untimed calls of an evaluation", min = 0},
     {"runs", 10, "timed calls of the new path's evaluations", min = 1},
     {"max_runs", 30, "timed calls at most (more while the CoV is over 5%)", min = 1},
     {"floor_processes", 15, "fresh processes per kernel for the floor", min = 1},
     {"floor_calls", 40, "timed calls per floor process", min = 1},
-    {"kernels", engine.root .. "/tests/data/kernels", "the labelled example kernels"},
-    {"model", "", "a policy to hold loaded (and sampled once) throughout, as an experiment does", type = "string"},
+    perf.kernels(),
+    perf.held_model(),
   },
 })
 
 -- The engine as an experiment has it: a policy on the GPU (its context, libtorch's threads).
-local held_policy
-if opts.model ~= "" then
-  local device = policy.cuda_available() and "cuda" or "cpu"
-  held_policy = policy.load(opts.model, {device = device})
-  held_policy:sample({"void matmul_optimized("}, {n = 4, max_tokens = 16, seed = 1})
-  print(string.format("policy: %s loaded on %s and sampled once", opts.model, device))
+local held_policy, held_device = perf.hold_policy(opts.model)
+if held_policy then
+  print(string.format("policy: %s loaded on %s and sampled once", opts.model, held_device))
 end
 
 local m = bench.machine()

@@ -12,11 +12,12 @@
 local args = require "engine.args"
 local outputs = require "core.outputs"
 local stats = require "core.stats"
+local perf = dofile(engine.root .. "/perf/lib/perf.lua")
 
 local opts = args.parse(arg, {
   description = "The DGEMM yardstick against a plain C program, and x reference between configurations",
   options = {
-    {"size", 256, "M = N = K", min = 1},
+    perf.size(256),
     {"rounds", 10, "rounds, each measuring everything once", min = 2},
     {"calls", 20, "timed calls per measurement", min = 3},
   },

@@ -14,15 +14,16 @@ local args = require "engine.args"
 local kernelgen = require "kernelgen"
 local evaluate = require "method.evaluate"
 local prompts = require "method.prompts"
+local perf = dofile(engine.root .. "/perf/lib/perf.lua")
 
 local opts = args.parse(arg, {
   description = "Compile/verify rates and GFLOPS of kernelgen's stage-6 answers",
   options = {
     {"n", 200, "stage-6 examples"},
-    {"size", 128, "M = N = K"},
+    perf.size(128),
     {"seed", 1, "corpus seed"},
     {"defect_rate", 0.15, "share of defective targets"},
-    {"threads", 0, "threads per kernel (0: all cores)"},
+    perf.threads(),
     {"c_init", "zero", "C before each call: zero (the experiments' default) or nan"},
     {"isa", "auto", "vector ISA of the prompts and answers: auto (the machine's), avx512, avx2",
      choices = {"auto", "avx512", "avx2"}},

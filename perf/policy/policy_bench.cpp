@@ -44,27 +44,15 @@
 #include "policy/policy.hpp"
 #include "policy/torch_side.hpp"
 #include "policy/safetensors.hpp"
+#include "flags.hpp"
 #include "profile.hpp"
 
 using namespace policy;
 using torch::Tensor;
 using Json = nlohmann::json;
 
-static std::map<std::string, std::string> flags(int argc, char** argv, int from) {
-  std::map<std::string, std::string> f;
-  for (int i = from; i + 1 < argc; i += 2) {
-    std::string k = argv[i];
-    if (k.rfind("--", 0) != 0) throw std::runtime_error("expected --flag value, got " + k);
-    f[k.substr(2)] = argv[i + 1];
-  }
-  return f;
-}
-
-static std::string get(const std::map<std::string, std::string>& f, const std::string& k,
-                       const std::string& dflt) {
-  auto it = f.find(k);
-  return it == f.end() ? dflt : it->second;
-}
+using policy_bench::flags;
+using policy_bench::get;
 
 static void sync(const torch::Device& d) {
   if (d.is_cuda()) torch::cuda::synchronize();

@@ -7,6 +7,7 @@
 --   build/engine perf/policy/ranks_bench.lua [--gpus=1,2] [--rows=256] [--config=perf/policy/configs/qwen2.5-coder-14b.json]
 --                                            [--prompts=8] [--G=64] [--tokens=1024] [--prompt_len=128]
 local args = require "engine.args"
+local perf = dofile(engine.root .. "/perf/lib/perf.lua")
 
 local opts = args.parse(arg, {
   description = "Sampling and the GRPO update of the paper's step, one GPU against N",
@@ -14,7 +15,7 @@ local opts = args.parse(arg, {
     {"gpus", "1,2", "GPU counts to run, one rank each (the first is the baseline)"},
     {"config", engine.root .. "/perf/policy/configs/qwen2.5-coder-14b.json", "the model's config.json"},
     {"prompts", 8, "distinct prompts", min = 1},
-    {"G", 64, "completions per prompt", min = 1},
+    perf.G(64),
     {"tokens", 1024, "tokens a completion (no stop token ends one early)", min = 1},
     {"prompt_len", 128, "tokens a prompt", min = 1},
     {"micro_batch", 8, "completions per forward/backward of the update", min = 1},

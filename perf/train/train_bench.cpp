@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "../policy/flags.hpp"
 #include "../policy/profile.hpp"
 #include "policy/config.hpp"
 #include "policy/cuda_ops.hpp"
@@ -42,21 +43,8 @@
 
 namespace {
 
-std::map<std::string, std::string> flags(int argc, char** argv, int from) {
-  std::map<std::string, std::string> f;
-  for (int i = from; i + 1 < argc; i += 2) {
-    std::string k = argv[i];
-    if (k.rfind("--", 0) != 0) throw std::invalid_argument("expected --flag value, got " + k);
-    f[k.substr(2)] = argv[i + 1];
-  }
-  return f;
-}
-
-std::string get(const std::map<std::string, std::string>& f, const std::string& k,
-                const std::string& dflt) {
-  auto it = f.find(k);
-  return it == f.end() ? dflt : it->second;
-}
+using policy_bench::flags;
+using policy_bench::get;
 
 double peak_gib(const std::string& device) {
 #ifdef ENGINE_HAVE_CUDA
