@@ -2,6 +2,8 @@
 -- run and report read core and method (report never run), scripts/pretraining reads
 -- scripts/lib, and scripts/lib reads neither scripts/pretraining nor scripts/experiments.
 -- A module is named by its room ("method.prompts"), so every require shows where it points.
+-- And no two folders of scripts/ or stdlib/ import each other, so each can be read, and
+-- changed, knowing only the folders below it (a require resolved as the engine resolves it).
 local t = require "engine.test"
 
 local root = engine.root
@@ -14,10 +16,10 @@ local READS = {
   report = {core = true, method = true},
 }
 
--- The Lua files under dir (one level of folders below it at most).
-local function lua_files(dir)
+-- The Lua files under dir (one level of folders below it at most; `depth` levels).
+local function lua_files(dir, depth)
   local out = {}
-  local pipe = io.popen(string.format("find %q -maxdepth 2 -name '*.lua' | sort", dir))
+  local pipe = io.popen(string.format("find %q -maxdepth %d -name '*.lua' | sort", dir, depth or 2))
   for line in pipe:lines() do out[#out + 1] = line end
   pipe:close()
   return out
@@ -82,6 +84,56 @@ t.test("a module required by its bare name is not one of scripts/lib's", functio
     end
   end
   t.eq(wrong, {})
+end)
+
+local function folder(path) return (path:match("^(.*)/[^/]*$")) end
+
+-- {[from folder] = {[to folder] = "file -> file"}} over the files' requires of this tree.
+local function folder_edges(files)
+  local edges = {}
+  for _, path in ipairs(files) do
+    for _, name in ipairs(requires(path)) do
+      local target = package.searchpath(name, package.path)
+      if target and target:sub(1, #root + 1) == root .. "/" and folder(target) ~= folder(path) then
+        local a, b = folder(path), folder(target)
+        edges[a] = edges[a] or {}
+        edges[a][b] = edges[a][b] or (path:sub(#root + 2) .. " -> " .. target:sub(#root + 2))
+      end
+    end
+  end
+  return edges
+end
+
+-- Each pair of folders that import each other, with one import each way.
+local function mutual(edges)
+  local found = {}
+  for a, tos in pairs(edges) do
+    for b, why in pairs(tos) do
+      if a < b and edges[b] and edges[b][a] then found[#found + 1] = why .. "  and  " .. edges[b][a] end
+    end
+  end
+  table.sort(found)
+  return found
+end
+
+t.test("no two folders of scripts/ and stdlib/ import each other", function()
+  t.eq(package.searchpath("engine.tasks", package.path), root .. "/stdlib/engine/tasks.lua",
+       "the engine's package.path is this tree's")
+  local files = {}
+  for _, dir in ipairs({"scripts", "stdlib"}) do
+    for _, path in ipairs(lua_files(root .. "/" .. dir, 8)) do files[#files + 1] = path end
+  end
+  t.ok(#files > 100, "the scripts were found: " .. #files)
+  local edges, count = folder_edges(files), 0
+  for _, tos in pairs(edges) do for _ in pairs(tos) do count = count + 1 end end
+  t.ok(count > 10, "imports between folders were read: " .. count)
+  t.eq(mutual(edges), {})
+end)
+
+t.test("two folders that import each other are found", function()
+  local edges = {["x/a"] = {["x/b"] = "x/a/f.lua -> x/b/g.lua"}, ["x/b"] = {["x/a"] = "x/b/g.lua -> x/a/h.lua"},
+                 ["x/c"] = {["x/a"] = "x/c/k.lua -> x/a/f.lua"}}
+  t.eq(mutual(edges), {"x/a/f.lua -> x/b/g.lua  and  x/b/g.lua -> x/a/h.lua"})
 end)
 
 t.test("a planted import against the rooms is found", function()
