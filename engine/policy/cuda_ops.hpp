@@ -56,6 +56,7 @@ struct DecodeKernels {
   bool fused_sampler = true;      // fused_sample
   bool pipelined_sampling = true;  // sampling inside the step's graph, one step ahead
   bool tensor_core_attention = true;  // fused_decode_attention on the tensor cores
+  bool cpu_attention = true;          // a CPU decode step's attention by cpu_decode_attention
   int attention_tiles_per_block = 0;  // its 64-key tiles a block walks (0: the launch's choice)
 };
 DecodeKernels& decode_kernels();

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "policy/cuda_ops.hpp"
+#include "policy/cpu_attention.hpp"
 #include "policy/safetensors.hpp"
 
 namespace policy {
@@ -227,6 +228,10 @@ Tensor AttentionImpl::attend(const Tensor& x, const Tensor& cos, const Tensor& s
     // (cuda_ops.hpp); it declines what it does not cover (dtype, head size, layout).
     Tensor last = cache && cache->slot.defined() ? cache->slot : Tensor();
     Tensor out = fused_decode_attention(q, k, v, bias, scale, last);
+    if (out.defined()) return out;
+  }
+  if (T == 1 && !x.is_cuda() && decode_kernels().cpu_attention) {
+    Tensor out = cpu_decode_attention(q, k, v, bias, scale);  // declines what it does not cover
     if (out.defined()) return out;
   }
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)

@@ -11,7 +11,7 @@
 //     --fused 0 / --pipelined 0 / --sampler 0 turn off the step's fused elementwise
 //     kernels / sampling a step ahead / the one-kernel sampler (cuda_ops.hpp:
 //     DecodeKernels), --mma 0 the tensor-core attention kernel, to measure each in the
-//     same session; --attention_tiles N has each attention block walk N tiles of 64 keys. Also prints cuBLAS's bf16 GEMM rate on this GPU (the step's gate/up
+//     same session, --cpu_attention 0 the CPU decode attention kernel (cpu_attention.hpp); --attention_tiles N has each attention block walk N tiles of 64 keys. Also prints cuBLAS's bf16 GEMM rate on this GPU (the step's gate/up
 //     shape and 8192^3), the compute limit the large batches meet.
 //     --profile TRACE.json (CUDA builds): afterwards, decode steps 8..19 of another run
 //     are traced with Kineto (scripts/device/profile_summary.py summarises the trace).
@@ -22,7 +22,8 @@
 //     against the copy bandwidth. Prints one JSON line per case; exits 1 when one is off.
 //   policy_bench cpu-decode CONFIG.json [--rows 32] [--span 260]
 //     the GEMMs of one CPU decode step (fp32) as the engine runs them, and through oneDNN
-//     where libtorch has it, then its attention over `span` keys: milliseconds, FLOP rates.
+//     where libtorch has it, then its attention over `span` keys by libtorch's ops and by the
+//     model's own CPU kernel (cpu_attention.hpp): milliseconds, FLOP rates, their ratio.
 //   policy_bench kernels
 //     the same for the step's fused RoPE + cache write, RMSNorm and SwiGLU kernels; the
 //     sampler's frequencies against softmax over 200,000 draws, its log-probabilities.
@@ -39,6 +40,7 @@
 #include <sstream>
 #include <thread>
 
+#include "policy/cpu_attention.hpp"
 #include "policy/cuda_ops.hpp"
 #include "policy/model.hpp"
 #include "policy/policy.hpp"
@@ -183,6 +185,7 @@ static int decode(const std::string& config_path, const std::map<std::string, st
   decode_kernels().fused_sampler = get(f, "sampler", "1") == "1";
   decode_kernels().tensor_core_attention = get(f, "mma", "1") == "1";
   decode_kernels().attention_tiles_per_block = std::stoi(get(f, "attention_tiles", "0"));
+  decode_kernels().cpu_attention = get(f, "cpu_attention", "1") == "1";
   const int batch = std::stoi(get(f, "batch", "64"));
   // The paper's step samples G completions of each of a few prompts: batch = prompts x G.
   const int samples = std::stoi(get(f, "samples", "1"));
@@ -621,6 +624,13 @@ static int cpu_decode(const std::string& config_path, const std::map<std::string
   });
   out["attention_ms"] = attention * 1e3;
   out["attention_GFLOPS"] = 4.0 * rows * c.num_heads * span * D * c.num_layers / attention / 1e9;
+  // The model's own CPU decode attention on the same inputs (cpu_attention.hpp), q as the
+  // model has it: [rows, heads, 1, D].
+  const double own = seconds([&] {
+    for (int64_t l = 0; l < c.num_layers; ++l) cpu_decode_attention(q, k, v, bias, 1.0 / std::sqrt(double(D)));
+  });
+  out["cpu_attention_ms"] = own * 1e3;
+  out["attention_ms_over_cpu_attention_ms"] = attention / own;
   std::cout << out.dump() << std::endl;
   return 0;
 }
@@ -636,7 +646,7 @@ int main(int argc, char** argv) {
                  "       policy_bench decode CONFIG.json [--batch B] [--samples N] [--prompt L] [--tokens N]"
                  " [--device D] [--dtype T] [--bandwidth GBPS] [--graphs 0|1]"
                  " [--profile TRACE.json]\n"
-                 " [--fused 0|1] [--pipelined 0|1] [--sampler 0|1] [--mma 0|1] [--attention_tiles N]\n"
+                 " [--fused 0|1] [--pipelined 0|1] [--sampler 0|1] [--mma 0|1] [--attention_tiles N] [--cpu_attention 0|1]\n"
                  "       policy_bench attention\n"
                  "       policy_bench kernels\n"
                  "       policy_bench cpu-decode CONFIG.json [--rows 32] [--span 260]\n";

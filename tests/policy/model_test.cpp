@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "policy/cpu_attention.hpp"
 #include "policy/model.hpp"
 #include "policy/safetensors.hpp"
 #include "files/files.hpp"
@@ -167,4 +168,45 @@ TEST_CASE("fused and separate projections give the same logits and share weights
   m->unfuse();
   Tensor apart = m->forward(ids);
   CHECK((fused - apart).abs().max().item<double>() < 1e-5);
+}
+
+// libtorch's ops for what cpu_decode_attention computes: the model's path without it.
+static Tensor attention_by_ops(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& bias, double scale) {
+  const int64_t B = q.size(0), heads = q.size(1), d = q.size(3), kv = k.size(1);
+  Tensor raw = torch::matmul(q.reshape({B, kv, heads / kv, d}), k.transpose(-1, -2));
+  Tensor scores = bias.defined() ? torch::add(bias, raw, scale) : raw * scale;
+  return torch::matmul(torch::softmax(scores, -1), v).reshape({B, 1, heads * d});
+}
+
+TEST_CASE("the CPU decode attention equals libtorch's ops, on cache views, with and without a mask") {
+  torch::manual_seed(7);
+  struct Shape { int64_t B, heads, kv, S, d; };
+  for (Shape s : {Shape{3, 4, 2, 37, 64}, Shape{2, 2, 2, 5, 8}, Shape{1, 8, 1, 260, 16}}) {
+    // Keys and values as the model reads them: the first S columns of a larger cache.
+    Tensor k = torch::randn({s.B, s.kv, s.S + 9, s.d}).narrow(2, 0, s.S);
+    Tensor v = torch::randn({s.B, s.kv, s.S + 9, s.d}).narrow(2, 0, s.S);
+    Tensor q = torch::randn({s.B, 1, s.heads, s.d}).transpose(1, 2);  // [B, heads, 1, d], strided
+    Tensor mask = torch::zeros({s.B, 1, 1, s.S});
+    mask.index_put_({0, 0, 0, torch::indexing::Slice(0, s.S / 2)}, -std::numeric_limits<float>::infinity());
+    const double scale = 1.0 / std::sqrt(double(s.d));
+    for (const Tensor& bias : {Tensor(), mask}) {
+      Tensor want = attention_by_ops(q, k, v, bias, scale);
+      // The baseline code on every machine, the AVX2 code where the CPU has it.
+      for (bool avx2 : {false, true}) {
+        if (avx2 && !policy::detail::cpu_attention_avx2()) continue;
+        Tensor got = policy::detail::cpu_decode_attention(q, k, v, bias, scale, avx2);
+        REQUIRE(got.defined());
+        CHECK((got - want).abs().max().item<double>() < 1e-5);
+      }
+      CHECK(cpu_decode_attention(q, k, v, bias, scale).equal(
+          policy::detail::cpu_decode_attention(q, k, v, bias, scale, policy::detail::cpu_attention_avx2())));
+    }
+  }
+  // What it does not cover, it declines: another dtype, two queries, a head size of 6.
+  Tensor k = torch::randn({1, 1, 4, 8}), v = torch::randn({1, 1, 4, 8});
+  CHECK(!cpu_decode_attention(torch::randn({1, 1, 1, 8}, torch::kFloat64), k.to(torch::kFloat64),
+                              v.to(torch::kFloat64), {}, 1.0).defined());
+  CHECK(!cpu_decode_attention(torch::randn({1, 1, 2, 8}), k, v, {}, 1.0).defined());
+  CHECK(!cpu_decode_attention(torch::randn({1, 1, 1, 6}), torch::randn({1, 1, 4, 6}), torch::randn({1, 1, 4, 6}),
+                              {}, 1.0).defined());
 }
