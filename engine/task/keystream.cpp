@@ -96,10 +96,19 @@ Keystream::Keystream(Keystream&& o) noexcept {
 
 void Keystream::wipe() { explicit_bzero(key_, sizeof key_); }
 
+void Keystream::state(uint32_t call, uint32_t buffer, uint64_t counter, uint32_t s[16]) const {
+  static constexpr uint32_t kSigma[4] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574};  // "expand 32-byte k"
+  std::memcpy(s, kSigma, sizeof kSigma);
+  std::memcpy(s + 4, key_, sizeof key_);
+  s[12] = static_cast<uint32_t>(counter);
+  s[13] = static_cast<uint32_t>(counter >> 32);
+  s[14] = call;
+  s[15] = buffer;
+}
+
 void Keystream::block(uint32_t call, uint32_t buffer, uint64_t counter, uint32_t out[16]) const {
-  uint32_t s[16] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574,  // "expand 32-byte k"
-                    key_[0], key_[1], key_[2], key_[3], key_[4], key_[5], key_[6], key_[7],
-                    static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), call, buffer};
+  uint32_t s[16];
+  state(call, buffer, counter, s);
   uint32_t x[16];
   std::memcpy(x, s, sizeof x);
   for (int r = 0; r < 8; r += 2) {
@@ -173,11 +182,10 @@ void chacha8_eight_blocks(const uint32_t state[16], uint32_t out[8][16], bool av
 }  // namespace detail
 
 void Keystream::blocks(uint32_t call, uint32_t buffer, uint64_t counter, uint32_t out[8][16]) const {
-  uint32_t state[16] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574,  // "expand 32-byte k"
-                        key_[0], key_[1], key_[2], key_[3], key_[4], key_[5], key_[6], key_[7],
-                        static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), call, buffer};
-  detail::chacha8_eight_blocks(state, out, detail::keystream_avx2());
-  explicit_bzero(state, sizeof state);
+  uint32_t s[16];
+  state(call, buffer, counter, s);
+  detail::chacha8_eight_blocks(s, out, detail::keystream_avx2());
+  explicit_bzero(s, sizeof s);
 }
 
 uint64_t Keystream::word(uint32_t call, uint32_t buffer, uint64_t index) const {

@@ -39,6 +39,8 @@ class Keystream {
 
  private:
   Keystream() = default;
+  // ChaCha's input words for block `counter` of stream (call, buffer).
+  void state(uint32_t call, uint32_t buffer, uint64_t counter, uint32_t s[16]) const;
   void block(uint32_t call, uint32_t buffer, uint64_t counter, uint32_t out[16]) const;
   // Blocks counter .. counter + 7 at once, each as block() gives it.
   void blocks(uint32_t call, uint32_t buffer, uint64_t counter, uint32_t out[8][16]) const;
