@@ -1,5 +1,6 @@
 #include "policy/cpu_attention.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
