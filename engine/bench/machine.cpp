@@ -1,4 +1,5 @@
 #include "bench/machine.hpp"
+#include "files/cores.hpp"
 
 #include <sched.h>
 #include <unistd.h>
@@ -124,8 +125,7 @@ void force_target(Machine& m, const std::string& target, const std::set<std::str
 
 Machine detect() {
   Machine m;
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) m.cores = std::max(1, CPU_COUNT(&set));
+  m.cores = files::usable_cores();
   std::ifstream info("/proc/cpuinfo");
   std::string line, flags;
   double mhz = 0;

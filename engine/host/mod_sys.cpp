@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "files/clock.hpp"
+#include "files/cores.hpp"
 #include "host/blas_kernels.hpp"
 #include "host/bind.hpp"
 
@@ -45,7 +46,7 @@ static int sys_pid(lua_State* L) {
 }
 
 static int sys_cpu_count(lua_State* L) {
-  lua_pushinteger(L, std::max(1u, std::thread::hardware_concurrency()));
+  lua_pushinteger(L, files::usable_cores());
   return 1;
 }
 

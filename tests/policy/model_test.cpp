@@ -1,13 +1,16 @@
 // Logit parity with transformers on the committed tiny random models (fixtures/, made by
 // scripts/device/make_reference.py), and the loader's errors on broken checkpoints.
 #include <catch2/catch.hpp>
+#include <sched.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "policy/cpu_attention.hpp"
 #include "policy/model.hpp"
+#include "policy/policy.hpp"
 #include "policy/safetensors.hpp"
+#include "files/cores.hpp"
 #include "files/files.hpp"
 
 using namespace policy;
@@ -209,4 +212,25 @@ TEST_CASE("the CPU decode attention equals libtorch's ops, on cache views, with 
   CHECK(!cpu_decode_attention(torch::randn({1, 1, 2, 8}), k, v, {}, 1.0).defined());
   CHECK(!cpu_decode_attention(torch::randn({1, 1, 1, 6}), torch::randn({1, 1, 4, 6}), torch::randn({1, 1, 4, 6}),
                               {}, 1.0).defined());
+}
+
+// Under taskset or a cpuset the pools are sized by the cores the process may use. With
+// MKL (PyTorch's own builds) the default is all of them, and a default of the machine's
+// count would fail the one-core check on any machine of more than one core.
+TEST_CASE("a policy's default CPU threads are the cores this process may run on") {
+  cpu_set_t all;
+  REQUIRE(sched_getaffinity(0, sizeof all, &all) == 0);
+  const int cores = CPU_COUNT(&all);
+  CHECK(files::usable_cores() == cores);
+  CHECK(default_threads() == (at::hasMKL() ? cores : 1));
+  int first = 0;
+  while (!CPU_ISSET(first, &all)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+  const int usable = files::usable_cores(), threads = default_threads();
+  sched_setaffinity(0, sizeof all, &all);
+  CHECK(usable == 1);
+  CHECK(threads == 1);
 }
