@@ -24,7 +24,14 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 parts=() packs=()
 for f in "$@"; do case "$f" in *general.tgz.part-*) parts+=("$f") ;; *.tgz) packs+=("$f") ;; esac; done
 cat "${parts[@]}" | tar -xzf - -C "$WORK"
-for p in "${packs[@]}"; do tar -xzf "$p" -C "$WORK"; done
+# each pack holds its phase's model_check.txt and pretrain.log: kept in order, rest's then more's
+for p in "${packs[@]}"; do
+  rm -rf "$WORK/pack" && mkdir "$WORK/pack" && tar -xzf "$p" -C "$WORK/pack"
+  for log in model_check.txt pretrain.log; do
+    [ -f "$WORK/pack/$log" ] && cat "$WORK/pack/$log" >> "$WORK/$log" && rm "$WORK/pack/$log"
+  done
+  mv "$WORK/pack"/* "$WORK/" && rmdir "$WORK/pack"
+done
 [ -f "$WORK/general/model.safetensors" ] || { echo "general_record.sh: no model in the parts given" >&2; exit 1; }
 
 D=$ROOT/data/train/h200-$DATE-$NAME
@@ -45,7 +52,6 @@ for k in heldout-renamed heldout-prefill probe probe-prefill user user-prefill; 
 done
 { echo "# engine model_check.lua (general_model.sh's CHECKS \"suite user probe\", then \"renamed prefill\") on the H200 node,"
   echo "# $DATE, the $NAME model of h200-$DATE-$NAME-*; the tree at commit $COMMIT when recorded"
-  grep -v "^\[" "$WORK/rest-log.txt" | sed '/^total /,$d'
   grep -v "^\[" "$WORK/model_check.txt"; } > "$D-model-check.txt"
 
 L=$ROOT/data/train/$LOCAL-$DATE-$NAME
