@@ -2,7 +2,8 @@
 # A universe model's node results kept in the tree the way docs/models.md cites them, and its
 # readings on this machine, after general_calls.sh's train, rest and more calls:
 #
-#   bash scripts/device/general_record.sh NAME DATE TRAIN_LOG PARTS... CHECKS_REST CHECKS_MORE
+#   bash scripts/device/general_record.sh NAME DATE TRAIN_LOGS PARTS... CHECKS_REST CHECKS_MORE
+#   (TRAIN_LOGS: the train calls' pretrain.log in order, joined by ':' where training took several)
 #   e.g. bash scripts/device/general_record.sh general10 2026-12-01 /work/.device/2/pretrain.log \
 #          /work/.device/3/general.tgz.part-* /work/.device/3/checks-rest.tgz /work/.device/4/checks-more.tgz
 #
@@ -13,7 +14,7 @@
 # (name_probe.lua) and the names written under each wording (framing_names.lua), in
 # data/train/LOCAL-DATE-NAME-{name-probe,heldout-name-probe,framings}.txt.
 set -euo pipefail
-NAME=${1:?NAME}; DATE=${2:?DATE}; TRAIN_LOG=${3:?the pretrain.log of the train call}; shift 3
+NAME=${1:?NAME}; DATE=${2:?DATE}; TRAIN_LOGS=${3:?the pretrain.log of each train call}; shift 3
 [ $# -ge 3 ] || { echo "general_record.sh: give the model's parts, checks-rest.tgz and checks-more.tgz" >&2; exit 2; }
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -36,7 +37,8 @@ done
 
 D=$ROOT/data/train/h200-$DATE-$NAME
 COMMIT=$(git rev-parse --short HEAD)
-cat "$TRAIN_LOG" "$WORK/pretrain.log" > "$D-pretrain.log"
+IFS=: read -ra train_logs <<< "$TRAIN_LOGS"
+cat "${train_logs[@]}" "$WORK/pretrain.log" > "$D-pretrain.log"
 for f in "$WORK"/check*.json; do cp "$f" "$D-$(basename "$f")"; done
 python3 - "$WORK/kernels-suite.jsonl" "$D" <<'PY'
 import json, sys
