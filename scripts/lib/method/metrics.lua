@@ -38,6 +38,8 @@ function metrics.show(bar, done, record)
                   max_gflops = record.max_gflops and string.format("%.2f", record.max_gflops) or "-",
                   kl = record.kl or "-", statuses = metrics.counts_text(c),
                   x_libtorch = record.max_vs_yardstick and string.format("%.3f", record.max_vs_yardstick) or nil,
+                  -- the update's completion tokens: a log alone then gives each phase per token
+                  tokens = record.train and record.train.tokens or nil,
                   seconds = string.format("sample %.2f evaluate %.2f update %.2f",
                                           record.seconds.sample, record.seconds.evaluate,
                                           record.seconds.update)}
