@@ -17,7 +17,8 @@
 -- training tasks in each held-out wording in turn, or with --wordings=first in their
 -- first) and reports per task and split the verified share, the roofline score (each
 -- kernel's speed as a percentage of its task's roofline on this machine, 0 for a kernel
--- that fails) and the share of format violations; the wordings split also per wording; and
+-- that fails) and the share of format violations; per split also its compile errors and how
+-- many stop on an undeclared name; the wordings split also per wording; and
 -- for a task some of whose kernels do not define the asked function, what they define instead.
 --
 -- The prompt names the machine's vector ISA (--isa=auto) or the one --isa forces; the
@@ -88,16 +89,25 @@ M.spec = {
 local compiled_statuses = {ok = true, verification_error = true, runtime_error = true,
                            timeout = true, rejected = true}
 
+-- Whether a compile error's first error names an identifier the kernel never declared:
+-- a body that lost track of its own names (a block size defined as BJ and used as BS),
+-- rather than a malformed one.
+function M.undeclared(message)
+  local first = (message or ""):match("error: ([^\n]*)")
+  return first ~= nil and first:find("undeclared", 1, true) ~= nil
+end
+
 -- The figures of one group of judged kernels, written for `isa` (a key of stages.isas;
 -- nil: the paper's AVX-512).
 function M.figures(results, isa)
   local n = #results
   local compiled, verified, combos, texts, counts = 0, 0, {}, {}, {}
-  local verified_combos, best, beyond = {}, nil, 0
+  local verified_combos, best, beyond, undeclared = {}, nil, 0, 0
   local width = stages.isa(isa).width
   for _, r in ipairs(results) do
     counts[r.status] = (counts[r.status] or 0) + 1
     if compiled_statuses[r.status] then compiled = compiled + 1 end
+    if r.status == "compile_error" and M.undeclared(r.message) then undeclared = undeclared + 1 end
     local used = r.code and stages.detect(r.code)
     if used and stages.vector_bits(used.simd) > width then beyond = beyond + 1 end
     local combo = used and table.concat(stages.list(used), "+") or nil
@@ -123,7 +133,7 @@ function M.figures(results, isa)
           combinations = size(combos), verified_combinations = size(verified_combos),
           combos = combos, verified_combos = verified_combos, distinct_texts = size(texts),
           top_text_share = n > 0 and top / n or 0, counts = counts, best_gflops = best,
-          isa = isa or stages.default_isa, beyond_isa = beyond}
+          isa = isa or stages.default_isa, beyond_isa = beyond, undeclared = undeclared}
 end
 
 -- The prompts a group asks: the first of `which` (write: SQD's at the stage; fixed;
@@ -311,6 +321,7 @@ function M.run_splits(opts)
     rows[#rows + 1] = {split = item.split, task = item.task, prompt = item.prompt, samples = f.samples,
                        verified = f.verified, verify_rate = f.verify_rate,
                        format_violations = f.counts.format_violation or 0,
+                       compile_errors = f.counts.compile_error or 0, undeclared = f.undeclared,
                        roofline = M.roofline_score(results, limit), counts = f.counts,
                        by_wording = M.by_wording(results),
                        named = named, names_instead = instead,
@@ -322,27 +333,30 @@ function M.run_splits(opts)
 end
 
 -- Per split: tasks, the mean and the lowest verified share over its tasks, the mean
--- roofline score and format-violation share.
+-- roofline score and format-violation share, and its compile errors: how many, and how many
+-- of them on an undeclared name.
 function M.split_summary(rows)
   local by, order = {}, {}
   for _, r in ipairs(rows) do
     local s = by[r.split]
     if not s then
       s = {split = r.split, tasks = 0, verify_sum = 0, lowest = nil, roofline_sum = 0, roofline_n = 0,
-           violations = 0, samples = 0}
+           violations = 0, samples = 0, compile_errors = 0, undeclared = 0}
       by[r.split], order[#order + 1] = s, r.split
     end
     s.tasks, s.verify_sum = s.tasks + 1, s.verify_sum + r.verify_rate
     s.lowest = math.min(s.lowest or 1, r.verify_rate)
     if r.roofline then s.roofline_sum, s.roofline_n = s.roofline_sum + r.roofline, s.roofline_n + 1 end
     s.violations, s.samples = s.violations + r.format_violations, s.samples + r.samples
+    s.compile_errors, s.undeclared = s.compile_errors + (r.compile_errors or 0), s.undeclared + (r.undeclared or 0)
   end
   local out = {}
   for _, name in ipairs(order) do
     local s = by[name]
     out[#out + 1] = {split = name, tasks = s.tasks, verify_rate = s.verify_sum / s.tasks, lowest = s.lowest,
                      roofline = s.roofline_n > 0 and s.roofline_sum / s.roofline_n or nil,
-                     violation_rate = s.samples > 0 and s.violations / s.samples or 0}
+                     violation_rate = s.samples > 0 and s.violations / s.samples or 0,
+                     compile_errors = s.compile_errors, undeclared = s.undeclared}
   end
   return out
 end
@@ -359,11 +373,13 @@ function M.print_splits(r)
                         row.roofline and string.format("%.2f%%", row.roofline) or "-", row.format_violations))
   end
   print("")
-  print("| split | tasks | verified share (mean over tasks) | lowest task | roofline score | format violations |")
-  print("| --- | ---: | ---: | ---: | ---: | ---: |")
+  print("| split | tasks | verified share (mean over tasks) | lowest task | roofline score | format violations "
+        .. "| compile errors (on an undeclared name) |")
+  print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
   for _, s in ipairs(r.splits) do
-    print(string.format("| %s | %d | %s | %s | %s | %s |", s.split, s.tasks, pct(s.verify_rate), pct(s.lowest),
-                        s.roofline and string.format("%.2f%%", s.roofline) or "-", pct(s.violation_rate)))
+    print(string.format("| %s | %d | %s | %s | %s | %s | %d (%d) |", s.split, s.tasks, pct(s.verify_rate),
+                        pct(s.lowest), s.roofline and string.format("%.2f%%", s.roofline) or "-",
+                        pct(s.violation_rate), s.compile_errors, s.undeclared))
   end
   M.print_wordings(r.rows)
   M.print_names(r.rows)

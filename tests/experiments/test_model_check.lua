@@ -91,16 +91,33 @@ t.test("a group's roofline score counts failed kernels as 0; a split averages it
   t.near(model_check.roofline_score(results, 100), 20, 1e-9)
   t.eq(model_check.roofline_score(results, nil), nil)
   local s = model_check.split_summary({
-    {split = "a", verify_rate = 0.5, roofline = 10, format_violations = 1, samples = 4},
-    {split = "a", verify_rate = 0.25, roofline = 30, format_violations = 0, samples = 4},
+    {split = "a", verify_rate = 0.5, roofline = 10, format_violations = 1, samples = 4, compile_errors = 2,
+     undeclared = 1},
+    {split = "a", verify_rate = 0.25, roofline = 30, format_violations = 0, samples = 4, compile_errors = 1,
+     undeclared = 1},
     {split = "b", verify_rate = 0, roofline = 0, format_violations = 4, samples = 4},
   })
+  t.eq(s[1].compile_errors, 3)
+  t.eq(s[1].undeclared, 2)
+  t.eq(s[2].compile_errors, 0)
   t.eq(#s, 2)
   t.near(s[1].verify_rate, 0.375, 1e-12)
   t.eq(s[1].lowest, 0.25)
   t.near(s[1].roofline, 20, 1e-12)
   t.near(s[1].violation_rate, 1 / 8, 1e-12)
   t.eq(s[2].violation_rate, 1)
+end)
+
+t.test("a compile error on a name never declared is told from other compile errors by its first error", function()
+  t.ok(model_check.undeclared("kernel.c: In function 'f':\nkernel.c:12:25: error: 'BS' undeclared (first use in this function)\n"))
+  t.ok(not model_check.undeclared("kernel.c:7:5: error: unterminated argument list invoking macro \"_mm_prefetch\"\n"
+                                  .. "kernel.c:9:1: error: 'i' undeclared (first use in this function)"))
+  t.ok(not model_check.undeclared(nil))
+  local f = model_check.figures({{status = "compile_error", message = "k.c:1:1: error: 'x' undeclared here"},
+                                 {status = "compile_error", message = "k.c:1:1: error: expected ';' before '}'"},
+                                 {status = "format_violation"}})
+  t.eq(f.counts.compile_error, 2)
+  t.eq(f.undeclared, 1)
 end)
 
 t.test("the default model asked every held-out task: a row per task and one split", function()
