@@ -11,7 +11,7 @@
 # SETTINGS: a file exporting general_model.sh's variables (docs/models.md gives each model's).
 # train: the build, and the training until about 40 s before the call's limit (TIME_LIMIT);
 # rest: the training to its end, the model in 15 MB parts (general.tgz.part-*) and
-# CHECKS="suite user probe" packed in checks-rest.tgz; more: CHECKS="renamed prefill" in
+# CHECKS="suite user probe" packed in checks-rest.tgz; more: CHECKS="renamed prefill fresh" in
 # checks-more.tgz. A call cut short leaves the run to resume: the same phase again.
 set -uo pipefail
 PHASE=${1:?train, rest or more}
@@ -37,7 +37,7 @@ case "$PHASE" in
     TIME_LIMIT=0 CHECKS="suite user probe" timeout $((LIMIT - 40)) bash scripts/device/general_model.sh "$OUT"
     pack rest ;;
   more)
-    TIME_LIMIT=0 CHECKS="renamed prefill" timeout $((LIMIT - 40)) bash scripts/device/general_model.sh "$OUT"
+    TIME_LIMIT=0 CHECKS="renamed prefill fresh" timeout $((LIMIT - 40)) bash scripts/device/general_model.sh "$OUT"
     rm -f "$OUT"/general.tgz.part-*  # brought back by rest
     pack more ;;
   *) echo "general_calls.sh: no phase '$PHASE' (train, rest or more)" >&2; exit 2 ;;

@@ -67,7 +67,9 @@ check() {  # check NAME [model_check.lua options]
 # with the function's name set aside, --rename_entry: the one function a kernel defines judged
 # under the task's name, what the model computes apart from whether it copies the name it is
 # given), prefill (the held-out splits, TASK_DIR and PROBE_DIR with the answer begun with the
-# prototype line, --prefill: a diagnostic).
+# prototype line, --prefill: a diagnostic), fresh (new draws of the universe, no corpus's seed,
+# less those whose statement the corpus holds, and the held-out tasks' nearest families:
+# whether the model writes new instances of the kinds of computation it was shown).
 CHECKS=${CHECKS:-"suite user probe renamed"}
 wants() { [[ " $CHECKS " == *" $1 "* ]]; }
 wants suite && check suite --split="${SPLIT:-all}" --json="$OUT/check.json"
@@ -80,6 +82,13 @@ fi
 if wants renamed; then
   check heldout-renamed --split=heldout --rename_entry --json="$OUT/check-heldout-renamed.json"
   check wordings-renamed --split=wordings --rename_entry --json="$OUT/check-wordings-renamed.json"
+fi
+if wants fresh; then
+  engine universe_tasks.lua --out="$RUNS/fresh" --corpus="$RUNS/pt/corpus.jsonl" | tail -1
+  engine universe_tasks.lua --out="$RUNS/near" --seed=78 --draws=600 --count=16 --per_family=4 \
+    --families=window,filter2d,ldlt,dft_blocks --corpus="$RUNS/pt/corpus.jsonl" | tail -1
+  N=8 check fresh --split=user --task_dir="$RUNS/fresh" --json="$OUT/check-fresh.json"
+  N=8 check near --split=user --task_dir="$RUNS/near" --json="$OUT/check-near.json"
 fi
 if wants prefill; then
   check heldout-prefill --split=heldout --prefill --json="$OUT/check-heldout-prefill.json"

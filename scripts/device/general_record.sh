@@ -49,10 +49,10 @@ for split, name in (("train", "train-kernels"), ("heldout", "heldout-kernels"), 
             if r.get("split") == split:
                 out.write(json.dumps(r) + "\n")
 PY
-for k in heldout-renamed heldout-prefill probe probe-prefill user user-prefill; do
+for k in heldout-renamed heldout-prefill probe probe-prefill user user-prefill fresh near; do
   [ -f "$WORK/kernels-$k.jsonl" ] && cp "$WORK/kernels-$k.jsonl" "$D-$k-kernels.jsonl"
 done
-{ echo "# engine model_check.lua (general_model.sh's CHECKS \"suite user probe\", then \"renamed prefill\") on the H200 node,"
+{ echo "# engine model_check.lua (general_model.sh's CHECKS \"suite user probe\", then \"renamed prefill fresh\") on the H200 node,"
   echo "# $DATE, the $NAME model of h200-$DATE-$NAME-*; the tree at commit $COMMIT when recorded"
   grep -v "^\[" "$WORK/model_check.txt"; } > "$D-model-check.txt"
 

@@ -6,6 +6,8 @@ local t = require "engine.test"
 local tasks = require "engine.tasks"
 local stages = require "method.stages"
 local universe = require "universe"
+local args = require "engine.args"
+local json = require "engine.json"
 
 t.test("the same seed draws the same tasks; another seed draws others", function()
   local a, b, c = universe.draw(7, 60), universe.draw(7, 60), universe.draw(8, 60)
@@ -353,6 +355,36 @@ t.test("every variant of the factorisation, transform and signed families verifi
     local r = bench.evaluate(slipped, {task = name, size = "test", threads = 1})
     t.eq(r.status, "verification_error", name .. "'s slipped twin: " .. tostring(r.message))
   end
+end)
+
+t.test("universe_tasks.lua writes fresh draws as task files, by family, less those a corpus holds", function()
+  local universe_tasks = dofile(engine.scripts[1] .. "/universe_tasks.lua")
+  local base = t.tmpdir() .. "/u"
+  local function run(extra)
+    local argv = {[0] = "universe_tasks.lua"}
+    for _, a in ipairs(extra) do argv[#argv + 1] = a end
+    return universe_tasks.run(args.parse(argv, universe_tasks.spec))
+  end
+  local r = run{"--out=" .. base .. "-all", "--seed=77", "--draws=6", "--count=4"}
+  t.eq(#r.kept, 4)
+  tasks.add_dir(base .. "-all")
+  for _, s in ipairs(r.kept) do t.eq(tasks.get(s.name).statement, s.statement) end
+  local near = run{"--out=" .. base .. "-near", "--seed=78", "--draws=300", "--count=10", "--families=window,ldlt",
+                   "--per_family=2"}
+  t.eq(#near.kept, 4)
+  local by = {}
+  for _, s in ipairs(near.kept) do by[s.family] = (by[s.family] or 0) + 1 end
+  t.eq(by.universe_window, 2)
+  t.eq(by.universe_ldlt, 2)
+  -- a corpus holding the first task's statement (as a JSON file stores it) leaves that task out
+  local corpus = base .. "-corpus.jsonl"
+  t.write(corpus, json.encode({prompt = "Task: " .. r.kept[1].statement .. " Write it."}) .. "\n")
+  local fewer = run{"--out=" .. base .. "-fewer", "--seed=77", "--draws=6", "--count=4", "--corpus=" .. corpus}
+  t.eq(#fewer.left_out, 1)
+  t.eq(fewer.left_out[1].name, r.kept[1].name)
+  for _, s in ipairs(fewer.kept) do t.ok(s.name ~= r.kept[1].name) end
+  t.raises(function() run{"--out=" .. base .. "-none", "--seed=78", "--draws=5", "--families=nonesuch"} end, "nonesuch")
+  os.execute(string.format("rm -rf %q", base:match("^(.*)/u$")))
 end)
 
 t.run()
