@@ -55,30 +55,29 @@ function M.run(opts)
     for name in opts.families:gmatch("[^,%s]+") do wanted["universe_" .. name] = 0 end
   end
   local corpus = corpus_text(opts.corpus)
-  local kept, left_out, chosen = {}, {}, {}
+  local chosen, left_out, met = {}, {}, {}  -- met: the families drawn, kept or not
   for _, t in ipairs(universe.draw(opts.seed, opts.draws)) do
-    if #kept >= opts.count then break end
+    if #chosen >= opts.count then break end
     local family = t.spec.family
-    local room = not wanted or (wanted[family] and (opts.per_family == 0 or wanted[family] < opts.per_family))
-    if room then
+    met[family] = true
+    if not wanted or (wanted[family] and (opts.per_family == 0 or wanted[family] < opts.per_family)) then
       if M.in_corpus(corpus, t.spec.statement) then
         left_out[#left_out + 1] = t.spec
       else
         if wanted then wanted[family] = wanted[family] + 1 end
-        kept[#kept + 1], chosen[#chosen + 1] = t.spec, t
+        chosen[#chosen + 1] = t
       end
     end
   end
-  if wanted then
-    for name in pairs(wanted) do
-      local known = false
-      for _, t in ipairs(chosen) do known = known or t.spec.family == name end
-      for _, s in ipairs(left_out) do known = known or s.family == name end
-      if not known then cli.fail("--families: no task of family '" .. name:sub(10) .. "' in the first "
-                                 .. opts.draws .. " draws of seed " .. opts.seed) end
+  for name in pairs(wanted or {}) do
+    if not met[name] then
+      cli.fail(string.format("--families: no task of family '%s' in the first %d draws of seed %d", name:sub(10),
+                             opts.draws, opts.seed))
     end
   end
   universe.write_dir(chosen, opts.out)
+  local kept = {}
+  for i, t in ipairs(chosen) do kept[i] = t.spec end
   return {kept = kept, left_out = left_out}
 end
 
