@@ -19,8 +19,8 @@ bool cuda_available() { return torch::cuda::is_available(); }
 int cuda_devices() { return cuda_available() ? static_cast<int>(torch::cuda::device_count()) : 0; }
 
 // A libtorch whose GEMMs run in MKL shares one OpenMP pool with them: every core this
-// process may use (its affinity, not the machine's count: 16 threads spinning on the two
-// cores taskset left them slowed a GPU node's CPU sampling 8.7x). Another BLAS (Debian's
+// process may use (its affinity, not the machine's count: on two of a GPU node's cores,
+// given by taskset, 16 threads spinning made CPU sampling 8.7x slower). Another BLAS (Debian's
 // libtorch uses OpenBLAS) keeps a thread pool of its own, and an OpenMP pool as wide as
 // the machine beside it spins while the BLAS works: on two cores a decode step of the
 // default model took 3.5x as long, a GRPO step 2.5x (docs/performance.md). Then the BLAS
